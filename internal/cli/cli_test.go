@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loci-dev/loci/internal/testutil"
+)
+
+func demoCopy(t *testing.T) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "vault")
+	testutil.CopyTree(t, testutil.DemoVault(), dst)
+	return dst
+}
+
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestIndexThenQuery(t *testing.T) {
+	v := demoCopy(t)
+	out, errOut, code := run(t, "index", v)
+	if code != 0 || !strings.Contains(out, "indexed 16, unchanged 0, removed 0, failed 0") {
+		t.Fatalf("index: code %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "indexing: 16/16 notes (100%)") {
+		t.Errorf("no plain progress lines on a non-terminal: %q", errOut)
+	}
+	out, _, _ = run(t, "index", v, "-q")
+	if !strings.Contains(out, "indexed 0, unchanged 16") {
+		t.Errorf("second index: %s", out)
+	}
+
+	out, errOut, code = run(t, "search", "spaced", "repetition", "--vault", v, "--format", "json", "--limit", "2")
+	if code != 0 {
+		t.Fatalf("search: %d %s", code, errOut)
+	}
+	var sr struct {
+		Results []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(out), &sr); err != nil {
+		t.Fatalf("search json: %v\n%s", err, out)
+	}
+	if len(sr.Results) != 2 || sr.Results[0]["path"] != "Ideas/Spaced repetition.md" {
+		t.Fatalf("search results: %s", out)
+	}
+	for _, k := range []string{"path", "title", "heading_path", "line", "score", "snippet"} {
+		if _, ok := sr.Results[0][k]; !ok {
+			t.Errorf("result lacks %q", k)
+		}
+	}
+	out, _, code = run(t, "search", "note", "--vault", v, "--tag", "learning", "--path-glob", "Ideas/**")
+	if code != 0 || !strings.Contains(out, "Ideas/") || strings.Contains(out, "Projects/") {
+		t.Errorf("filtered search: %s", out)
+	}
+
+	out, _, code = run(t, "read", "Ideas/Zettelkasten.md", "--vault", v)
+	if code != 0 || !strings.HasPrefix(out, "---\naliases: [slip box]") {
+		t.Errorf("read: %d %q", code, out)
+	}
+	out, _, _ = run(t, "read", "Ideas/Spaced repetition.md", "--vault", v, "--heading", "Why it works")
+	if !strings.HasPrefix(out, "## Why it works") || strings.Contains(out, "## Tools") {
+		t.Errorf("read --heading: %q", out)
+	}
+	out, _, _ = run(t, "links", "Projects/Project Atlas.md", "--vault", v)
+	for _, want := range []string{"backlinks (4)", "Ada Lovelace → People/Ada Lovelace.md  [owner]", "Meetings/2026-11-02 Atlas kickoff.md:8"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("links output lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, _ = run(t, "tags", "--vault", v)
+	if !strings.Contains(out, "#learning/memory") || !strings.Contains(out, "#知识") {
+		t.Errorf("tags: %s", out)
+	}
+	out, _, _ = run(t, "status", "--vault", v, "--format", "json")
+	var st map[string]any
+	json.Unmarshal([]byte(out), &st)
+	if st["notes"] != float64(16) || st["schema_version"] != float64(1) {
+		t.Errorf("status: %s", out)
+	}
+	if fe, _ := st["frontmatter_errors"].([]any); len(fe) != 1 {
+		t.Errorf("status frontmatter errors: %v", st["frontmatter_errors"])
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	v := demoCopy(t)
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"read", "../etc/passwd", "--vault", v}, 4, "path_denied"},
+		{[]string{"read", "/etc/passwd", "--vault", v}, 4, "path_denied"},
+		{[]string{"read", ".obsidian/app.json", "--vault", v}, 4, "path_denied"},
+		{[]string{"read", "Nope.md", "--vault", v}, 3, "note_not_found"},
+		{[]string{"links", "Nope.md", "--vault", v}, 3, "note_not_found"},
+		{[]string{"search", "x", "--vault", filepath.Join(v, "missing")}, 3, "vault_not_found"},
+		{[]string{"search", "x", "--vault", v, "--format", "yaml"}, 2, "validation_failed"},
+		{[]string{"search", "x", "--vault", v, "--limit", "1000"}, 2, "validation_failed"},
+		{[]string{"search", "x", "--vault", v, "--path-glob", "[bad"}, 2, "validation_failed"},
+		{[]string{"search", "--vault", v}, 2, "validation_failed"},
+		{[]string{"search", "x", "--vault", v, "--no-such-flag"}, 2, "validation_failed"},
+	}
+	for _, c := range cases {
+		_, errOut, code := run(t, c.args...)
+		if code != c.code || !strings.Contains(errOut, c.msg) {
+			t.Errorf("%v: exit %d (want %d), stderr %q", c.args, code, c.code, errOut)
+		}
+	}
+	_, errOut, _ := run(t, "read", "Nope.md", "--vault", v, "--format", "json")
+	var e struct {
+		OK    bool `json:"ok"`
+		Error struct {
+			Code    string         `json:"code"`
+			Message string         `json:"message"`
+			Details map[string]any `json:"details"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(errOut), &e); err != nil || e.OK || e.Error.Code != "note_not_found" || e.Error.Details["path"] != "Nope.md" {
+		t.Errorf("json error: %q (%v)", errOut, err)
+	}
+}
+
+func TestIndexPathsAndReset(t *testing.T) {
+	v := demoCopy(t)
+	run(t, "index", v, "-q")
+	os.WriteFile(filepath.Join(v, "Inbox", "New idea.md"), []byte("# New idea\n\nquasar lighthouse\n"), 0o644)
+	out, _, code := run(t, "index", v, "--paths", "Inbox/New idea.md", "-q")
+	if code != 0 || !strings.Contains(out, "indexed 1,") {
+		t.Fatalf("--paths: %s", out)
+	}
+	out, _, _ = run(t, "search", "quasar", "--vault", v)
+	if !strings.Contains(out, "Inbox/New idea.md") {
+		t.Errorf("new note not found: %s", out)
+	}
+	out, _, _ = run(t, "index", v, "--reset", "-q")
+	if !strings.Contains(out, "indexed 17, unchanged 0") {
+		t.Errorf("--reset: %s", out)
+	}
+	out, _, code = run(t, "index", v, "--paths", "../x.md")
+	if code != 4 {
+		t.Errorf("--paths traversal: %d %s", code, out)
+	}
+}
+
+// TestQuickStartBinary builds the real binary and runs the README's main
+// command on a copy of the demo vault, as a new user would.
+func TestQuickStartBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "loci")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/loci")
+	build.Dir = testutil.RepoRoot()
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
+	}
+	v := demoCopy(t)
+	cmd := exec.Command(bin, "search", "spaced repetition", "--vault", v)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("loci search: %v", err)
+	}
+	if !strings.HasPrefix(string(out), " 1. Spaced repetition") {
+		t.Errorf("quick start output:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(v, ".loci", "index.db")); err != nil {
+		t.Errorf("index not created inside the vault: %v", err)
+	}
+}

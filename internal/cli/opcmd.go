@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/ops"
+)
+
+// field is one input field exposed as a flag or positional argument.
+type field struct {
+	json string // JSON name
+	flag string // flag name
+	kind reflect.Kind
+	typ  reflect.Type
+	help string
+}
+
+func inputFields(t reflect.Type) []field {
+	var out []field
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" || name == "vault" {
+			continue // the CLI picks the vault with the global --vault folder flag
+		}
+		flag := f.Tag.Get("cli")
+		if flag == "" {
+			flag = strings.ReplaceAll(name, "_", "-")
+		}
+		out = append(out, field{json: name, flag: flag, kind: f.Type.Kind(), typ: f.Type, help: f.Tag.Get("jsonschema")})
+	}
+	return out
+}
+
+// opCommand generates a cobra command from an operation definition: positional
+// arguments and flags come from the input struct, the result is printed with
+// the op's text renderer or as JSON, and the call goes through the registry's
+// dispatch pipeline like every other surface.
+func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
+	fields := inputFields(op.InputType)
+	use := op.CLI.Use
+	for _, a := range op.CLI.Args {
+		use += " <" + a + ">"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: firstSentence(op.Description),
+		Long:  op.Description + "\n\nOperation: " + op.Name + " (also available over MCP and REST).",
+		Args:  cobra.ExactArgs(len(op.CLI.Args)),
+	}
+	if len(op.CLI.Args) == 1 && op.CLI.Args[0] == "query" {
+		cmd.Args = cobra.MinimumNArgs(1) // `loci search two words` needs no quotes
+	}
+	values := map[string]any{}
+	positional := map[string]bool{}
+	for _, a := range op.CLI.Args {
+		positional[a] = true
+	}
+	fs := cmd.Flags()
+	for _, f := range fields {
+		if positional[f.json] {
+			continue
+		}
+		help := f.help
+		switch {
+		case f.kind == reflect.String:
+			values[f.json] = fs.String(f.flag, "", help)
+		case f.kind == reflect.Int:
+			values[f.json] = fs.Int(f.flag, 0, help)
+		case f.kind == reflect.Bool:
+			values[f.json] = fs.Bool(f.flag, false, help)
+		case f.kind == reflect.Slice && f.typ.Elem().Kind() == reflect.String:
+			values[f.json] = fs.StringSlice(f.flag, nil, help+" (repeatable)")
+		case f.kind == reflect.Map && f.typ.Key().Kind() == reflect.String && f.typ.Elem().Kind() == reflect.String:
+			values[f.json] = fs.StringToString(f.flag, nil, help+" (key=value, repeatable)")
+		}
+	}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		in := map[string]any{}
+		for i, a := range op.CLI.Args {
+			if i == len(op.CLI.Args)-1 && a == "query" {
+				in[a] = strings.Join(args[i:], " ")
+			} else {
+				in[a] = args[i]
+			}
+		}
+		cmd.Flags().Visit(func(pf *pflag.Flag) {
+			for _, f := range fields {
+				if f.flag == pf.Name {
+					in[f.json] = reflect.ValueOf(values[f.json]).Elem().Interface()
+				}
+			}
+		})
+		raw, err := json.Marshal(in)
+		if err != nil {
+			return errs.Wrap(err, errs.CodeInvalidInput, "cannot encode arguments")
+		}
+		env, err := g.openEnv(cmd.Context(), true)
+		if err != nil {
+			return err
+		}
+		defer env.Close()
+		res := reg.Call(cmd.Context(), env, ops.Caller{Surface: "cli"}, op.Name, raw)
+		if res.Err != nil {
+			return res.Err
+		}
+		return g.print(res.Output, op.CLI.Text)
+	}
+	return cmd
+}
+
+func (g *globals) print(out any, text func(any) string) error {
+	if g.format == "json" || text == nil {
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(g.stdout, string(b))
+		return nil
+	}
+	s := text(out)
+	fmt.Fprint(g.stdout, s)
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		fmt.Fprintln(g.stdout)
+	}
+	return nil
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i > 0 {
+		return s[:i]
+	}
+	return strings.TrimSuffix(s, ".")
+}

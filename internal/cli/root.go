@@ -1,0 +1,107 @@
+// Package cli is the command-line surface: `loci index` plus one command per
+// registry operation, generated from the operation definitions.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loci-dev/loci/internal/config"
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/ops"
+)
+
+// Version is set by the build (-ldflags "-X github.com/loci-dev/loci/internal/cli.Version=...").
+var Version = "dev"
+
+// globals are the persistent flags.
+type globals struct {
+	vault    string
+	indexDir string
+	format   string
+	exclude  []string
+	stdout   io.Writer
+	stderr   io.Writer
+}
+
+// Main runs the CLI and returns the process exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	g := &globals{stdout: stdout, stderr: stderr}
+	root := newRoot(g)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var e *errs.Error
+	if !errors.As(err, &e) {
+		// Errors that are not typed come from argument parsing (cobra).
+		e = errs.New(errs.CodeInvalidInput, "%s", err.Error())
+	}
+	printError(g, e)
+	return errs.ExitCode(e)
+}
+
+func printError(g *globals, e *errs.Error) {
+	if g.format == "json" {
+		b, _ := json.MarshalIndent(map[string]any{"ok": false, "error": e}, "", "  ")
+		fmt.Fprintln(g.stderr, string(b))
+		return
+	}
+	fmt.Fprintf(g.stderr, "loci: %s [%s]\n", e.Error(), e.Code)
+}
+
+func newRoot(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "loci",
+		Short:         "A local-first memory engine for Markdown vaults (Obsidian, Logseq)",
+		Long:          "loci indexes a folder of Markdown notes into a local SQLite index and lets people and agents search, navigate and (soon) safely edit it.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	defVault := os.Getenv("LOCI_VAULT")
+	if defVault == "" {
+		defVault = "."
+	}
+	root.PersistentFlags().StringVar(&g.vault, "vault", defVault, "vault folder (env LOCI_VAULT)")
+	root.PersistentFlags().StringVar(&g.indexDir, "index-dir", os.Getenv("LOCI_INDEX_DIR"), "index directory (env LOCI_INDEX_DIR; default <vault>/.loci)")
+	root.PersistentFlags().StringVar(&g.format, "format", "text", "output format: text or json")
+	root.PersistentFlags().StringSliceVar(&g.exclude, "exclude", config.EnvList("LOCI_EXCLUDE"), "extra glob(s) of vault-relative paths to skip (env LOCI_EXCLUDE)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if g.format != "text" && g.format != "json" {
+			return errs.New(errs.CodeInvalidInput, "--format must be text or json, not %q", g.format)
+		}
+		return nil
+	}
+	root.AddCommand(newIndexCmd(g))
+	reg := ops.All()
+	for _, op := range reg.List() {
+		if op.CLI.Use != "" {
+			root.AddCommand(opCommand(g, reg, op))
+		}
+	}
+	return root
+}
+
+// settings resolves the vault's effective settings: flags > env > config file.
+func (g *globals) settings(vaultDir string) (indexDir string, exclude []string, err error) {
+	cfg, _, err := config.Load(vaultDir)
+	if err != nil {
+		return "", nil, err
+	}
+	indexDir = g.indexDir
+	if indexDir == "" {
+		indexDir = cfg.IndexDir
+	}
+	exclude = append(append([]string{}, cfg.Exclude...), g.exclude...)
+	return indexDir, exclude, nil
+}

@@ -1,0 +1,142 @@
+// Package index keeps the SQLite index of a vault: schema and migrations,
+// incremental sync (stat → hash → parse → upsert, prune deleted), link
+// resolution and the single-writer lock. It is a cache: deleting
+// <vault>/.loci/ loses nothing that the notes do not hold.
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, FTS5 built in)
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/vault"
+)
+
+// DBName is the index file inside the index directory.
+const DBName = "index.db"
+
+// Index is an open index for one vault.
+type Index struct {
+	Vault *vault.Vault
+	Dir   string // index directory (default <vault>/.loci)
+	DB    *sql.DB
+
+	writeMu sync.Mutex // serializes writers inside this process
+
+	afterWalk func() // test hook: runs between the walk and parsing
+}
+
+// Options configure Open.
+type Options struct {
+	// Dir overrides the index directory (default <vault>/.loci).
+	Dir string
+	// ReadOnly opens an existing index for queries only; a missing index is
+	// an index_missing error rather than being created.
+	ReadOnly bool
+}
+
+// DefaultDir returns the index directory for a vault root.
+func DefaultDir(root string) string { return filepath.Join(root, ".loci") }
+
+// Open opens (creating and migrating when needed) the index of v.
+func Open(ctx context.Context, v *vault.Vault, opt Options) (*Index, error) {
+	dir := opt.Dir
+	if dir == "" {
+		dir = DefaultDir(v.Root)
+	}
+	dir, _ = filepath.Abs(dir)
+	dbPath := filepath.Join(dir, DBName)
+	if opt.ReadOnly {
+		if _, err := os.Stat(dbPath); err != nil {
+			return nil, errs.New(errs.CodeIndexMissing, "no index at %s; run `loci index %s` first", dbPath, v.Root).With("index", dbPath)
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, errs.Wrap(err, errs.CodeInternal, "cannot create index directory").With("dir", dir)
+	}
+	q := url.Values{}
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "temp_store(MEMORY)", "cache_size(-32000)", "mmap_size(268435456)"} {
+		q.Add("_pragma", p)
+	}
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+dbPath+"?"+q.Encode())
+	if err != nil {
+		return nil, errs.Wrap(err, errs.CodeInternal, "cannot open index")
+	}
+	ix := &Index{Vault: v, Dir: dir, DB: db}
+	if err := ix.migrate(ctx, opt.ReadOnly); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
+// Close closes the database.
+func (ix *Index) Close() error { return ix.DB.Close() }
+
+func (ix *Index) migrate(ctx context.Context, readOnly bool) error {
+	var v int
+	if err := ix.DB.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return errs.Wrap(err, errs.CodeInternal, "cannot read index schema version; the index file may be damaged, run `loci index --reset`")
+	}
+	if v > SchemaVersion {
+		return errs.New(errs.CodeIndexSchema, "index schema v%d is newer than this loci (v%d); upgrade loci or run `loci index --reset`", v, SchemaVersion).
+			With("index_version", v).With("supported_version", SchemaVersion)
+	}
+	if v == SchemaVersion {
+		return nil
+	}
+	if readOnly {
+		return errs.New(errs.CodeIndexSchema, "index schema v%d needs migrating to v%d; run `loci index`", v, SchemaVersion)
+	}
+	conn, err := ix.DB.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for ; v < SchemaVersion; v++ {
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			return errs.Wrap(err, errs.CodeIndexBusy, "cannot migrate index")
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			tx.Rollback()
+			return errs.Wrap(err, errs.CodeInternal, fmt.Sprintf("index migration %d→%d failed", v, v+1))
+		}
+		if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(v+1)); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Meta reads a value from the meta table ("" when absent).
+func (ix *Index) Meta(ctx context.Context, key string) string {
+	var s string
+	err := ix.DB.QueryRowContext(ctx, "SELECT value FROM meta WHERE key=?", key).Scan(&s)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return ""
+	}
+	return s
+}
+
+func setMeta(ctx context.Context, tx *sql.Tx, kv map[string]string) error {
+	for k, v := range kv {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO meta(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,270 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/loci-dev/loci/internal/errs"
+)
+
+// NoteInfo is what the index knows about one note.
+type NoteInfo struct {
+	ID               int64          `json:"-"`
+	Path             string         `json:"path"`
+	Title            string         `json:"title"`
+	Kind             string         `json:"kind"`
+	Etag             string         `json:"etag"`
+	Size             int64          `json:"size"`
+	ModTime          time.Time      `json:"mtime"`
+	Frontmatter      map[string]any `json:"frontmatter,omitempty"`
+	FrontmatterKeys  []string       `json:"frontmatter_keys,omitempty"`
+	FrontmatterError string         `json:"frontmatter_error,omitempty"`
+	Aliases          []string       `json:"aliases,omitempty"`
+	Tags             []string       `json:"tags,omitempty"`
+	Words            int            `json:"words"`
+	Lines            int            `json:"lines"`
+}
+
+// NoteByPath loads a note's index record.
+func (ix *Index) NoteByPath(ctx context.Context, rel string) (*NoteInfo, error) {
+	var n NoteInfo
+	var fm, keys, fmErr, aliases sql.NullString
+	var mtime int64
+	err := ix.DB.QueryRowContext(ctx, `SELECT id, path, title, kind, hash, size, mtime, frontmatter, fm_keys, fm_error, aliases, words, lines
+		FROM notes WHERE path = ?`, rel).Scan(&n.ID, &n.Path, &n.Title, &n.Kind, &n.Etag, &n.Size, &mtime, &fm, &keys, &fmErr, &aliases, &n.Words, &n.Lines)
+	if errors.Is(err, sql.ErrNoRows) {
+		// Case-insensitive second chance (macOS/Windows users type paths loosely).
+		err = ix.DB.QueryRowContext(ctx, `SELECT id, path, title, kind, hash, size, mtime, frontmatter, fm_keys, fm_error, aliases, words, lines
+			FROM notes WHERE path = ? COLLATE NOCASE`, rel).Scan(&n.ID, &n.Path, &n.Title, &n.Kind, &n.Etag, &n.Size, &mtime, &fm, &keys, &fmErr, &aliases, &n.Words, &n.Lines)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errs.New(errs.CodeNotFound, "note not found in the index: %s", rel).With("path", rel)
+	}
+	if err != nil {
+		return nil, err
+	}
+	n.ModTime = time.Unix(0, mtime).UTC()
+	if fm.Valid {
+		json.Unmarshal([]byte(fm.String), &n.Frontmatter)
+	}
+	if keys.Valid {
+		json.Unmarshal([]byte(keys.String), &n.FrontmatterKeys)
+	}
+	n.FrontmatterError = fmErr.String
+	if aliases.Valid {
+		json.Unmarshal([]byte(aliases.String), &n.Aliases)
+	}
+	rows, err := ix.DB.QueryContext(ctx, "SELECT DISTINCT tag FROM tags WHERE note_id = ? ORDER BY tag_key", n.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t string
+		rows.Scan(&t)
+		n.Tags = append(n.Tags, t)
+	}
+	return &n, rows.Err()
+}
+
+// LinkRow is one link as stored, with its resolution.
+type LinkRow struct {
+	Kind     string `json:"kind"`
+	Source   string `json:"source"`   // the linking note
+	Target   string `json:"target"`   // as written
+	Resolved string `json:"resolved"` // the note it resolves to, "" if unresolved
+	Heading  string `json:"heading,omitempty"`
+	BlockID  string `json:"block_id,omitempty"`
+	Display  string `json:"display,omitempty"`
+	Key      string `json:"key,omitempty"` // typed links: the frontmatter key
+	Line     int    `json:"line"`
+	// Attachment marks links to non-Markdown files (images, PDFs, ...).
+	Attachment bool `json:"attachment,omitempty"`
+}
+
+// Links is a note's link neighbourhood.
+type Links struct {
+	Path       string    `json:"path"`
+	Outgoing   []LinkRow `json:"outgoing"`
+	Backlinks  []LinkRow `json:"backlinks"`
+	TypedOut   []LinkRow `json:"typed_outgoing"`
+	TypedIn    []LinkRow `json:"typed_incoming"`
+	Embeds     []LinkRow `json:"embeds"`
+	Unresolved []LinkRow `json:"unresolved"`
+}
+
+const linkCols = `l.kind, s.path, l.target, COALESCE(d.path,''), COALESCE(l.heading,''), COALESCE(l.block_id,''), COALESCE(l.display,''), COALESCE(l.rel_key,''), l.line, l.attachment`
+
+func scanLinks(rows *sql.Rows) ([]LinkRow, error) {
+	defer rows.Close()
+	out := []LinkRow{}
+	for rows.Next() {
+		var r LinkRow
+		if err := rows.Scan(&r.Kind, &r.Source, &r.Target, &r.Resolved, &r.Heading, &r.BlockID, &r.Display, &r.Key, &r.Line, &r.Attachment); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// LinksOf returns the outgoing links, backlinks, typed links both ways,
+// embeds and unresolved links of a note.
+func (ix *Index) LinksOf(ctx context.Context, rel string) (*Links, error) {
+	n, err := ix.NoteByPath(ctx, rel)
+	if err != nil {
+		return nil, err
+	}
+	out := &Links{Path: n.Path}
+	rows, err := ix.DB.QueryContext(ctx, `SELECT `+linkCols+` FROM links l JOIN notes s ON s.id = l.src_id LEFT JOIN notes d ON d.id = l.dst_id
+		WHERE l.src_id = ? ORDER BY l.line, l.rowid`, n.ID)
+	if err != nil {
+		return nil, err
+	}
+	all, err := scanLinks(rows)
+	if err != nil {
+		return nil, err
+	}
+	out.Outgoing, out.TypedOut, out.Embeds, out.Unresolved = []LinkRow{}, []LinkRow{}, []LinkRow{}, []LinkRow{}
+	for _, l := range all {
+		switch l.Kind {
+		case "typed":
+			out.TypedOut = append(out.TypedOut, l)
+		case "embed":
+			out.Embeds = append(out.Embeds, l)
+		default:
+			out.Outgoing = append(out.Outgoing, l)
+		}
+		if l.Resolved == "" && !l.Attachment {
+			out.Unresolved = append(out.Unresolved, l)
+		}
+	}
+	rows, err = ix.DB.QueryContext(ctx, `SELECT `+linkCols+` FROM links l JOIN notes s ON s.id = l.src_id LEFT JOIN notes d ON d.id = l.dst_id
+		WHERE l.dst_id = ? AND l.src_id <> ? ORDER BY s.path, l.line`, n.ID, n.ID)
+	if err != nil {
+		return nil, err
+	}
+	in, err := scanLinks(rows)
+	if err != nil {
+		return nil, err
+	}
+	out.Backlinks, out.TypedIn = []LinkRow{}, []LinkRow{}
+	for _, l := range in {
+		if l.Kind == "typed" {
+			out.TypedIn = append(out.TypedIn, l)
+		} else {
+			out.Backlinks = append(out.Backlinks, l)
+		}
+	}
+	return out, nil
+}
+
+// TagCount is a tag with the number of notes carrying it.
+type TagCount struct {
+	Tag   string `json:"tag"`
+	Notes int    `json:"notes"`
+}
+
+// Tags lists every tag with its note count, most used first. Nested tags
+// also count toward their parents only when written (no implicit roll-up).
+func (ix *Index) Tags(ctx context.Context) ([]TagCount, error) {
+	rows, err := ix.DB.QueryContext(ctx, `SELECT MIN(tag), COUNT(DISTINCT note_id) AS n FROM tags GROUP BY tag_key ORDER BY n DESC, tag_key`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []TagCount{}
+	for rows.Next() {
+		var t TagCount
+		if err := rows.Scan(&t.Tag, &t.Notes); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Status describes the index.
+type Status struct {
+	Vault            string    `json:"vault"`
+	VaultKind        string    `json:"vault_kind"`
+	IndexPath        string    `json:"index_path"`
+	SchemaVersion    int       `json:"schema_version"`
+	Notes            int       `json:"notes"`
+	Chunks           int       `json:"chunks"`
+	Links            int       `json:"links"`
+	UnresolvedLinks  int       `json:"unresolved_links"`
+	Tags             int       `json:"tags"`
+	Tasks            int       `json:"tasks"`
+	Blocks           int       `json:"blocks"`
+	LastIndexAt      string    `json:"last_index_at,omitempty"`
+	LastFullIndexAt  string    `json:"last_full_index_at,omitempty"`
+	IndexBytes       int64     `json:"index_bytes"`
+	Failures         []Failure `json:"failures"`
+	FrontmatterIssue []Failure `json:"frontmatter_errors"`
+}
+
+// Status reports counts, times, and the files that failed and why.
+func (ix *Index) Status(ctx context.Context) (*Status, error) {
+	st := &Status{Vault: ix.Vault.Root, VaultKind: string(ix.Vault.Kind), IndexPath: filepath.Join(ix.Dir, DBName), Failures: []Failure{}, FrontmatterIssue: []Failure{}}
+	ix.DB.QueryRowContext(ctx, "PRAGMA user_version").Scan(&st.SchemaVersion)
+	counts := []struct {
+		q string
+		v *int
+	}{
+		{"SELECT COUNT(*) FROM notes", &st.Notes},
+		{"SELECT COUNT(*) FROM chunks", &st.Chunks},
+		{"SELECT COUNT(*) FROM links", &st.Links},
+		{"SELECT COUNT(*) FROM links WHERE dst_id IS NULL AND attachment = 0", &st.UnresolvedLinks},
+		{"SELECT COUNT(DISTINCT tag_key) FROM tags", &st.Tags},
+		{"SELECT COUNT(*) FROM tasks", &st.Tasks},
+		{"SELECT COUNT(*) FROM blocks", &st.Blocks},
+	}
+	for _, c := range counts {
+		if err := ix.DB.QueryRowContext(ctx, c.q).Scan(c.v); err != nil {
+			return nil, err
+		}
+	}
+	st.LastIndexAt = unixToRFC3339(ix.Meta(ctx, "last_index_at"))
+	st.LastFullIndexAt = unixToRFC3339(ix.Meta(ctx, "last_full_index_at"))
+	for _, suffix := range []string{"", "-wal"} {
+		if fi, err := os.Stat(filepath.Join(ix.Dir, DBName+suffix)); err == nil {
+			st.IndexBytes += fi.Size()
+		}
+	}
+	rows, err := ix.DB.QueryContext(ctx, "SELECT path, error FROM failures ORDER BY path")
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var f Failure
+		rows.Scan(&f.Path, &f.Error)
+		st.Failures = append(st.Failures, f)
+	}
+	rows.Close()
+	rows, err = ix.DB.QueryContext(ctx, "SELECT path, fm_error FROM notes WHERE fm_error IS NOT NULL ORDER BY path")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var f Failure
+		rows.Scan(&f.Path, &f.Error)
+		st.FrontmatterIssue = append(st.FrontmatterIssue, f)
+	}
+	return st, rows.Err()
+}
+
+func unixToRFC3339(s string) string {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n == 0 {
+		return ""
+	}
+	return time.Unix(n, 0).UTC().Format(time.RFC3339)
+}

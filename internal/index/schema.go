@@ -1,0 +1,118 @@
+package index
+
+// SchemaVersion is stored in PRAGMA user_version. Bump it and append a
+// migration when the schema changes; an index written by a newer loci is
+// refused with a message that says to run `loci index --reset`.
+const SchemaVersion = 1
+
+// FTSTableArgs is the FTS5 declaration of chunks_fts (shared with the
+// benchmark's bare-insert baseline so both measure the same table).
+const FTSTableArgs = `fts5(title, headings, body, tags, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2')`
+
+// migrations[i] upgrades a database from version i to i+1.
+var migrations = []string{
+	// 0 → 1: the initial schema.
+	`
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+
+CREATE TABLE notes (
+	id           INTEGER PRIMARY KEY,
+	path         TEXT NOT NULL UNIQUE,
+	path_key     TEXT NOT NULL,            -- lower-cased path without .md, for link resolution
+	stem_key     TEXT NOT NULL,            -- lower-cased file name without .md
+	title        TEXT NOT NULL,
+	title_key    TEXT NOT NULL,
+	title_source TEXT NOT NULL,
+	kind         TEXT NOT NULL,            -- note | page | journal
+	size         INTEGER NOT NULL,
+	mtime        INTEGER NOT NULL,         -- UnixNano
+	hash         TEXT NOT NULL,            -- etag: hex SHA-256 of the bytes
+	frontmatter  TEXT,                     -- JSON object
+	fm_keys      TEXT,                     -- JSON array, file order
+	fm_error     TEXT,
+	aliases      TEXT,                     -- JSON array
+	headings     TEXT,                     -- JSON array of {level,text,line}
+	created      TEXT,                     -- frontmatter created/date as written
+	updated      TEXT,                     -- frontmatter updated/modified as written
+	words        INTEGER NOT NULL,
+	lines        INTEGER NOT NULL,
+	indexed_at   INTEGER NOT NULL
+);
+CREATE INDEX notes_stem ON notes(stem_key);
+CREATE INDEX notes_title ON notes(title_key);
+CREATE INDEX notes_mtime ON notes(mtime);
+
+CREATE TABLE chunks (
+	id           INTEGER PRIMARY KEY,      -- also the rowid in chunks_fts
+	note_id      INTEGER NOT NULL,
+	seq          INTEGER NOT NULL,
+	heading_path TEXT NOT NULL,            -- JSON array
+	start_line   INTEGER NOT NULL,
+	end_line     INTEGER NOT NULL,
+	text         TEXT NOT NULL
+);
+CREATE INDEX chunks_note ON chunks(note_id);
+
+-- Contentless: the text lives once, in chunks; snippets are cut in Go.
+CREATE VIRTUAL TABLE chunks_fts USING ` + FTSTableArgs + `;
+
+CREATE TABLE links (
+	src_id     INTEGER NOT NULL,
+	kind       TEXT NOT NULL,              -- wikilink | embed | markdown | typed | blockref | tag
+	target     TEXT NOT NULL,              -- as written
+	heading    TEXT,
+	block_id   TEXT,
+	display    TEXT,
+	rel_key    TEXT,                       -- typed links: the frontmatter key / property
+	line       INTEGER NOT NULL,
+	dst_id     INTEGER,                    -- resolved note, NULL when unresolved
+	attachment INTEGER NOT NULL DEFAULT 0  -- target is a non-Markdown file
+);
+CREATE INDEX links_src ON links(src_id);
+CREATE INDEX links_dst ON links(dst_id);
+
+CREATE TABLE tags (
+	note_id INTEGER NOT NULL,
+	tag     TEXT NOT NULL,                 -- as written, without '#'
+	tag_key TEXT NOT NULL,                 -- lower-cased
+	line    INTEGER NOT NULL,
+	source  TEXT NOT NULL
+);
+CREATE INDEX tags_note ON tags(note_id);
+CREATE INDEX tags_key ON tags(tag_key);
+
+CREATE TABLE aliases (note_id INTEGER NOT NULL, alias TEXT NOT NULL, alias_key TEXT NOT NULL);
+CREATE INDEX aliases_note ON aliases(note_id);
+CREATE INDEX aliases_key ON aliases(alias_key);
+
+-- Frontmatter flattened for filters: one row per scalar (list items each get a row).
+CREATE TABLE props (note_id INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL);
+CREATE INDEX props_note ON props(note_id);
+CREATE INDEX props_key ON props(key, value);
+
+CREATE TABLE tasks (note_id INTEGER NOT NULL, line INTEGER NOT NULL, status TEXT NOT NULL, text TEXT NOT NULL);
+CREATE INDEX tasks_note ON tasks(note_id);
+
+CREATE TABLE blocks (
+	note_id    INTEGER NOT NULL,
+	seq        INTEGER NOT NULL,
+	uuid       TEXT,
+	parent_seq INTEGER NOT NULL,
+	depth      INTEGER NOT NULL,
+	line       INTEGER NOT NULL,
+	end_line   INTEGER NOT NULL,
+	content    TEXT NOT NULL,
+	properties TEXT
+);
+CREATE INDEX blocks_note ON blocks(note_id);
+CREATE INDEX blocks_uuid ON blocks(uuid) WHERE uuid IS NOT NULL;
+
+CREATE TABLE block_anchors (note_id INTEGER NOT NULL, anchor TEXT NOT NULL, line INTEGER NOT NULL);
+CREATE INDEX block_anchors_note ON block_anchors(note_id);
+
+CREATE TABLE failures (path TEXT PRIMARY KEY, error TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
+`,
+}
+
+// childTables hold rows keyed by note_id that are rewritten on every re-index of a note.
+var childTables = []string{"chunks", "links", "tags", "aliases", "props", "tasks", "blocks", "block_anchors"}

@@ -1,0 +1,887 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/markdown"
+	"github.com/loci-dev/loci/internal/textseg"
+	"github.com/loci-dev/loci/internal/vault"
+)
+
+// SyncOptions control one sync run.
+type SyncOptions struct {
+	// Paths limits the run to these vault-relative paths (added, changed or
+	// deleted); empty means the whole vault.
+	Paths []string
+	// Reset drops everything and rebuilds from scratch.
+	Reset bool
+	// Wait blocks on another process's writer lock instead of failing fast.
+	Wait bool
+	// Progress, when set, is called from the writer goroutine as notes are
+	// processed (done counts every file looked at).
+	Progress func(done, total int)
+	// Workers is the number of parse workers (default GOMAXPROCS).
+	Workers int
+}
+
+// Failure is a file that could not be indexed, with the reason.
+type Failure struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+// SyncResult summarizes a run.
+type SyncResult struct {
+	Indexed   int           `json:"indexed"`
+	Unchanged int           `json:"unchanged"`
+	Removed   int           `json:"removed"`
+	Failed    int           `json:"failed"`
+	Failures  []Failure     `json:"failures,omitempty"`
+	Duration  time.Duration `json:"-"`
+	Millis    int64         `json:"duration_ms"`
+	// Changed lists the vault-relative paths added, updated or removed.
+	Changed []string `json:"-"`
+}
+
+type existing struct {
+	id    int64
+	size  int64
+	mtime int64
+	hash  string
+}
+
+type job struct {
+	file vault.File
+	prev *existing
+}
+
+type parsed struct {
+	file   vault.File
+	prev   *existing
+	hash   string
+	doc    *markdown.Doc
+	lines  int
+	words  int
+	gone   bool  // vanished before it could be read
+	err    error // could not be read
+	sameAs bool  // content unchanged (only stat differed)
+
+	outline, journal bool // a Logseq page / journal
+}
+
+// Sync brings the index up to date with the files on disk.
+func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error) {
+	start := time.Now()
+	ix.writeMu.Lock()
+	defer ix.writeMu.Unlock()
+	lock, err := acquireWriter(ix.Dir, opt.Wait)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.release()
+
+	conn, err := ix.DB.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+
+	if opt.Reset {
+		if err := resetAll(ctx, conn); err != nil {
+			return nil, err
+		}
+	}
+
+	known, err := loadExisting(ctx, conn)
+	if err != nil {
+		return nil, err
+	}
+
+	// 1. Decide what to look at.
+	var files []vault.File
+	seen := make(map[string]bool, len(known))
+	var removed []string
+	if len(opt.Paths) == 0 {
+		err = ix.Vault.Walk(ctx, func(f vault.File) error {
+			files = append(files, f)
+			seen[f.Rel] = true
+			return nil
+		})
+		if err != nil {
+			return nil, errs.Wrap(err, errs.CodeInternal, "cannot walk the vault")
+		}
+		for p := range known {
+			if !seen[p] {
+				removed = append(removed, p)
+			}
+		}
+	} else {
+		for _, p := range opt.Paths {
+			rel, err := vault.CleanRel(p)
+			if err != nil {
+				return nil, err
+			}
+			abs, rel, err := ix.Vault.Abs(rel)
+			if err != nil {
+				return nil, err
+			}
+			st, err := os.Stat(abs)
+			switch {
+			case err == nil && st.Mode().IsRegular() && !ix.Vault.Excluded(rel) && strings.EqualFold(path.Ext(rel), ".md"):
+				files = append(files, vault.File{Rel: rel, Size: st.Size(), ModTime: st.ModTime().UnixNano()})
+			case err == nil && st.IsDir():
+				return nil, errs.New(errs.CodeInvalidInput, "--paths takes files, %q is a folder", rel)
+			default:
+				if _, ok := known[rel]; ok {
+					removed = append(removed, rel)
+				}
+			}
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Rel < files[j].Rel })
+	if ix.afterWalk != nil {
+		ix.afterWalk()
+	}
+	sort.Strings(removed)
+
+	res := &SyncResult{}
+	var jobs []job
+	for _, f := range files {
+		if e, ok := known[f.Rel]; ok {
+			if e.size == f.Size && e.mtime == f.ModTime {
+				res.Unchanged++
+				continue
+			}
+			e := e
+			jobs = append(jobs, job{file: f, prev: &e})
+		} else {
+			jobs = append(jobs, job{file: f})
+		}
+	}
+	total := len(files)
+	done := res.Unchanged
+	if opt.Progress != nil {
+		opt.Progress(done, total)
+	}
+
+	// 2. Parse in parallel, write from this goroutine.
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	in := make(chan job)
+	out := make(chan parsed, 64)
+	var wg sync.WaitGroup
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range in {
+				select {
+				case out <- ix.parseOne(j):
+				case <-pctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		defer close(in)
+		for _, j := range jobs {
+			select {
+			case in <- j:
+			case <-pctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(out) }()
+
+	w := &writer{ctx: ctx, conn: conn, now: time.Now().UnixNano()}
+	if err := conn.QueryRowContext(ctx, "SELECT COALESCE((SELECT MAX(id) FROM notes),0), COALESCE((SELECT MAX(id) FROM chunks),0)").Scan(&w.nextNote, &w.nextChunk); err != nil {
+		return nil, err
+	}
+	if w.failed, err = loadFailed(ctx, conn); err != nil {
+		return nil, err
+	}
+	defer w.rollback()
+	namesChanged := len(removed) > 0 || opt.Reset
+	for p := range out {
+		if err := w.ensureTx(); err != nil {
+			return nil, err
+		}
+		done++
+		switch {
+		case p.gone:
+			if p.prev != nil {
+				removed = append(removed, p.file.Rel)
+				namesChanged = true
+			}
+		case p.err != nil:
+			res.Failed++
+			res.Failures = append(res.Failures, Failure{Path: p.file.Rel, Error: p.err.Error()})
+			if err := w.recordFailure(p.file.Rel, p.err.Error()); err != nil {
+				return nil, err
+			}
+		case p.sameAs:
+			res.Unchanged++
+			if err := w.touch(p.prev.id, p.file); err != nil {
+				return nil, err
+			}
+		default:
+			id, nc, err := w.upsert(p)
+			if err != nil {
+				return nil, errs.Wrap(err, errs.CodeInternal, "cannot write note "+p.file.Rel)
+			}
+			namesChanged = namesChanged || nc
+			_ = id
+			res.Indexed++
+			res.Changed = append(res.Changed, p.file.Rel)
+		}
+		if w.pending >= 20000 {
+			if err := w.commit(); err != nil {
+				return nil, err
+			}
+		}
+		if opt.Progress != nil {
+			opt.Progress(done, total)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := w.ensureTx(); err != nil {
+		return nil, err
+	}
+	for _, rel := range removed {
+		if e, ok := known[rel]; ok {
+			if err := w.deleteNote(e.id); err != nil {
+				return nil, err
+			}
+			res.Removed++
+			res.Changed = append(res.Changed, rel)
+		}
+		if _, err := w.tx.ExecContext(ctx, "DELETE FROM failures WHERE path=?", rel); err != nil {
+			return nil, err
+		}
+	}
+	if res.Indexed > 0 || res.Removed > 0 {
+		if err := w.insertLinks(ix.Vault.Kind, namesChanged); err != nil {
+			return nil, errs.Wrap(err, errs.CodeInternal, "cannot resolve links")
+		}
+	}
+	nowS := strconv.FormatInt(time.Now().Unix(), 10)
+	meta := map[string]string{"last_index_at": nowS, "vault_root": ix.Vault.Root, "vault_kind": string(ix.Vault.Kind)}
+	if len(opt.Paths) == 0 {
+		meta["last_full_index_at"] = nowS
+	}
+	if opt.Reset {
+		meta["last_reset_at"] = nowS
+	}
+	if err := setMeta(ctx, w.tx, meta); err != nil {
+		return nil, err
+	}
+	if err := w.commit(); err != nil {
+		return nil, err
+	}
+	if res.Indexed+res.Removed > 500 {
+		conn.ExecContext(ctx, "PRAGMA optimize")
+	}
+	res.Duration = time.Since(start)
+	res.Millis = res.Duration.Milliseconds()
+	return res, nil
+}
+
+func (ix *Index) parseOne(j job) parsed {
+	p := parsed{file: j.file, prev: j.prev}
+	// The walk (or --paths) has already confined the path to the vault.
+	b, err := os.ReadFile(filepath.Join(ix.Vault.Root, filepath.FromSlash(j.file.Rel)))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			p.gone = true
+		} else {
+			p.err = err
+		}
+		return p
+	}
+	p.file.Size = int64(len(b))
+	p.hash = vault.Etag(b)
+	if j.prev != nil && j.prev.hash == p.hash {
+		p.sameAs = true
+		return p
+	}
+	p.outline, p.journal = ix.Vault.LogseqFile(j.file.Rel)
+	p.doc = markdown.Parse(b, markdown.Options{Path: j.file.Rel, Logseq: p.outline, Journal: p.journal})
+	p.lines = countLines(b)
+	p.words = countWords(b)
+	return p
+}
+
+func countLines(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	n := 1
+	for _, c := range b {
+		if c == '\n' {
+			n++
+		}
+	}
+	if b[len(b)-1] == '\n' {
+		n--
+	}
+	return n
+}
+
+func countWords(b []byte) int {
+	n, in := 0, false
+	for _, c := range b {
+		sp := c == ' ' || c == '\n' || c == '\t' || c == '\r'
+		if !sp && !in {
+			n++
+		}
+		in = !sp
+	}
+	return n
+}
+
+func loadFailed(ctx context.Context, conn *sql.Conn) (map[string]bool, error) {
+	rows, err := conn.QueryContext(ctx, "SELECT path FROM failures")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[string]bool{}
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, err
+		}
+		m[p] = true
+	}
+	return m, rows.Err()
+}
+
+func loadExisting(ctx context.Context, conn *sql.Conn) (map[string]existing, error) {
+	rows, err := conn.QueryContext(ctx, "SELECT id, path, size, mtime, hash FROM notes")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[string]existing{}
+	for rows.Next() {
+		var e existing
+		var p string
+		if err := rows.Scan(&e.id, &p, &e.size, &e.mtime, &e.hash); err != nil {
+			return nil, err
+		}
+		m[p] = e
+	}
+	return m, rows.Err()
+}
+
+func resetAll(ctx context.Context, conn *sql.Conn) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return errs.Wrap(err, errs.CodeIndexBusy, "cannot reset index")
+	}
+	defer tx.Rollback()
+	stmts := []string{"DELETE FROM notes", "DELETE FROM failures", "INSERT INTO chunks_fts(chunks_fts) VALUES('delete-all')"}
+	for _, t := range childTables {
+		stmts = append(stmts, "DELETE FROM "+t)
+	}
+	for _, s := range stmts {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// writer batches upserts into transactions with prepared statements.
+type writer struct {
+	ctx     context.Context
+	conn    *sql.Conn
+	tx      *sql.Tx
+	stmts   map[string]*sql.Stmt
+	pending int
+	now     int64
+	// Ids are assigned here so rows can be inserted in multi-row batches.
+	nextNote, nextChunk int64
+	batches             map[string]*batch
+	failed              map[string]bool // paths with a recorded failure
+	links               []noteLinks     // links of the notes written, inserted by insertLinks
+}
+
+type noteLinks struct {
+	id    int64
+	path  string
+	links []markdown.Link
+}
+
+var writerSQL = map[string]string{
+	"note_ins": `INSERT INTO notes(id,path,path_key,stem_key,title,title_key,title_source,kind,size,mtime,hash,frontmatter,fm_keys,fm_error,aliases,headings,created,updated,words,lines,indexed_at)
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	"note_upd":  `UPDATE notes SET path_key=?,stem_key=?,title=?,title_key=?,title_source=?,kind=?,size=?,mtime=?,hash=?,frontmatter=?,fm_keys=?,fm_error=?,aliases=?,headings=?,created=?,updated=?,words=?,lines=?,indexed_at=? WHERE id=?`,
+	"note_old":  `SELECT title_key, aliases FROM notes WHERE id=?`,
+	"touch":     `UPDATE notes SET size=?, mtime=? WHERE id=?`,
+	"chunk":     `INSERT INTO chunks(id,note_id,seq,heading_path,start_line,end_line,text) VALUES(?,?,?,?,?,?,?)`,
+	"fts":       `INSERT INTO chunks_fts(rowid,title,headings,body,tags) VALUES(?,?,?,?,?)`,
+	"fts_del":   `DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE note_id=?)`,
+	"link":      `INSERT INTO links(src_id,kind,target,heading,block_id,display,rel_key,line,attachment,dst_id) VALUES(?,?,?,?,?,?,?,?,?,?)`,
+	"tag":       `INSERT INTO tags(note_id,tag,tag_key,line,source) VALUES(?,?,?,?,?)`,
+	"alias":     `INSERT INTO aliases(note_id,alias,alias_key) VALUES(?,?,?)`,
+	"prop":      `INSERT INTO props(note_id,key,value) VALUES(?,?,?)`,
+	"task":      `INSERT INTO tasks(note_id,line,status,text) VALUES(?,?,?,?)`,
+	"block":     `INSERT INTO blocks(note_id,seq,uuid,parent_seq,depth,line,end_line,content,properties) VALUES(?,?,?,?,?,?,?,?,?)`,
+	"anchor":    `INSERT INTO block_anchors(note_id,anchor,line) VALUES(?,?,?)`,
+	"fail":      `INSERT INTO failures(path,error,at) VALUES(?,?,?) ON CONFLICT(path) DO UPDATE SET error=excluded.error, at=excluded.at`,
+	"fail_del":  `DELETE FROM failures WHERE path=?`,
+	"note_del":  `DELETE FROM notes WHERE id=?`,
+	"unresolve": `UPDATE links SET dst_id=NULL WHERE dst_id=?`,
+}
+
+func (w *writer) ensureTx() error {
+	if w.tx != nil {
+		return nil
+	}
+	tx, err := w.conn.BeginTx(w.ctx, nil)
+	if err != nil {
+		return errs.Wrap(err, errs.CodeIndexBusy, "cannot start an index transaction")
+	}
+	w.tx = tx
+	w.stmts = map[string]*sql.Stmt{}
+	return nil
+}
+
+func (w *writer) stmt(name string) *sql.Stmt {
+	if s, ok := w.stmts[name]; ok {
+		return s
+	}
+	s, err := w.tx.PrepareContext(w.ctx, writerSQL[name])
+	if err != nil {
+		panic(fmt.Sprintf("index: bad statement %s: %v", name, err)) // programming error, caught by tests
+	}
+	w.stmts[name] = s
+	return s
+}
+
+func (w *writer) exec(name string, args ...any) (sql.Result, error) {
+	return w.stmt(name).ExecContext(w.ctx, args...)
+}
+
+// batchRows is the number of rows per multi-row INSERT; one statement per
+// row costs several microseconds of driver overhead, which dominates a bulk
+// index otherwise.
+const batchRows = 64
+
+type batch struct {
+	rows int
+	args []any
+}
+
+// add queues one row for a multi-row INSERT of the named statement.
+func (w *writer) add(name string, args ...any) error {
+	if w.batches == nil {
+		w.batches = map[string]*batch{}
+	}
+	b := w.batches[name]
+	if b == nil {
+		b = &batch{}
+		w.batches[name] = b
+	}
+	b.args = append(b.args, args...)
+	b.rows++
+	if b.rows == batchRows {
+		return w.flush(name, b)
+	}
+	return nil
+}
+
+func (w *writer) flush(name string, b *batch) error {
+	if b.rows == 0 {
+		return nil
+	}
+	key := name + "#" + strconv.Itoa(b.rows)
+	st, ok := w.stmts[key]
+	if !ok {
+		q := writerSQL[name]
+		i := strings.LastIndex(q, "VALUES")
+		group := strings.TrimSpace(q[i+len("VALUES"):])
+		var sb strings.Builder
+		sb.WriteString(q[:i+len("VALUES")])
+		for r := 0; r < b.rows; r++ {
+			if r > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(group)
+		}
+		var err error
+		if st, err = w.tx.PrepareContext(w.ctx, sb.String()); err != nil {
+			return err
+		}
+		w.stmts[key] = st
+	}
+	_, err := st.ExecContext(w.ctx, b.args...)
+	b.rows, b.args = 0, b.args[:0]
+	return err
+}
+
+// flushAll writes every queued row, in an order that keeps references valid.
+func (w *writer) flushAll() error {
+	for _, name := range []string{"note_ins", "chunk", "fts", "tag", "alias", "prop", "task", "block", "anchor", "link"} {
+		if b := w.batches[name]; b != nil {
+			if err := w.flush(name, b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *writer) commit() error {
+	if w.tx == nil {
+		return nil
+	}
+	if err := w.flushAll(); err != nil {
+		return err
+	}
+	for _, s := range w.stmts {
+		s.Close()
+	}
+	err := w.tx.Commit()
+	w.tx, w.stmts, w.pending = nil, nil, 0
+	return err
+}
+
+func (w *writer) rollback() {
+	w.batches = nil
+	if w.tx != nil {
+		for _, s := range w.stmts {
+			s.Close()
+		}
+		w.tx.Rollback()
+		w.tx = nil
+	}
+}
+
+func (w *writer) touch(id int64, f vault.File) error {
+	_, err := w.exec("touch", f.Size, f.ModTime, id)
+	w.pending++
+	return err
+}
+
+func (w *writer) recordFailure(rel, msg string) error {
+	_, err := w.exec("fail", rel, msg, time.Now().Unix())
+	return err
+}
+
+func (w *writer) deleteChildren(id int64) error {
+	if _, err := w.exec("fts_del", id); err != nil {
+		return err
+	}
+	for _, t := range childTables {
+		if _, err := w.tx.ExecContext(w.ctx, "DELETE FROM "+t+" WHERE "+childKey(t)+"=?", id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func childKey(table string) string {
+	if table == "links" {
+		return "src_id"
+	}
+	return "note_id"
+}
+
+func (w *writer) deleteNote(id int64) error {
+	if err := w.deleteChildren(id); err != nil {
+		return err
+	}
+	if _, err := w.exec("unresolve", id); err != nil {
+		return err
+	}
+	_, err := w.exec("note_del", id)
+	w.pending++
+	return err
+}
+
+// upsert writes one parsed note; namesChanged reports whether its title or
+// aliases (what other notes' links resolve against) may have changed.
+func (w *writer) upsert(p parsed) (int64, bool, error) {
+	d := p.doc
+	rel := p.file.Rel
+	stem := strings.TrimSuffix(path.Base(rel), path.Ext(rel))
+	pathKey := strings.ToLower(strings.TrimSuffix(rel, path.Ext(rel)))
+	kind := "note"
+	if p.outline {
+		kind = "page"
+		if p.journal {
+			kind = "journal"
+		}
+	}
+	fmJSON, keysJSON := "", ""
+	if d.Frontmatter != nil {
+		b, _ := json.Marshal(d.Frontmatter)
+		fmJSON = string(b)
+		k, _ := json.Marshal(d.FrontmatterKeys)
+		keysJSON = string(k)
+	}
+	aliasJSON := ""
+	if len(d.Aliases) > 0 {
+		b, _ := json.Marshal(d.Aliases)
+		aliasJSON = string(b)
+	}
+	headingsJSON := ""
+	if len(d.Headings) > 0 {
+		b, _ := json.Marshal(d.Headings)
+		headingsJSON = string(b)
+	}
+	created := fmString(d.Frontmatter, "created", "date", "created_at")
+	updated := fmString(d.Frontmatter, "updated", "modified", "updated_at", "last_modified")
+	titleKey := strings.ToLower(d.Title)
+
+	var id int64
+	namesChanged := false
+	if p.prev != nil {
+		id = p.prev.id
+		var oldTitle, oldAliases sql.NullString
+		if err := w.stmt("note_old").QueryRowContext(w.ctx, id).Scan(&oldTitle, &oldAliases); err != nil {
+			return 0, false, err
+		}
+		namesChanged = oldTitle.String != titleKey || oldAliases.String != aliasJSON
+		if err := w.deleteChildren(id); err != nil {
+			return 0, false, err
+		}
+		if _, err := w.exec("note_upd", pathKey, strings.ToLower(stem), d.Title, titleKey, d.TitleSource, kind, p.file.Size, p.file.ModTime, p.hash,
+			nullStr(fmJSON), nullStr(keysJSON), nullStr(d.FrontmatterError), nullStr(aliasJSON), nullStr(headingsJSON), nullStr(created), nullStr(updated), p.words, p.lines, w.now, id); err != nil {
+			return 0, false, err
+		}
+	} else {
+		namesChanged = true
+		w.nextNote++
+		id = w.nextNote
+		err := w.add("note_ins", id, rel, pathKey, strings.ToLower(stem), d.Title, titleKey, d.TitleSource, kind, p.file.Size, p.file.ModTime, p.hash,
+			nullStr(fmJSON), nullStr(keysJSON), nullStr(d.FrontmatterError), nullStr(aliasJSON), nullStr(headingsJSON), nullStr(created), nullStr(updated), p.words, p.lines, w.now)
+		if err != nil {
+			return 0, false, err
+		}
+	}
+	if w.failed[rel] {
+		if _, err := w.exec("fail_del", rel); err != nil {
+			return 0, false, err
+		}
+	}
+
+	seenTag := map[string]bool{}
+	for _, t := range d.Tags {
+		k := strings.ToLower(t.Name)
+		if k == "" || seenTag[k+"\x00"+t.Source+strconv.Itoa(t.Line)] {
+			continue
+		}
+		seenTag[k+"\x00"+t.Source+strconv.Itoa(t.Line)] = true
+		if err := w.add("tag", id, t.Name, k, t.Line, t.Source); err != nil {
+			return 0, false, err
+		}
+	}
+	chunks, rows := FTSRows(d)
+	for i, c := range chunks {
+		hp := "[]"
+		if len(c.HeadingPath) > 0 {
+			b, _ := json.Marshal(c.HeadingPath)
+			hp = string(b)
+		}
+		w.nextChunk++
+		cid := w.nextChunk
+		if err := w.add("chunk", cid, id, i, hp, c.StartLine, c.EndLine, c.Text); err != nil {
+			return 0, false, err
+		}
+		row := rows[i]
+		if err := w.add("fts", cid, row[0], row[1], row[2], row[3]); err != nil {
+			return 0, false, err
+		}
+	}
+	if len(d.Links) > 0 {
+		// Links are inserted at the end of the run, already resolved
+		// against the final set of notes (see insertLinks).
+		w.links = append(w.links, noteLinks{id: id, path: rel, links: d.Links})
+	}
+	for _, a := range d.Aliases {
+		if err := w.add("alias", id, a, strings.ToLower(a)); err != nil {
+			return 0, false, err
+		}
+	}
+	for _, k := range d.FrontmatterKeys {
+		for _, v := range flattenValue(d.Frontmatter[k]) {
+			if err := w.add("prop", id, k, v); err != nil {
+				return 0, false, err
+			}
+		}
+	}
+	for _, t := range d.Tasks {
+		if err := w.add("task", id, t.Line, t.Status, t.Text); err != nil {
+			return 0, false, err
+		}
+	}
+	for i, b := range d.Blocks {
+		props := ""
+		if len(b.Properties) > 0 {
+			pb, _ := json.Marshal(b.Properties)
+			props = string(pb)
+		}
+		if err := w.add("block", id, i, nullStr(b.UUID), b.Parent, b.Depth, b.Line, b.EndLine, b.Content, nullStr(props)); err != nil {
+			return 0, false, err
+		}
+	}
+	for _, a := range d.BlockIDs {
+		if err := w.add("anchor", id, a.ID, a.Line); err != nil {
+			return 0, false, err
+		}
+	}
+	w.pending += 1 + len(chunks)
+	return id, namesChanged, nil
+}
+
+// isAttachment reports whether a link points at a non-Markdown file (an
+// image, a PDF, ...), which the index does not hold as a note.
+func isAttachment(l markdown.Link) bool {
+	switch l.Kind {
+	case markdown.LinkBlockRef, markdown.LinkTagRef, markdown.LinkTyped:
+		return false
+	}
+	ext := strings.ToLower(path.Ext(l.Target))
+	if ext == "" || ext == ".md" {
+		return false
+	}
+	// "Note v1.2" has an extension-looking suffix that is not a file type.
+	if len(ext) > 6 || strings.ContainsAny(ext, " ") {
+		return false
+	}
+	for _, c := range ext[1:] {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	if _, err := strconv.Atoi(ext[1:]); err == nil {
+		return false // "Version 1.2"
+	}
+	return true
+}
+
+// FTSRows returns the chunks stored for a note (at least one, so a note
+// with an empty body is still found by its title) and, for each, the text
+// of the four FTS columns: title (with aliases), heading path, body and
+// tags, segmented for CJK. The frontmatter's searchable text joins the
+// first chunk's body.
+func FTSRows(d *markdown.Doc) ([]markdown.Chunk, [][4]string) {
+	titleText := textseg.ForIndex(strings.Join(append([]string{d.Title}, d.Aliases...), " "))
+	tagSet := make([]string, 0, len(d.Tags))
+	seen := map[string]bool{}
+	for _, t := range d.Tags {
+		k := strings.ToLower(t.Name)
+		if k != "" && !seen[k] {
+			seen[k] = true
+			tagSet = append(tagSet, t.Name)
+		}
+	}
+	tagText := textseg.ForIndex(strings.Join(tagSet, " "))
+	fmText := textseg.ForIndex(frontmatterText(d))
+	chunks := d.Chunks
+	if len(chunks) == 0 {
+		chunks = []markdown.Chunk{{StartLine: max(d.BodyLine, 1), EndLine: max(d.BodyLine, 1)}}
+	}
+	rows := make([][4]string, len(chunks))
+	for i, c := range chunks {
+		body := textseg.ForIndex(c.Text)
+		if i == 0 && fmText != "" {
+			body = fmText + "\n" + body
+		}
+		rows[i] = [4]string{titleText, textseg.ForIndex(strings.Join(c.HeadingPath, " \u203a ")), body, tagText}
+	}
+	return chunks, rows
+}
+
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func fmString(fm map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if v, ok := fm[k]; ok && v != nil {
+			switch x := v.(type) {
+			case string:
+				return x
+			case int64, float64, bool:
+				return fmt.Sprint(x)
+			}
+		}
+	}
+	return ""
+}
+
+// frontmatterText is the searchable text of the frontmatter: string values of
+// every key except the ones indexed elsewhere (title, aliases, tags).
+func frontmatterText(d *markdown.Doc) string {
+	var parts []string
+	for _, k := range d.FrontmatterKeys {
+		switch strings.ToLower(k) {
+		case "title", "aliases", "alias", "tags", "tag", "id", "uuid", "cssclasses", "cssclass", "permalink", "publish", "created", "updated", "date", "modified":
+			continue
+		}
+		for _, v := range flattenValue(d.Frontmatter[k]) {
+			if len(v) > 1 {
+				parts = append(parts, v)
+			}
+		}
+	}
+	return strings.Join(parts, " \n")
+}
+
+// flattenValue turns a frontmatter value into the strings a filter can match:
+// scalars as text, lists item by item; nested maps are skipped.
+func flattenValue(v any) []string {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return []string{x}
+	case bool:
+		return []string{strconv.FormatBool(x)}
+	case int64:
+		return []string{strconv.FormatInt(x, 10)}
+	case float64:
+		return []string{strconv.FormatFloat(x, 'f', -1, 64)}
+	case []any:
+		var out []string
+		for _, e := range x {
+			switch e.(type) {
+			case []any, map[string]any:
+				continue
+			}
+			out = append(out, flattenValue(e)...)
+		}
+		return out
+	}
+	return nil
+}

@@ -1,0 +1,304 @@
+package index
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/testutil"
+	"github.com/loci-dev/loci/internal/vault"
+)
+
+func openTest(t *testing.T, root string) *Index {
+	t.Helper()
+	v, err := vault.Open(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(context.Background(), v, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
+func mustSync(t *testing.T, ix *Index, opt SyncOptions) *SyncResult {
+	t.Helper()
+	res, err := ix.Sync(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func count(t *testing.T, ix *Index, q string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := ix.DB.QueryRow(q, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// bump sets a file's mtime forward so (size, mtime) differs even when the
+// test rewrites it within the same clock tick.
+func bump(t *testing.T, p string, d time.Duration) {
+	t.Helper()
+	now := time.Now().Add(d)
+	if err := os.Chtimes(p, now, now); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSyncLifecycle(t *testing.T) {
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{
+		"a.md":           "# A\n\nalpha text links to [[b]]\n",
+		"folder/b.md":    "---\ntags: [x]\n---\n# B\n\nbravo text\n",
+		"c.md":           "charlie links to [[d]] which does not exist yet\n",
+		".obsidian/x.md": "ignored",
+	})
+	ix := openTest(t, root)
+	res := mustSync(t, ix, SyncOptions{})
+	if res.Indexed != 3 || res.Unchanged != 0 || res.Removed != 0 || res.Failed != 0 {
+		t.Fatalf("first sync = %+v", res)
+	}
+	if n := count(t, ix, "SELECT COUNT(*) FROM links WHERE dst_id IS NULL"); n != 1 {
+		t.Fatalf("unresolved links = %d, want 1 ([[d]])", n)
+	}
+
+	// Nothing changed.
+	res = mustSync(t, ix, SyncOptions{})
+	if res.Indexed != 0 || res.Unchanged != 3 {
+		t.Fatalf("no-op sync = %+v", res)
+	}
+
+	// Touched but identical content: unchanged via the hash, mtime refreshed.
+	bump(t, filepath.Join(root, "a.md"), time.Hour)
+	res = mustSync(t, ix, SyncOptions{})
+	if res.Indexed != 0 || res.Unchanged != 3 {
+		t.Fatalf("touch sync = %+v", res)
+	}
+
+	// Modify.
+	testutil.WriteFiles(t, root, map[string]string{"a.md": "# A\n\nalpha changed, still links to [[b]]\n"})
+	bump(t, filepath.Join(root, "a.md"), 2*time.Hour)
+	res = mustSync(t, ix, SyncOptions{})
+	if res.Indexed != 1 || res.Unchanged != 2 {
+		t.Fatalf("modify sync = %+v", res)
+	}
+	if n := count(t, ix, "SELECT COUNT(*) FROM chunks WHERE text LIKE '%changed%'"); n != 1 {
+		t.Fatalf("modified text not indexed")
+	}
+
+	// Add the missing target: c's link resolves now.
+	testutil.WriteFiles(t, root, map[string]string{"d.md": "delta"})
+	res = mustSync(t, ix, SyncOptions{})
+	if res.Indexed != 1 {
+		t.Fatalf("add sync = %+v", res)
+	}
+	if n := count(t, ix, "SELECT COUNT(*) FROM links WHERE dst_id IS NULL"); n != 0 {
+		t.Fatalf("link to new note still unresolved")
+	}
+
+	// Rename b → folder/renamed.md: a's link [[b]] becomes unresolved.
+	if err := os.Rename(filepath.Join(root, "folder/b.md"), filepath.Join(root, "folder/renamed.md")); err != nil {
+		t.Fatal(err)
+	}
+	res = mustSync(t, ix, SyncOptions{})
+	if res.Indexed != 1 || res.Removed != 1 {
+		t.Fatalf("rename sync = %+v", res)
+	}
+	if n := count(t, ix, "SELECT COUNT(*) FROM links WHERE dst_id IS NULL AND target='b'"); n != 1 {
+		t.Fatalf("link to renamed note should be unresolved")
+	}
+	if n := count(t, ix, "SELECT COUNT(*) FROM tags t JOIN notes n ON n.id=t.note_id WHERE n.path='folder/renamed.md'"); n != 1 {
+		t.Fatalf("renamed note lost its tag")
+	}
+
+	// Delete.
+	os.Remove(filepath.Join(root, "c.md"))
+	res = mustSync(t, ix, SyncOptions{})
+	if res.Removed != 1 {
+		t.Fatalf("delete sync = %+v", res)
+	}
+	for _, tbl := range []string{"chunks", "links", "tags", "props"} {
+		q := "SELECT COUNT(*) FROM " + tbl + " WHERE " + childKey(tbl) + " NOT IN (SELECT id FROM notes)"
+		if n := count(t, ix, q); n != 0 {
+			t.Fatalf("%d orphan rows in %s", n, tbl)
+		}
+	}
+	// The contentless FTS table has exactly one row per chunk.
+	if a, b := count(t, ix, "SELECT COUNT(*) FROM chunks"), count(t, ix, "SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH 'alpha OR bravo OR delta'"); a < b {
+		t.Fatalf("fts has more rows (%d) than chunks (%d)", b, a)
+	}
+
+	// Reset rebuilds everything.
+	res = mustSync(t, ix, SyncOptions{Reset: true})
+	if res.Indexed != 3 || res.Unchanged != 0 {
+		t.Fatalf("reset sync = %+v", res)
+	}
+	if n := count(t, ix, "SELECT COUNT(*) FROM notes"); n != 3 {
+		t.Fatalf("notes after reset = %d", n)
+	}
+}
+
+func TestSyncPaths(t *testing.T) {
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{"a.md": "alpha", "b.md": "bravo"})
+	ix := openTest(t, root)
+	mustSync(t, ix, SyncOptions{})
+	testutil.WriteFiles(t, root, map[string]string{"a.md": "alpha two", "b.md": "bravo two", "new.md": "new"})
+	bump(t, filepath.Join(root, "a.md"), time.Hour)
+	bump(t, filepath.Join(root, "b.md"), time.Hour)
+	res := mustSync(t, ix, SyncOptions{Paths: []string{"a.md", "new.md"}})
+	if res.Indexed != 2 || res.Removed != 0 {
+		t.Fatalf("paths sync = %+v", res)
+	}
+	if n := count(t, ix, "SELECT COUNT(*) FROM chunks WHERE text='bravo'"); n != 1 {
+		t.Fatalf("b.md should not have been re-indexed")
+	}
+	os.Remove(filepath.Join(root, "a.md"))
+	res = mustSync(t, ix, SyncOptions{Paths: []string{"a.md"}})
+	if res.Removed != 1 {
+		t.Fatalf("paths delete = %+v", res)
+	}
+	if _, err := ix.Sync(context.Background(), SyncOptions{Paths: []string{"../escape.md"}}); errs.Code(err) != errs.CodePathDenied {
+		t.Fatalf("traversal in --paths: %v", err)
+	}
+}
+
+func TestSyncFileVanishesMidScan(t *testing.T) {
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{"keep.md": "keep", "gone.md": "gone", "old.md": "old"})
+	ix := openTest(t, root)
+	mustSync(t, ix, SyncOptions{})
+	testutil.WriteFiles(t, root, map[string]string{"old.md": "old but changed", "fresh.md": "fresh"})
+	bump(t, filepath.Join(root, "old.md"), time.Hour)
+	ix.afterWalk = func() {
+		// Both a known changed file and a brand-new file disappear after the walk saw them.
+		os.Remove(filepath.Join(root, "old.md"))
+		os.Remove(filepath.Join(root, "fresh.md"))
+	}
+	res := mustSync(t, ix, SyncOptions{})
+	if res.Failed != 0 || res.Removed != 1 || res.Indexed != 0 {
+		t.Fatalf("vanish sync = %+v", res)
+	}
+	var paths []string
+	rows, _ := ix.DB.Query("SELECT path FROM notes")
+	for rows.Next() {
+		var p string
+		rows.Scan(&p)
+		paths = append(paths, p)
+	}
+	rows.Close()
+	sort.Strings(paths)
+	if len(paths) != 2 || paths[0] != "gone.md" || paths[1] != "keep.md" {
+		t.Fatalf("notes = %v", paths)
+	}
+}
+
+func TestSyncRecordsUnreadableFiles(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root can read unreadable files")
+	}
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{"ok.md": "ok", "locked.md": "secret"})
+	os.Chmod(filepath.Join(root, "locked.md"), 0)
+	ix := openTest(t, root)
+	res := mustSync(t, ix, SyncOptions{})
+	if res.Failed != 1 || res.Indexed != 1 {
+		t.Fatalf("sync = %+v", res)
+	}
+	st, err := ix.Status(context.Background())
+	if err != nil || len(st.Failures) != 1 || st.Failures[0].Path != "locked.md" {
+		t.Fatalf("status failures = %+v, %v", st, err)
+	}
+}
+
+func TestSingleWriter(t *testing.T) {
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{"a.md": "alpha"})
+	ix := openTest(t, root)
+	lock, err := acquireWriter(ix.Dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ix.Sync(context.Background(), SyncOptions{})
+	if errs.Code(err) != errs.CodeIndexBusy {
+		t.Fatalf("second writer: %v, want index_busy", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := ix.Sync(context.Background(), SyncOptions{Wait: true})
+		done <- err
+	}()
+	lock.release()
+	if err := <-done; err != nil {
+		t.Fatalf("waiting writer: %v", err)
+	}
+}
+
+func TestReadersNotBlockedByWriter(t *testing.T) {
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{"a.md": "alpha"})
+	ix := openTest(t, root)
+	mustSync(t, ix, SyncOptions{})
+	ctx := context.Background()
+	conn, err := ix.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec("UPDATE notes SET title='writing'"); err != nil {
+		t.Fatal(err)
+	}
+	// A second connection reads the committed state while the write is open.
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var title string
+	if err := ix.DB.QueryRowContext(rctx, "SELECT title FROM notes").Scan(&title); err != nil || title != "a" {
+		t.Fatalf("reader got %q, %v", title, err)
+	}
+}
+
+func TestSchemaTooNew(t *testing.T) {
+	root := t.TempDir()
+	ix := openTest(t, root)
+	if _, err := ix.DB.Exec("PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	v, _ := vault.Open(root, nil)
+	_, err := Open(context.Background(), v, Options{})
+	if errs.Code(err) != errs.CodeIndexSchema {
+		t.Fatalf("newer schema: %v", err)
+	}
+}
+
+func TestInvalidFrontmatterIndexedAndReported(t *testing.T) {
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{"bad.md": "---\ntitle: [unclosed\n---\n# Bad\n\nbody words here\n"})
+	ix := openTest(t, root)
+	mustSync(t, ix, SyncOptions{})
+	st, err := ix.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.FrontmatterIssue) != 1 || st.FrontmatterIssue[0].Path != "bad.md" || st.FrontmatterIssue[0].Error == "" {
+		t.Fatalf("frontmatter issues = %+v", st.FrontmatterIssue)
+	}
+	if n := count(t, ix, "SELECT COUNT(*) FROM chunks WHERE text LIKE '%body words%'"); n != 1 {
+		t.Fatal("body of a note with bad frontmatter not indexed")
+	}
+}

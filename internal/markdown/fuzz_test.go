@@ -1,0 +1,135 @@
+package markdown
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// fuzzSeeds returns the fixtures plus small tricky inputs.
+func fuzzSeeds(tb testing.TB) [][]byte {
+	seeds := [][]byte{
+		[]byte(""),
+		[]byte("---\ntitle: x\ntags: [a, b]\nup: [[P]]\n---\n# H\ntext #tag [[L|a]] ![[e.png]]\n"),
+		[]byte("\uFEFF---\r\na: &a [1, *a]\r\n---\r\nSetext\r\n===\r\n"),
+		[]byte("```\n[[x]]\n~~~\n```\n%% [[y]]\n%% ^id\n- [ ] task ^blk\n"),
+		[]byte("type:: [[X]]\n\n- ## H\n  id:: 6103e488-22d4-4751-b27a-69b278067c26\n\t- ((6103e488-22d4-4751-b27a-69b278067c26)) #[[a b]]\n\t\t- TODO x\n"),
+		[]byte("- ```\n  - y\n- #+BEGIN_QUERY\n  {{query}}\n  #+END_QUERY\n"),
+		[]byte("[a](<b c.md>) [![i](j.png)](k.md) [x](y.md#^z \"t\") <https://a/#b>"),
+	}
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.md"))
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil {
+			seeds = append(seeds, b)
+		}
+	}
+	return seeds
+}
+
+// FuzzParse checks that Parse never panics and that its output is consistent:
+// every line number lies in [0, lines+1], chunks are ordered, blocks are a tree.
+func FuzzParse(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s, false, 0)
+		f.Add(s, true, 40)
+	}
+	f.Fuzz(func(t *testing.T, src []byte, logseq bool, maxChunk int) {
+		opts := Options{Path: "dir/2020_09_14.md", Logseq: logseq, Journal: logseq, MaxChunkChars: maxChunk % 4096}
+		d := Parse(src, opts)
+		checkDoc(t, "fuzz", src, d)
+		limit := opts.MaxChunkChars
+		if limit <= 0 {
+			limit = DefaultMaxChunkChars
+		}
+		for _, c := range d.Chunks {
+			if strings.Contains(c.Text, "\r\n") && !strings.Contains(string(src), "\r\r\n") {
+				t.Errorf("chunk text keeps CRLF: %q", c.Text)
+			}
+		}
+		// Determinism.
+		d2 := Parse(src, opts)
+		if len(d2.Links) != len(d.Links) || len(d2.Chunks) != len(d.Chunks) || len(d2.Tags) != len(d.Tags) {
+			t.Errorf("Parse is not deterministic")
+		}
+	})
+}
+
+// FuzzSplitFrontmatter checks the returned slice lies inside src and the
+// body line is consistent with the number of lines.
+func FuzzSplitFrontmatter(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	f.Add([]byte("---\n---"))
+	f.Add([]byte("\uFEFF---\r\n...\r\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		y, bodyLine, ok := SplitFrontmatter(src)
+		if !ok {
+			if y != nil || bodyLine != 1 {
+				t.Fatalf("not ok but got (%q, %d)", y, bodyLine)
+			}
+			return
+		}
+		if bodyLine < 3 || bodyLine > countLines(src)+1 {
+			t.Fatalf("bodyLine %d outside [3, %d]", bodyLine, countLines(src)+1)
+		}
+		if !strings.Contains(string(src), string(y)) {
+			t.Fatalf("yaml %q not in src", y)
+		}
+		// The YAML text covers exactly the lines between the fences.
+		if got := strings.Count(string(y), "\n"); got != bodyLine-3 {
+			t.Fatalf("yaml has %d lines, body starts at %d", got, bodyLine)
+		}
+	})
+}
+
+// FuzzInline checks that links and tags found in a single line are well
+// formed: tags are non-empty runs of tag characters, link lines are 1.
+func FuzzInline(f *testing.F) {
+	for _, s := range []string{
+		"#tag [[a#b|c]] ![[d]] [e](f.md) `#x` %% #y %% #z",
+		"#[[multi word]] ((6103e488-22d4-4751-b27a-69b278067c26)) [#A]",
+		"&#123; C# http://x/#y <a href='#z'> \\#w",
+		"[[a\\|b]] [![i](j.png)](k.md) [l](<m n.md>) ^blk",
+	} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, line string, logseq bool) {
+		if strings.ContainsAny(line, "\r\n") {
+			return
+		}
+		doc := &Doc{}
+		sc := scanner{doc: doc, logseq: logseq}
+		sc.scanLine(line, 1)
+		for _, tg := range doc.Tags {
+			if tg.Name == "" || tg.Line != 1 {
+				t.Fatalf("bad tag %+v", tg)
+			}
+			if !logseq && (strings.ContainsAny(tg.Name, " #[]") || !utf8.ValidString(tg.Name) || strings.HasSuffix(tg.Name, "/")) {
+				t.Fatalf("bad tag name %q", tg.Name)
+			}
+			if !strings.Contains(line, tg.Name) {
+				t.Fatalf("tag %q not in line", tg.Name)
+			}
+		}
+		for _, l := range doc.Links {
+			if l.Line != 1 || l.Kind == "" {
+				t.Fatalf("bad link %+v", l)
+			}
+			if l.Kind == LinkBlockRef && !isUUID(l.Target) {
+				t.Fatalf("bad block ref %+v", l)
+			}
+			if l.Target == "" && l.Heading == "" && l.BlockID == "" {
+				t.Fatalf("empty link %+v", l)
+			}
+		}
+		for _, b := range doc.BlockIDs {
+			if b.ID == "" || !strings.HasSuffix(strings.TrimRight(line, " \t"), b.ID) {
+				t.Fatalf("bad block id %+v", b)
+			}
+		}
+	})
+}

@@ -1,0 +1,96 @@
+package ops
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/search"
+	"github.com/loci-dev/loci/internal/vault"
+)
+
+// VaultHandle is one opened vault with its index.
+type VaultHandle struct {
+	Name   string
+	Vault  *vault.Vault
+	Index  *index.Index
+	Search *search.Searcher
+}
+
+// Env is what handlers run against: the opened vaults (the first is the
+// default) and process-wide settings.
+type Env struct {
+	Vaults []*VaultHandle
+	// MaxResultBytes caps a serialized result (the response-size governor).
+	MaxResultBytes int
+}
+
+// OpenVault opens a vault and its index (creating the index directory).
+func OpenVault(ctx context.Context, root, indexDir string, exclude []string, readOnly bool) (*VaultHandle, error) {
+	v, err := vault.Open(root, exclude)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := index.Open(ctx, v, index.Options{Dir: indexDir, ReadOnly: readOnly})
+	if err != nil {
+		return nil, err
+	}
+	return &VaultHandle{Name: v.Name, Vault: v, Index: ix, Search: &search.Searcher{DB: ix.DB}}, nil
+}
+
+// Close closes every vault's index.
+func (e *Env) Close() {
+	for _, v := range e.Vaults {
+		v.Index.Close()
+	}
+}
+
+// Vault picks a vault by name ("" = the default).
+func (e *Env) Vault(name string) (*VaultHandle, error) {
+	if len(e.Vaults) == 0 {
+		return nil, errs.New(errs.CodeVaultNotFound, "no vault is open")
+	}
+	if name == "" {
+		return e.Vaults[0], nil
+	}
+	for _, v := range e.Vaults {
+		if v.Name == name {
+			return v, nil
+		}
+	}
+	names := make([]string, len(e.Vaults))
+	for i, v := range e.Vaults {
+		names[i] = v.Name
+	}
+	return nil, errs.New(errs.CodeVaultNotFound, "unknown vault %q", name).With("vaults", names)
+}
+
+// Cursors are opaque to callers: base64 of a small JSON object.
+type cursor struct {
+	Offset int `json:"o"`
+}
+
+func encodeCursor(offset int) string {
+	b, _ := json.Marshal(cursor{Offset: offset})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	var c cursor
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil || c.Offset < 0 {
+		return 0, errs.New(errs.CodeInvalidInput, "invalid cursor %q", s)
+	}
+	return c.Offset, nil
+}
+
+var _ = strconv.Itoa

@@ -1,0 +1,162 @@
+// Package ops is loci's operation registry. Every operation is defined once
+// (typed input and output, JSON Schemas derived from them, annotations, an
+// agent-facing description, a handler); the CLI, the MCP server and the REST
+// API are generated from these definitions and all run the same dispatch
+// pipeline (Registry.Call).
+package ops
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/loci-dev/loci/internal/errs"
+)
+
+// Annotations mirror MCP tool annotations.
+type Annotations struct {
+	ReadOnly    bool `json:"readOnly"`
+	Destructive bool `json:"destructive"`
+	Idempotent  bool `json:"idempotent"`
+	OpenWorld   bool `json:"openWorld"`
+}
+
+// CLI describes how an operation appears as a command.
+type CLI struct {
+	// Use is the command name ("search"); empty hides the op from the CLI.
+	Use string
+	// Args are the JSON field names filled from positional arguments, in order.
+	Args []string
+	// Text renders the output for --format text; nil prints indented JSON.
+	Text func(out any) string
+}
+
+// Op is a type-erased operation, as the surfaces see it.
+type Op struct {
+	Name        string
+	Title       string
+	Description string
+	Annotations Annotations
+	CLI         CLI
+	InputType   reflect.Type
+	OutputType  reflect.Type
+	InputSchema *jsonschema.Schema
+	// OutputSchema describes the structured result.
+	OutputSchema *jsonschema.Schema
+	resolved     *jsonschema.Resolved
+	handler      func(ctx context.Context, env *Env, in any) (any, error)
+}
+
+// Def is the typed definition of an operation.
+type Def[In, Out any] struct {
+	Name        string
+	Title       string
+	Description string
+	Annotations Annotations
+	CLI         CLI
+	Handler     func(ctx context.Context, env *Env, in *In) (*Out, error)
+}
+
+// Registry holds every operation.
+type Registry struct {
+	ops   map[string]*Op
+	order []string
+}
+
+// NewRegistry returns an empty registry; All() returns one with every loci op.
+func NewRegistry() *Registry { return &Registry{ops: map[string]*Op{}} }
+
+// Add registers a typed definition. It panics on programming errors (a
+// duplicate name or a type whose schema cannot be derived); tests catch those.
+func Add[In, Out any](r *Registry, d Def[In, Out]) {
+	if _, dup := r.ops[d.Name]; dup {
+		panic("ops: duplicate operation " + d.Name)
+	}
+	in, err := jsonschema.For[In](&jsonschema.ForOptions{})
+	if err != nil {
+		panic(fmt.Sprintf("ops: %s input schema: %v", d.Name, err))
+	}
+	out, err := jsonschema.For[Out](&jsonschema.ForOptions{})
+	if err != nil {
+		panic(fmt.Sprintf("ops: %s output schema: %v", d.Name, err))
+	}
+	in.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
+	res, err := in.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("ops: %s input schema resolve: %v", d.Name, err))
+	}
+	h := d.Handler
+	r.ops[d.Name] = &Op{
+		Name: d.Name, Title: d.Title, Description: d.Description, Annotations: d.Annotations, CLI: d.CLI,
+		InputType: reflect.TypeFor[In](), OutputType: reflect.TypeFor[Out](),
+		InputSchema: in, OutputSchema: out, resolved: res,
+		handler: func(ctx context.Context, env *Env, in any) (any, error) {
+			out, err := h(ctx, env, in.(*In))
+			if err != nil {
+				return nil, err
+			}
+			return out, nil
+		},
+	}
+	r.order = append(r.order, d.Name)
+}
+
+// Get returns an op by name.
+func (r *Registry) Get(name string) (*Op, bool) {
+	op, ok := r.ops[name]
+	return op, ok
+}
+
+// List returns every op in name order.
+func (r *Registry) List() []*Op {
+	names := append([]string(nil), r.order...)
+	sort.Strings(names)
+	out := make([]*Op, 0, len(names))
+	for _, n := range names {
+		out = append(out, r.ops[n])
+	}
+	return out
+}
+
+// Decode validates raw JSON arguments against the op's input schema and
+// decodes them into a fresh input value (a pointer to the In type).
+func (op *Op) Decode(raw json.RawMessage) (any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	var generic any
+	if err := json.Unmarshal(raw, &generic); err != nil {
+		return nil, errs.New(errs.CodeInvalidInput, "arguments are not valid JSON: %v", err)
+	}
+	if _, ok := generic.(map[string]any); !ok {
+		return nil, errs.New(errs.CodeInvalidInput, "arguments must be a JSON object")
+	}
+	if err := op.resolved.Validate(generic); err != nil {
+		return nil, errs.New(errs.CodeInvalidInput, "invalid arguments for %s: %s", op.Name, cleanSchemaErr(err)).With("operation", op.Name)
+	}
+	in := reflect.New(op.InputType).Interface()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(in); err != nil {
+		return nil, errs.New(errs.CodeInvalidInput, "invalid arguments for %s: %v", op.Name, err).With("operation", op.Name)
+	}
+	if v, ok := in.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+func cleanSchemaErr(err error) string {
+	s := err.Error()
+	s = strings.TrimPrefix(s, "validating root: ")
+	return s
+}

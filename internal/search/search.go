@@ -1,0 +1,274 @@
+package search
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/loci-dev/loci/internal/errs"
+)
+
+// Column weights for bm25(): title (with aliases), heading path, body, tags.
+const bm25Args = "bm25(chunks_fts, 8.0, 4.0, 1.0, 4.0)"
+
+// Query is a lexical search request.
+type Query struct {
+	Text     string
+	Limit    int // default 10, at most 200
+	Offset   int
+	PathGlob string   // doublestar glob over vault-relative paths
+	Tags     []string // every tag must be present; "a" also matches "a/b"
+	// Frontmatter filters: key → value; a note matches when the key has
+	// that value (lists match any element; "*" matches any value).
+	Frontmatter map[string]string
+	// Date ranges (inclusive, YYYY-MM-DD or any ISO-8601 prefix) on the
+	// frontmatter created / updated fields (updated falls back to the file's mtime).
+	CreatedFrom, CreatedTo, UpdatedFrom, UpdatedTo string
+}
+
+// Result is one note.
+type Result struct {
+	Path        string   `json:"path"`
+	Title       string   `json:"title"`
+	HeadingPath []string `json:"heading_path"`
+	Line        int      `json:"line"`
+	EndLine     int      `json:"end_line"`
+	Score       float64  `json:"score"`
+	Snippet     string   `json:"snippet"`
+	// Matched says whether every query term matched ("all") or the result
+	// came from the relaxed any-term pass ("any").
+	Matched string `json:"matched"`
+	NoteID  int64  `json:"-"`
+	ChunkID int64  `json:"-"`
+}
+
+// Response is a page of results.
+type Response struct {
+	Results []Result `json:"results"`
+	// HasMore is true when more results exist past this page.
+	HasMore bool `json:"has_more"`
+}
+
+type hit struct {
+	note, chunk int64
+	score       float64
+	matched     string
+}
+
+// Searcher runs queries against an index database.
+type Searcher struct {
+	DB *sql.DB
+}
+
+// Search runs q.
+func (s *Searcher) Search(ctx context.Context, q Query) (*Response, error) {
+	if q.Limit <= 0 {
+		q.Limit = 10
+	}
+	if q.Limit > 200 {
+		q.Limit = 200
+	}
+	if q.Offset < 0 {
+		return nil, errs.New(errs.CodeInvalidInput, "offset must be ≥ 0")
+	}
+	if q.PathGlob != "" && !doublestar.ValidatePattern(q.PathGlob) {
+		return nil, errs.New(errs.CodeInvalidInput, "invalid path glob %q", q.PathGlob).With("path_glob", q.PathGlob)
+	}
+	terms := parseQuery(q.Text)
+	strict, relaxed := buildMatch(terms)
+	resp := &Response{Results: []Result{}}
+	if strict == "" {
+		return resp, nil
+	}
+	allowed, err := s.filter(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	need := q.Offset + q.Limit + 1 // one more to know HasMore
+	var hits []hit
+	seen := map[int64]bool{}
+	for _, pass := range []struct{ expr, matched string }{{strict, "all"}, {relaxed, "any"}} {
+		if pass.expr == "" || len(hits) >= need {
+			continue
+		}
+		got, err := s.run(ctx, pass.expr, allowed, need, seen)
+		if err != nil {
+			return nil, err
+		}
+		for i := range got {
+			got[i].matched = pass.matched
+		}
+		hits = append(hits, got...)
+	}
+	if len(hits) > q.Offset+q.Limit {
+		resp.HasMore = true
+		hits = hits[:q.Offset+q.Limit]
+	}
+	if q.Offset >= len(hits) {
+		return resp, nil
+	}
+	hits = hits[q.Offset:]
+	hl := highlighter(terms)
+	for _, h := range hits {
+		r := Result{NoteID: h.note, ChunkID: h.chunk, Score: round3(-h.score), Matched: h.matched}
+		var hp, text string
+		err := s.DB.QueryRowContext(ctx, `SELECT n.path, n.title, c.heading_path, c.start_line, c.end_line, c.text
+			FROM chunks c JOIN notes n ON n.id = c.note_id WHERE c.id = ?`, h.chunk).
+			Scan(&r.Path, &r.Title, &hp, &r.Line, &r.EndLine, &text)
+		if err != nil {
+			if err == sql.ErrNoRows {
+				continue // deleted between the two queries
+			}
+			return nil, err
+		}
+		r.HeadingPath = []string{}
+		json.Unmarshal([]byte(hp), &r.HeadingPath)
+		r.Snippet = hl.snippet(text, 240)
+		resp.Results = append(resp.Results, r)
+	}
+	return resp, nil
+}
+
+func round3(f float64) float64 {
+	return float64(int64(f*1000+0.5)) / 1000
+}
+
+// run executes one MATCH expression and returns the best chunk of each new
+// note, best first, until need notes are collected.
+func (s *Searcher) run(ctx context.Context, expr string, allowed map[int64]bool, need int, seen map[int64]bool) ([]hit, error) {
+	fetch := need*8 + 32
+	for {
+		q := `SELECT c.note_id, f.rowid, f.s FROM (SELECT rowid, ` + bm25Args + ` AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?) f
+			JOIN chunks c ON c.id = f.rowid ORDER BY f.s`
+		rows, err := s.DB.QueryContext(ctx, q, expr, fetch)
+		if err != nil {
+			return nil, errs.Wrap(err, errs.CodeInternal, "search failed").With("match", expr)
+		}
+		var out []hit
+		local := map[int64]bool{}
+		n := 0
+		for rows.Next() {
+			n++
+			var h hit
+			if err := rows.Scan(&h.note, &h.chunk, &h.score); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if seen[h.note] || local[h.note] || (allowed != nil && !allowed[h.note]) {
+				continue
+			}
+			local[h.note] = true
+			out = append(out, h)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, errs.Wrap(err, errs.CodeInternal, "search failed").With("match", expr)
+		}
+		if len(out) >= need || n < fetch {
+			if len(out) > need {
+				out = out[:need]
+			}
+			for _, h := range out {
+				seen[h.note] = true
+			}
+			return out, nil
+		}
+		fetch *= 4
+	}
+}
+
+// filter returns the set of note ids allowed by q's filters, or nil when
+// no filter is set.
+func (s *Searcher) filter(ctx context.Context, q Query) (map[int64]bool, error) {
+	var where []string
+	var args []any
+	for _, t := range q.Tags {
+		t = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(t), "#"))
+		if t == "" {
+			continue
+		}
+		where = append(where, "id IN (SELECT note_id FROM tags WHERE tag_key = ? OR tag_key LIKE ? ESCAPE '\\')")
+		args = append(args, t, escapeLike(t)+"/%")
+	}
+	keys := make([]string, 0, len(q.Frontmatter))
+	for k := range q.Frontmatter {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := q.Frontmatter[k]
+		if v == "*" {
+			where = append(where, "id IN (SELECT note_id FROM props WHERE key = ?)")
+			args = append(args, k)
+		} else {
+			where = append(where, "id IN (SELECT note_id FROM props WHERE key = ? AND value = ? COLLATE NOCASE)")
+			args = append(args, k, v)
+		}
+	}
+	for _, r := range []struct{ col, from, to string }{
+		{"created", q.CreatedFrom, q.CreatedTo},
+		{"COALESCE(updated, strftime('%Y-%m-%dT%H:%M:%S', mtime/1000000000, 'unixepoch'))", q.UpdatedFrom, q.UpdatedTo},
+	} {
+		if r.from != "" {
+			if err := checkDate(r.from); err != nil {
+				return nil, err
+			}
+			where = append(where, r.col+" >= ?")
+			args = append(args, r.from)
+		}
+		if r.to != "" {
+			if err := checkDate(r.to); err != nil {
+				return nil, err
+			}
+			// Inclusive upper bound on a date prefix: 2024-01-31 includes 2024-01-31T23:59.
+			where = append(where, r.col+" < ?")
+			args = append(args, r.to+"\uffff")
+		}
+	}
+	if len(where) == 0 && q.PathGlob == "" {
+		return nil, nil
+	}
+	sqlq := "SELECT id, path FROM notes"
+	if len(where) > 0 {
+		sqlq += " WHERE " + strings.Join(where, " AND ")
+	}
+	rows, err := s.DB.QueryContext(ctx, sqlq, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	allowed := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		var p string
+		if err := rows.Scan(&id, &p); err != nil {
+			return nil, err
+		}
+		if q.PathGlob != "" {
+			if ok, _ := doublestar.Match(q.PathGlob, p); !ok {
+				continue
+			}
+		}
+		allowed[id] = true
+	}
+	return allowed, rows.Err()
+}
+
+func checkDate(s string) error {
+	for _, layout := range []string{"2006-01-02", "2006-01", "2006", "2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339} {
+		if _, err := time.Parse(layout, s); err == nil {
+			return nil
+		}
+	}
+	return errs.New(errs.CodeInvalidInput, "invalid date %q: use YYYY-MM-DD", s).With("value", s)
+}
+
+func escapeLike(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s)
+}

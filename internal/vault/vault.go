@@ -1,0 +1,312 @@
+// Package vault owns the vault on disk: root confinement, the walk over its
+// notes, reading and etags. The files are the truth; nothing here knows about
+// the index.
+package vault
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/loci-dev/loci/internal/errs"
+)
+
+// IgnoredDirs are never walked and never readable through loci.
+var IgnoredDirs = []string{".obsidian", ".trash", ".git", ".loci", "node_modules"}
+
+// Kind says what kind of vault a folder is.
+type Kind string
+
+const (
+	KindObsidian Kind = "obsidian"
+	KindLogseq   Kind = "logseq"
+)
+
+// Vault is an opened vault root.
+type Vault struct {
+	Root    string // absolute, symlinks resolved
+	Name    string // base name of Root
+	Kind    Kind
+	exclude []string // doublestar globs over vault-relative paths
+	// graphs are the vault-relative roots of Logseq graphs ("" for the vault
+	// itself): folders holding logseq/config.edn. A graph may sit inside an
+	// Obsidian vault; its pages/ and journals/ are parsed as outlines.
+	graphs []string
+}
+
+// Open resolves root and detects its kind. exclude are extra doublestar globs
+// (vault-relative, e.g. "Archive/**", "*.excalidraw.md").
+func Open(root string, exclude []string) (*Vault, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, errs.Wrap(err, errs.CodeVaultNotFound, "cannot resolve vault path").With("vault", root)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, errs.New(errs.CodeVaultNotFound, "vault folder does not exist: %s", root).With("vault", root)
+	}
+	st, err := os.Stat(real)
+	if err != nil || !st.IsDir() {
+		return nil, errs.New(errs.CodeVaultNotFound, "vault path is not a folder: %s", root).With("vault", root)
+	}
+	for _, g := range exclude {
+		if !doublestar.ValidatePattern(g) {
+			return nil, errs.New(errs.CodeInvalidInput, "invalid exclude glob %q", g)
+		}
+	}
+	v := &Vault{Root: real, Name: filepath.Base(real), exclude: exclude, Kind: KindObsidian}
+	v.graphs = findGraphs(real)
+	if len(v.graphs) > 0 && v.graphs[0] == "" {
+		v.Kind = KindLogseq
+	}
+	return v, nil
+}
+
+// findGraphs looks for logseq/config.edn at the root and up to two levels down.
+func findGraphs(root string) []string {
+	var out []string
+	for _, pat := range []string{"logseq/config.edn", "*/logseq/config.edn", "*/*/logseq/config.edn"} {
+		m, _ := filepath.Glob(filepath.Join(root, pat))
+		for _, p := range m {
+			rel, err := filepath.Rel(root, filepath.Dir(filepath.Dir(p)))
+			if err != nil {
+				continue
+			}
+			rel = filepath.ToSlash(rel)
+			if rel == "." {
+				rel = ""
+			}
+			if rel != "" && (strings.HasPrefix(rel, ".") || ignoredPrefix(rel) != "") {
+				continue
+			}
+			out = append(out, rel)
+		}
+	}
+	return out
+}
+
+// LogseqFile reports whether rel is an outline page of a Logseq graph
+// (pages/ or journals/), and whether it is a journal.
+func (v *Vault) LogseqFile(rel string) (outline, journal bool) {
+	for _, g := range v.graphs {
+		r := rel
+		if g != "" {
+			if !strings.HasPrefix(rel, g+"/") {
+				continue
+			}
+			r = rel[len(g)+1:]
+		}
+		switch {
+		case strings.HasPrefix(r, "pages/"):
+			return true, false
+		case strings.HasPrefix(r, "journals/"):
+			return true, true
+		}
+	}
+	return false, false
+}
+
+// Etag is the hex SHA-256 of a note's bytes.
+func Etag(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// CleanRel validates a caller-supplied vault-relative path and returns it in
+// canonical form (forward slashes, NFC, no "." segments). It rejects absolute
+// paths, ".." escapes, NUL bytes, URL-encoded traversal and ignored folders,
+// without touching the disk.
+func CleanRel(p string) (string, error) {
+	orig := p
+	deny := func(reason string) error {
+		return errs.New(errs.CodePathDenied, "path %q is not allowed: %s", orig, reason).With("path", orig).With("reason", reason)
+	}
+	if p == "" {
+		return "", errs.New(errs.CodeInvalidInput, "path is empty")
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", deny("contains a NUL byte")
+	}
+	if strings.Contains(p, "%") {
+		// Reject encoded separators and dots that a later decoder could turn into traversal.
+		low := strings.ToLower(p)
+		for _, enc := range []string{"%2e", "%2f", "%5c", "%00"} {
+			if strings.Contains(low, enc) {
+				return "", deny("contains URL-encoded path characters")
+			}
+		}
+	}
+	p = strings.ReplaceAll(p, "\\", "/")
+	if strings.HasPrefix(p, "/") || filepath.IsAbs(p) || (len(p) >= 2 && p[1] == ':') {
+		return "", deny("absolute paths are not accepted; use a vault-relative path")
+	}
+	p = norm.NFC.String(p)
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." {
+			return "", deny("'..' segments are not accepted")
+		}
+	}
+	p = path.Clean(p)
+	if p == "." || p == "" {
+		return "", deny("path names the vault root")
+	}
+	if d := ignoredPrefix(p); d != "" {
+		return "", deny("inside " + d + "/")
+	}
+	return p, nil
+}
+
+func ignoredPrefix(rel string) string {
+	first, _, _ := strings.Cut(rel, "/")
+	for _, d := range IgnoredDirs {
+		if strings.EqualFold(first, d) {
+			return d
+		}
+	}
+	return ""
+}
+
+// Abs confines a vault-relative path and returns its absolute location. If the
+// path (or any parent) is a symlink, the resolved target must stay inside the
+// vault.
+func (v *Vault) Abs(rel string) (string, string, error) {
+	clean, err := CleanRel(rel)
+	if err != nil {
+		return "", "", err
+	}
+	abs := filepath.Join(v.Root, filepath.FromSlash(clean))
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			// The path itself may not exist; its deepest existing parent must be inside.
+			if perr := v.checkParent(abs); perr != nil {
+				return "", "", perr
+			}
+			return abs, clean, nil
+		}
+		return "", "", errs.Wrap(err, errs.CodePathDenied, "cannot resolve path").With("path", rel)
+	}
+	if !v.inside(real) {
+		return "", "", errs.New(errs.CodePathDenied, "path %q resolves outside the vault", rel).With("path", rel).With("reason", "symlink escapes the vault")
+	}
+	return real, clean, nil
+}
+
+func (v *Vault) checkParent(abs string) error {
+	dir := filepath.Dir(abs)
+	for {
+		real, err := filepath.EvalSymlinks(dir)
+		if err == nil {
+			if !v.inside(real) {
+				return errs.New(errs.CodePathDenied, "path resolves outside the vault").With("reason", "symlink escapes the vault")
+			}
+			return nil
+		}
+		next := filepath.Dir(dir)
+		if next == dir {
+			return nil
+		}
+		dir = next
+	}
+}
+
+func (v *Vault) inside(real string) bool {
+	return real == v.Root || strings.HasPrefix(real, v.Root+string(filepath.Separator))
+}
+
+// ReadNote reads a note by vault-relative path.
+func (v *Vault) ReadNote(rel string) ([]byte, string, error) {
+	abs, clean, err := v.Abs(rel)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := os.ReadFile(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, clean, errs.New(errs.CodeNotFound, "note not found: %s", clean).With("path", clean)
+		}
+		return nil, clean, errs.Wrap(err, errs.CodeInternal, "cannot read note").With("path", clean)
+	}
+	return b, clean, nil
+}
+
+// File is one note found by Walk.
+type File struct {
+	Rel     string // vault-relative, forward slashes, NFC
+	Size    int64
+	ModTime int64 // UnixNano
+}
+
+// Excluded reports whether a vault-relative path is ignored or excluded by config.
+func (v *Vault) Excluded(rel string) bool {
+	if ignoredPrefix(rel) != "" {
+		return true
+	}
+	for _, g := range v.exclude {
+		if ok, _ := doublestar.Match(g, rel); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Walk lists every Markdown note in the vault, skipping ignored folders,
+// excluded globs, hidden folders and symlinks that leave the vault. Files that
+// vanish during the walk are skipped silently.
+func (v *Vault) Walk(ctx context.Context, fn func(File) error) error {
+	return filepath.WalkDir(v.Root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || p != v.Root {
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if p == v.Root {
+			return nil
+		}
+		rel, _ := filepath.Rel(v.Root, p)
+		rel = norm.NFC.String(filepath.ToSlash(rel))
+		name := d.Name()
+		if d.IsDir() {
+			if strings.HasPrefix(name, ".") || v.Excluded(rel) || v.Excluded(rel+"/") {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !strings.EqualFold(path.Ext(name), ".md") || v.Excluded(rel) {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil // vanished
+		}
+		if info.Mode()&fs.ModeSymlink != 0 {
+			if _, _, err := v.Abs(rel); err != nil {
+				return nil
+			}
+			st, err := os.Stat(p)
+			if err != nil || !st.Mode().IsRegular() {
+				return nil
+			}
+			info = st
+		} else if !info.Mode().IsRegular() {
+			return nil
+		}
+		return fn(File{Rel: rel, Size: info.Size(), ModTime: info.ModTime().UnixNano()})
+	})
+}
