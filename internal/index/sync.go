@@ -48,6 +48,7 @@ type Failure struct {
 // SyncResult summarizes a run.
 type SyncResult struct {
 	Indexed   int           `json:"indexed"`
+	Added     int           `json:"-"` // new notes among Indexed
 	Unchanged int           `json:"unchanged"`
 	Removed   int           `json:"removed"`
 	Failed    int           `json:"failed"`
@@ -253,6 +254,9 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 			namesChanged = namesChanged || nc
 			_ = id
 			res.Indexed++
+			if p.prev == nil {
+				res.Added++
+			}
 			res.Changed = append(res.Changed, p.file.Rel)
 		}
 		if w.pending >= 20000 {

@@ -15,6 +15,18 @@ type Caller struct {
 	Subject string // authenticated principal, if any
 }
 
+// AuditRecord describes one dispatched call. It never holds note contents,
+// arguments or results: only who, what and how it ended.
+type AuditRecord struct {
+	Time       time.Time `json:"time"`
+	Surface    string    `json:"surface"`
+	Session    string    `json:"session,omitempty"`
+	Subject    string    `json:"subject,omitempty"`
+	Operation  string    `json:"operation"`
+	Code       string    `json:"code,omitempty"` // error code, "" on success
+	DurationMs float64   `json:"duration_ms"`
+}
+
 // Result is the outcome of one dispatch.
 type Result struct {
 	Output   any
@@ -28,8 +40,9 @@ const DefaultMaxResultBytes = 4 << 20
 // Call runs one operation through the shared pipeline: decode and validate
 // the input, run the handler, and apply the response-size governor. Every
 // surface calls this and nothing else.
-func (r *Registry) Call(ctx context.Context, env *Env, caller Caller, name string, raw json.RawMessage) Result {
+func (r *Registry) Call(ctx context.Context, env *Env, caller Caller, name string, raw json.RawMessage) (res Result) {
 	start := time.Now()
+	defer func() { env.audit(caller, name, start, res) }()
 	op, ok := r.Get(name)
 	if !ok {
 		return Result{Err: errs.New(errs.CodeUnknownOp, "unknown operation %q", name), Duration: time.Since(start)}
@@ -43,8 +56,9 @@ func (r *Registry) Call(ctx context.Context, env *Env, caller Caller, name strin
 
 // CallTyped runs an op with an already-decoded input value (the CLI builds
 // inputs from flags); validation of the Validate() hook still applies.
-func (r *Registry) CallTyped(ctx context.Context, env *Env, caller Caller, op *Op, in any) Result {
+func (r *Registry) CallTyped(ctx context.Context, env *Env, caller Caller, op *Op, in any) (res Result) {
 	start := time.Now()
+	defer func() { env.audit(caller, op.Name, start, res) }()
 	raw, err := json.Marshal(in)
 	if err != nil {
 		return Result{Err: errs.Wrap(err, errs.CodeInvalidInput, "cannot encode input")}
@@ -73,4 +87,16 @@ func (r *Registry) invoke(ctx context.Context, env *Env, op *Op, in any, start t
 			With("bytes", len(b)).With("limit", limit), Duration: time.Since(start)}
 	}
 	return Result{Output: out, Duration: time.Since(start)}
+}
+
+func (e *Env) audit(c Caller, op string, start time.Time, res Result) {
+	if e.Audit == nil {
+		return
+	}
+	rec := AuditRecord{Time: start.UTC(), Surface: c.Surface, Session: c.Session, Subject: c.Subject, Operation: op,
+		DurationMs: float64(time.Since(start).Microseconds()) / 1000}
+	if res.Err != nil {
+		rec.Code = res.Err.Code
+	}
+	e.Audit(rec)
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"strconv"
+	"sync"
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
@@ -18,6 +18,9 @@ type VaultHandle struct {
 	Vault  *vault.Vault
 	Index  *index.Index
 	Search *search.Searcher
+
+	mu    sync.Mutex
+	state SyncState
 }
 
 // Env is what handlers run against: the opened vaults (the first is the
@@ -26,6 +29,11 @@ type Env struct {
 	Vaults []*VaultHandle
 	// MaxResultBytes caps a serialized result (the response-size governor).
 	MaxResultBytes int
+
+	// Audit, when set, receives one record per dispatched call.
+	Audit func(AuditRecord)
+
+	bus bus
 }
 
 // OpenVault opens a vault and its index (creating the index directory).
@@ -92,5 +100,3 @@ func decodeCursor(s string) (int, error) {
 	}
 	return c.Offset, nil
 }
-
-var _ = strconv.Itoa
