@@ -151,3 +151,29 @@ func (p *progress) finish() {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
+
+// openServeEnv opens every vault for a long-running server (read-write, so
+// the index can be synced in the background). An empty list means --vault.
+func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, error) {
+	if len(dirs) == 0 {
+		dirs = []string{g.vault}
+	}
+	env := &ops.Env{}
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		g.vault = d
+		vh, err := g.openVault(ctx, false)
+		if err != nil {
+			env.Close()
+			return nil, err
+		}
+		if seen[vh.Name] {
+			vh.Index.Close()
+			env.Close()
+			return nil, errs.New(errs.CodeInvalidInput, "two vaults are named %q; serve folders with distinct names", vh.Name)
+		}
+		seen[vh.Name] = true
+		env.Vaults = append(env.Vaults, vh)
+	}
+	return env, nil
+}

@@ -20,6 +20,10 @@ import (
 // Version is set by the build (-ldflags "-X github.com/loci-dev/loci/internal/cli.Version=...").
 var Version = "dev"
 
+// commandFactories lets each file register its hand-written commands
+// (serve, mcp, token, ...) from an init function.
+var commandFactories []func(*globals) *cobra.Command
+
 // globals are the persistent flags.
 type globals struct {
 	vault    string
@@ -83,6 +87,9 @@ func newRoot(g *globals) *cobra.Command {
 		return nil
 	}
 	root.AddCommand(newIndexCmd(g))
+	for _, f := range commandFactories {
+		root.AddCommand(f(g))
+	}
 	reg := ops.All()
 	for _, op := range reg.List() {
 		if op.CLI.Use != "" {
