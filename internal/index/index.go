@@ -32,6 +32,10 @@ type Index struct {
 
 	writeMu sync.Mutex // serializes writers inside this process
 
+	resMu  sync.Mutex // guards the cached resolver (see CachedResolver)
+	res    *Resolver
+	resKey string
+
 	afterWalk func() // test hook: runs between the walk and parsing
 }
 
@@ -92,7 +96,10 @@ func (ix *Index) migrate(ctx context.Context, readOnly bool) error {
 			With("index_version", v).With("supported_version", SchemaVersion)
 	}
 	if v == SchemaVersion {
-		return nil
+		if readOnly {
+			return nil
+		}
+		return ix.ensureIndexes(ctx)
 	}
 	if readOnly {
 		return errs.New(errs.CodeIndexSchema, "index schema v%d needs migrating to v%d; run `loci index`", v, SchemaVersion)
@@ -117,6 +124,15 @@ func (ix *Index) migrate(ctx context.Context, readOnly bool) error {
 		}
 		if err := tx.Commit(); err != nil {
 			return err
+		}
+	}
+	return ix.ensureIndexes(ctx)
+}
+
+func (ix *Index) ensureIndexes(ctx context.Context) error {
+	for _, ddl := range secondaryIndexes {
+		if _, err := ix.DB.ExecContext(ctx, ddl); err != nil {
+			return errs.Wrap(err, errs.CodeInternal, "cannot create index")
 		}
 	}
 	return nil

@@ -38,9 +38,6 @@ CREATE TABLE notes (
 	lines        INTEGER NOT NULL,
 	indexed_at   INTEGER NOT NULL
 );
-CREATE INDEX notes_stem ON notes(stem_key);
-CREATE INDEX notes_title ON notes(title_key);
-CREATE INDEX notes_mtime ON notes(mtime);
 
 CREATE TABLE chunks (
 	id           INTEGER PRIMARY KEY,      -- also the rowid in chunks_fts
@@ -51,7 +48,6 @@ CREATE TABLE chunks (
 	end_line     INTEGER NOT NULL,
 	text         TEXT NOT NULL
 );
-CREATE INDEX chunks_note ON chunks(note_id);
 
 -- Contentless: the text lives once, in chunks; snippets are cut in Go.
 CREATE VIRTUAL TABLE chunks_fts USING ` + FTSTableArgs + `;
@@ -68,8 +64,6 @@ CREATE TABLE links (
 	dst_id     INTEGER,                    -- resolved note, NULL when unresolved
 	attachment INTEGER NOT NULL DEFAULT 0  -- target is a non-Markdown file
 );
-CREATE INDEX links_src ON links(src_id);
-CREATE INDEX links_dst ON links(dst_id);
 
 CREATE TABLE tags (
 	note_id INTEGER NOT NULL,
@@ -78,20 +72,13 @@ CREATE TABLE tags (
 	line    INTEGER NOT NULL,
 	source  TEXT NOT NULL
 );
-CREATE INDEX tags_note ON tags(note_id);
-CREATE INDEX tags_key ON tags(tag_key);
 
 CREATE TABLE aliases (note_id INTEGER NOT NULL, alias TEXT NOT NULL, alias_key TEXT NOT NULL);
-CREATE INDEX aliases_note ON aliases(note_id);
-CREATE INDEX aliases_key ON aliases(alias_key);
 
 -- Frontmatter flattened for filters: one row per scalar (list items each get a row).
 CREATE TABLE props (note_id INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL);
-CREATE INDEX props_note ON props(note_id);
-CREATE INDEX props_key ON props(key, value);
 
 CREATE TABLE tasks (note_id INTEGER NOT NULL, line INTEGER NOT NULL, status TEXT NOT NULL, text TEXT NOT NULL);
-CREATE INDEX tasks_note ON tasks(note_id);
 
 CREATE TABLE blocks (
 	note_id    INTEGER NOT NULL,
@@ -104,14 +91,34 @@ CREATE TABLE blocks (
 	content    TEXT NOT NULL,
 	properties TEXT
 );
-CREATE INDEX blocks_note ON blocks(note_id);
-CREATE INDEX blocks_uuid ON blocks(uuid) WHERE uuid IS NOT NULL;
 
 CREATE TABLE block_anchors (note_id INTEGER NOT NULL, anchor TEXT NOT NULL, line INTEGER NOT NULL);
-CREATE INDEX block_anchors_note ON block_anchors(note_id);
 
 CREATE TABLE failures (path TEXT PRIMARY KEY, error TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
 `,
+}
+
+// secondaryIndexes are created after the tables, on every read-write open
+// (IF NOT EXISTS), and dropped during a bulk build from empty, where
+// creating them once at the end is cheaper than maintaining them row by row.
+// Recreating them on open means a bulk build interrupted by a crash heals.
+var secondaryIndexes = []string{
+	"CREATE INDEX IF NOT EXISTS notes_stem ON notes(stem_key)",
+	"CREATE INDEX IF NOT EXISTS notes_title ON notes(title_key)",
+	"CREATE INDEX IF NOT EXISTS notes_mtime ON notes(mtime)",
+	"CREATE INDEX IF NOT EXISTS chunks_note ON chunks(note_id)",
+	"CREATE INDEX IF NOT EXISTS links_src ON links(src_id)",
+	"CREATE INDEX IF NOT EXISTS links_dst ON links(dst_id)",
+	"CREATE INDEX IF NOT EXISTS tags_note ON tags(note_id)",
+	"CREATE INDEX IF NOT EXISTS tags_key ON tags(tag_key)",
+	"CREATE INDEX IF NOT EXISTS aliases_note ON aliases(note_id)",
+	"CREATE INDEX IF NOT EXISTS aliases_key ON aliases(alias_key)",
+	"CREATE INDEX IF NOT EXISTS props_note ON props(note_id)",
+	"CREATE INDEX IF NOT EXISTS props_key ON props(key, value)",
+	"CREATE INDEX IF NOT EXISTS tasks_note ON tasks(note_id)",
+	"CREATE INDEX IF NOT EXISTS blocks_note ON blocks(note_id)",
+	"CREATE INDEX IF NOT EXISTS blocks_uuid ON blocks(uuid) WHERE uuid IS NOT NULL",
+	"CREATE INDEX IF NOT EXISTS block_anchors_note ON block_anchors(note_id)",
 }
 
 // childTables hold rows keyed by note_id that are rewritten on every re-index of a note.

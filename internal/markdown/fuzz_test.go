@@ -48,6 +48,34 @@ func FuzzParse(f *testing.F) {
 				t.Errorf("chunk text keeps CRLF: %q", c.Text)
 			}
 		}
+		// Inline findings point at lines that contain them.
+		srcLines := strings.Split(string(src), "\n")
+		lineHas := func(ln int, s string) bool {
+			return ln >= 1 && ln <= len(srcLines) && strings.Contains(srcLines[ln-1], s)
+		}
+		for _, tg := range d.Tags {
+			if tg.Source == "inline" && !lineHas(tg.Line, tg.Name) {
+				t.Errorf("tag %q not on line %d", tg.Name, tg.Line)
+			}
+		}
+		for _, l := range d.Links {
+			if (l.Kind == LinkWiki || l.Kind == LinkEmbed && !strings.Contains(l.Target, "%")) && !lineHas(l.Line, l.Target) {
+				t.Errorf("link %+v not on its line", l)
+			}
+			if l.Kind == LinkBlockRef && !lineHas(l.Line, l.Target) {
+				t.Errorf("block ref %+v not on its line", l)
+			}
+		}
+		for _, b := range d.BlockIDs {
+			if !lineHas(b.Line, "^"+b.ID) {
+				t.Errorf("block id %+v not on its line", b)
+			}
+		}
+		for _, h := range d.Headings {
+			if !lineHas(h.Line, strings.SplitN(h.Text, " ", 2)[0]) {
+				t.Errorf("heading %+v not on its line", h)
+			}
+		}
 		// Determinism.
 		d2 := Parse(src, opts)
 		if len(d2.Links) != len(d.Links) || len(d2.Chunks) != len(d.Chunks) || len(d2.Tags) != len(d.Tags) {
