@@ -774,7 +774,14 @@ func (w *writer) upsert(p parsed) (int64, bool, error) {
 	if len(d.Links) > 0 {
 		// Links are inserted at the end of the run, already resolved
 		// against the final set of notes (see insertLinks).
-		w.links = append(w.links, noteLinks{id: id, path: rel, links: d.Links})
+		// Clone: the parser's strings point into the file's bytes, which
+		// would otherwise stay alive until the end of the run.
+		links := make([]markdown.Link, len(d.Links))
+		for i, l := range d.Links {
+			links[i] = markdown.Link{Kind: l.Kind, Target: strings.Clone(l.Target), Heading: strings.Clone(l.Heading),
+				BlockID: strings.Clone(l.BlockID), Display: strings.Clone(l.Display), Key: strings.Clone(l.Key), Line: l.Line}
+		}
+		w.links = append(w.links, noteLinks{id: id, path: rel, links: links})
 	}
 	for _, a := range d.Aliases {
 		if err := w.add("alias", id, a, strings.ToLower(a)); err != nil {
