@@ -75,28 +75,28 @@ func (ix *Index) NoteByPath(ctx context.Context, rel string) (*NoteInfo, error) 
 
 // LinkRow is one link as stored, with its resolution.
 type LinkRow struct {
-	Kind     string `json:"kind"`
-	Source   string `json:"source"`   // the linking note
-	Target   string `json:"target"`   // as written
-	Resolved string `json:"resolved"` // the note it resolves to, "" if unresolved
-	Heading  string `json:"heading,omitempty"`
-	BlockID  string `json:"block_id,omitempty"`
-	Display  string `json:"display,omitempty"`
-	Key      string `json:"key,omitempty"` // typed links: the frontmatter key
-	Line     int    `json:"line"`
+	Kind     string `json:"kind" jsonschema:"wikilink, embed, markdown, typed, blockref or tag"`
+	Source   string `json:"source" jsonschema:"the linking note"`
+	Target   string `json:"target" jsonschema:"the target as written"`
+	Resolved string `json:"resolved" jsonschema:"the note it resolves to (empty when unresolved)"`
+	Heading  string `json:"heading,omitempty" jsonschema:"the #heading part, if any"`
+	BlockID  string `json:"block_id,omitempty" jsonschema:"the #^block part, if any"`
+	Display  string `json:"display,omitempty" jsonschema:"the |display text or Markdown link text"`
+	Key      string `json:"key,omitempty" jsonschema:"typed links: the frontmatter key or property"`
+	Line     int    `json:"line" jsonschema:"1-based line of the link in the source note"`
 	// Attachment marks links to non-Markdown files (images, PDFs, ...).
-	Attachment bool `json:"attachment,omitempty"`
+	Attachment bool `json:"attachment,omitempty" jsonschema:"true for links to files other than notes (images, PDFs)"`
 }
 
 // Links is a note's link neighbourhood.
 type Links struct {
-	Path       string    `json:"path"`
-	Outgoing   []LinkRow `json:"outgoing"`
-	Backlinks  []LinkRow `json:"backlinks"`
-	TypedOut   []LinkRow `json:"typed_outgoing"`
-	TypedIn    []LinkRow `json:"typed_incoming"`
-	Embeds     []LinkRow `json:"embeds"`
-	Unresolved []LinkRow `json:"unresolved"`
+	Path       string    `json:"path" jsonschema:"the note"`
+	Outgoing   []LinkRow `json:"outgoing" jsonschema:"its wikilinks, Markdown links and Logseq references, by line"`
+	Backlinks  []LinkRow `json:"backlinks" jsonschema:"links from other notes to it (typed links excluded)"`
+	TypedOut   []LinkRow `json:"typed_outgoing" jsonschema:"its typed links: frontmatter keys or properties whose values are links"`
+	TypedIn    []LinkRow `json:"typed_incoming" jsonschema:"typed links from other notes to it"`
+	Embeds     []LinkRow `json:"embeds" jsonschema:"its ![[embeds]]"`
+	Unresolved []LinkRow `json:"unresolved" jsonschema:"its links whose target does not exist (attachments excluded)"`
 }
 
 const linkCols = `l.kind, s.path, l.target, COALESCE(d.path,''), COALESCE(l.heading,''), COALESCE(l.block_id,''), COALESCE(l.display,''), COALESCE(l.rel_key,''), l.line, l.attachment`
@@ -167,8 +167,8 @@ func (ix *Index) LinksOf(ctx context.Context, rel string) (*Links, error) {
 
 // TagCount is a tag with the number of notes carrying it.
 type TagCount struct {
-	Tag   string `json:"tag"`
-	Notes int    `json:"notes"`
+	Tag   string `json:"tag" jsonschema:"the tag as written, without #"`
+	Notes int    `json:"notes" jsonschema:"number of notes carrying it"`
 }
 
 // Tags lists every tag with its note count, most used first. Nested tags
@@ -192,22 +192,22 @@ func (ix *Index) Tags(ctx context.Context) ([]TagCount, error) {
 
 // Status describes the index.
 type Status struct {
-	Vault            string    `json:"vault"`
-	VaultKind        string    `json:"vault_kind"`
-	IndexPath        string    `json:"index_path"`
-	SchemaVersion    int       `json:"schema_version"`
-	Notes            int       `json:"notes"`
-	Chunks           int       `json:"chunks"`
-	Links            int       `json:"links"`
-	UnresolvedLinks  int       `json:"unresolved_links"`
-	Tags             int       `json:"tags"`
-	Tasks            int       `json:"tasks"`
-	Blocks           int       `json:"blocks"`
-	LastIndexAt      string    `json:"last_index_at,omitempty"`
-	LastFullIndexAt  string    `json:"last_full_index_at,omitempty"`
-	IndexBytes       int64     `json:"index_bytes"`
-	Failures         []Failure `json:"failures"`
-	FrontmatterIssue []Failure `json:"frontmatter_errors"`
+	Vault            string    `json:"vault" jsonschema:"absolute folder of the vault"`
+	VaultKind        string    `json:"vault_kind" jsonschema:"obsidian or logseq"`
+	IndexPath        string    `json:"index_path" jsonschema:"the index database file"`
+	SchemaVersion    int       `json:"schema_version" jsonschema:"index schema version"`
+	Notes            int       `json:"notes" jsonschema:"notes indexed"`
+	Chunks           int       `json:"chunks" jsonschema:"searchable sections"`
+	Links            int       `json:"links" jsonschema:"links of every kind"`
+	UnresolvedLinks  int       `json:"unresolved_links" jsonschema:"links whose target does not exist (attachments excluded)"`
+	Tags             int       `json:"tags" jsonschema:"distinct tags"`
+	Tasks            int       `json:"tasks" jsonschema:"checkbox and Logseq tasks"`
+	Blocks           int       `json:"blocks" jsonschema:"Logseq outline blocks"`
+	LastIndexAt      string    `json:"last_index_at,omitempty" jsonschema:"time of the last sync (UTC, RFC 3339)"`
+	LastFullIndexAt  string    `json:"last_full_index_at,omitempty" jsonschema:"time of the last whole-vault sync"`
+	IndexBytes       int64     `json:"index_bytes" jsonschema:"size of the index on disk"`
+	Failures         []Failure `json:"failures" jsonschema:"files that could not be indexed, with the reason"`
+	FrontmatterIssue []Failure `json:"frontmatter_errors" jsonschema:"notes with invalid frontmatter (indexed anyway), with the reason"`
 }
 
 // Status reports counts, times, and the files that failed and why.

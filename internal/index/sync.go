@@ -41,8 +41,8 @@ type SyncOptions struct {
 
 // Failure is a file that could not be indexed, with the reason.
 type Failure struct {
-	Path  string `json:"path"`
-	Error string `json:"error"`
+	Path  string `json:"path" jsonschema:"vault-relative path"`
+	Error string `json:"error" jsonschema:"what went wrong"`
 }
 
 // SyncResult summarizes a run.

@@ -4,5 +4,10 @@ package ops
 func All() *Registry {
 	r := NewRegistry()
 	registerNoteOps(r)
+	registerContextOps(r)
+	registerGraphOps(r)
+	registerTreeOps(r)
+	registerFrontmatterOps(r)
+	registerLogseqOps(r)
 	return r
 }

@@ -55,9 +55,9 @@ func (e *Env) publish(c Change) {
 
 // SyncState is what index_status reports about background syncing.
 type SyncState struct {
-	Running    bool      `json:"running"`
-	LastError  string    `json:"last_error,omitempty"`
-	LastSyncAt time.Time `json:"last_sync_at,omitzero"`
+	Running    bool      `json:"running" jsonschema:"a sync is running now"`
+	LastError  string    `json:"last_error,omitempty" jsonschema:"error of the last sync, if it failed"`
+	LastSyncAt time.Time `json:"last_sync_at,omitzero" jsonschema:"when the last sync ended (UTC)"`
 }
 
 // Sync brings one vault's index up to date and publishes what changed.

@@ -36,26 +36,20 @@ func (in *SearchNotesIn) Validate() error {
 	if in.Limit < 0 || in.Limit > 100 {
 		return errs.New(errs.CodeInvalidInput, "limit must be between 1 and 100").With("limit", in.Limit)
 	}
-	switch in.Mode {
-	case "", "lexical":
-	case "semantic", "hybrid":
-		return errs.New(errs.CodeInvalidInput, "mode %q needs embeddings, which are not configured; use mode lexical", in.Mode).With("mode", in.Mode)
-	default:
-		return errs.New(errs.CodeInvalidInput, "unknown mode %q (lexical, semantic, hybrid)", in.Mode).With("mode", in.Mode)
-	}
-	return nil
+	return checkMode(in.Mode)
 }
 
 // SearchNotesOut is the output of search_notes.
 type SearchNotesOut struct {
-	Results    []search.Result `json:"results"`
-	Mode       string          `json:"mode"`
-	NextCursor string          `json:"next_cursor,omitempty"`
+	Results    []search.Result `json:"results" jsonschema:"one result per note, best first: path, title, heading_path, line, end_line, score, snippet, matched (all or any)"`
+	Mode       string          `json:"mode" jsonschema:"the retrieval mode used"`
+	NextCursor string          `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get the next page"`
 }
 
 // ReadNoteIn is the input of read_note.
 type ReadNoteIn struct {
-	Path      string `json:"path" jsonschema:"vault-relative path of the note, e.g. Projects/Alpha.md"`
+	Path      string `json:"path,omitempty" jsonschema:"vault-relative path of the note, e.g. Projects/Alpha.md (or use note)"`
+	Note      string `json:"note,omitempty" jsonschema:"the note by frontmatter id, title, alias, file name or [[wikilink]] text (a #heading in the wikilink selects that section); instead of path"`
 	StartLine int    `json:"start_line,omitempty" jsonschema:"first line to return (1-based)"`
 	EndLine   int    `json:"end_line,omitempty" jsonschema:"last line to return (inclusive)"`
 	Heading   string `json:"heading,omitempty" jsonschema:"return only this heading's section (its text, or a path like Parent > Child)"`
@@ -65,8 +59,8 @@ type ReadNoteIn struct {
 
 // Validate checks ranges.
 func (in *ReadNoteIn) Validate() error {
-	if in.Path == "" {
-		return errs.New(errs.CodeInvalidInput, "path is required")
+	if err := eitherPathOrNote(in.Path, in.Note); err != nil {
+		return err
 	}
 	if in.StartLine < 0 || in.EndLine < 0 || (in.EndLine > 0 && in.StartLine > in.EndLine) {
 		return errs.New(errs.CodeInvalidInput, "invalid line range %d-%d", in.StartLine, in.EndLine)
@@ -79,22 +73,49 @@ func (in *ReadNoteIn) Validate() error {
 
 // ReadNoteOut is the output of read_note.
 type ReadNoteOut struct {
-	Path             string         `json:"path"`
-	Title            string         `json:"title"`
-	Etag             string         `json:"etag"`
-	Frontmatter      map[string]any `json:"frontmatter,omitempty"`
-	FrontmatterError string         `json:"frontmatter_error,omitempty"`
-	Content          string         `json:"content"`
-	StartLine        int            `json:"start_line"`
-	EndLine          int            `json:"end_line"`
-	TotalLines       int            `json:"total_lines"`
-	Truncated        bool           `json:"truncated"`
+	Path             string         `json:"path" jsonschema:"vault-relative path"`
+	Title            string         `json:"title" jsonschema:"the note's title"`
+	Match            string         `json:"match,omitempty" jsonschema:"how note was resolved: path, id, filename, alias or title (only when note was given)"`
+	Etag             string         `json:"etag" jsonschema:"hex SHA-256 of the file, for safe edits"`
+	Frontmatter      map[string]any `json:"frontmatter,omitempty" jsonschema:"parsed frontmatter (Logseq: page properties)"`
+	FrontmatterError string         `json:"frontmatter_error,omitempty" jsonschema:"why the frontmatter is invalid, if it is"`
+	Content          string         `json:"content" jsonschema:"the text returned (whole note, section or line range)"`
+	StartLine        int            `json:"start_line" jsonschema:"first line of content (1-based)"`
+	EndLine          int            `json:"end_line" jsonschema:"last line of content"`
+	TotalLines       int            `json:"total_lines" jsonschema:"lines in the whole note"`
+	Truncated        bool           `json:"truncated" jsonschema:"true when content was cut at max_chars"`
 }
 
 // GetLinksIn is the input of get_links.
 type GetLinksIn struct {
-	Path  string `json:"path" jsonschema:"vault-relative path of the note"`
+	Path  string `json:"path,omitempty" jsonschema:"vault-relative path of the note (or use note)"`
+	Note  string `json:"note,omitempty" jsonschema:"the note by frontmatter id, title, alias, file name or [[wikilink]] text; instead of path"`
+	Depth int    `json:"depth,omitempty" jsonschema:"graph expansion: 1 (default) = this note's links only; 2-3 also returns neighbors reached through links and backlinks up to that many hops"`
+	Limit int    `json:"limit,omitempty" jsonschema:"maximum neighbors returned when depth > 1, 1-500 (default 50)"`
 	Vault string `json:"vault,omitempty" jsonschema:"vault name (default: the first)"`
+}
+
+// Validate checks the note and the expansion bounds.
+func (in *GetLinksIn) Validate() error {
+	if err := eitherPathOrNote(in.Path, in.Note); err != nil {
+		return err
+	}
+	if in.Depth < 0 || in.Depth > 3 {
+		return errs.New(errs.CodeInvalidInput, "depth must be between 1 and 3").With("depth", in.Depth)
+	}
+	if in.Limit < 0 || in.Limit > 500 {
+		return errs.New(errs.CodeInvalidInput, "limit must be between 1 and 500").With("limit", in.Limit)
+	}
+	return nil
+}
+
+// GetLinksOut is the output of get_links: the note's links and, with
+// depth > 1, the notes around it.
+type GetLinksOut struct {
+	index.Links
+	Neighbors []index.Neighbor `json:"neighbors,omitzero" jsonschema:"with depth > 1: notes reached through outgoing links and backlinks, by distance then path"`
+	// NeighborsTruncated is set when more neighbors were reachable than limit.
+	NeighborsTruncated bool `json:"neighbors_truncated,omitempty" jsonschema:"true when more neighbors were reachable than limit"`
 }
 
 // ListTagsIn is the input of list_tags.
@@ -105,12 +126,28 @@ type ListTagsIn struct {
 
 // ListTagsOut is the output of list_tags.
 type ListTagsOut struct {
-	Tags []index.TagCount `json:"tags"`
+	Tags []index.TagCount `json:"tags" jsonschema:"tags with note counts, most used first"`
 }
 
 // IndexStatusIn is the input of index_status.
 type IndexStatusIn struct {
 	Vault string `json:"vault,omitempty" jsonschema:"vault name (default: the first)"`
+}
+
+// IndexStatusOut is the output of index_status.
+type IndexStatusOut struct {
+	index.Status
+	Sync SyncState `json:"sync" jsonschema:"background sync of this vault: running, last sync time and last error"`
+	// Vaults lists the served vaults when there are several.
+	Vaults []VaultSummary `json:"vaults,omitempty" jsonschema:"the served vaults, when there are several (pass a name as vault to pick one)"`
+}
+
+// VaultSummary names one served vault.
+type VaultSummary struct {
+	Name    string `json:"name" jsonschema:"vault name, for the vault input of every operation"`
+	Root    string `json:"root" jsonschema:"absolute folder of the vault"`
+	Kind    string `json:"kind" jsonschema:"obsidian or logseq"`
+	Default bool   `json:"default" jsonschema:"true for the vault used when none is named"`
 }
 
 const defaultMaxChars = 50000
@@ -124,6 +161,8 @@ func registerNoteOps(r *Registry) {
 			"Supports \"phrases\", prefix* and -exclusions, and filters by path glob, tags, frontmatter and dates. Paginate with next_cursor.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true},
 		CLI:         CLI{Use: "search", Args: []string{"query"}, Text: textSearch},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound},
+		Example:     `{"query": "spaced repetition", "tags": ["learning"], "limit": 5}`,
 		Handler: func(ctx context.Context, env *Env, in *SearchNotesIn) (*SearchNotesOut, error) {
 			vh, err := env.Vault(in.Vault)
 			if err != nil {
@@ -151,26 +190,52 @@ func registerNoteOps(r *Registry) {
 	Add(r, Def[ReadNoteIn, ReadNoteOut]{
 		Name:  "read_note",
 		Title: "Read a note",
-		Description: "Read a note from disk by vault-relative path: its text, etag (SHA-256, needed for safe edits) and parsed frontmatter. " +
-			"Narrow with a line range or one heading's section; long notes are cut at max_chars with truncated=true.",
+		Description: "Read a note from disk by vault-relative path, or by note: its frontmatter id, title, alias, file name or [[wikilink]] text. " +
+			"Returns its text, etag (SHA-256, needed for safe edits) and parsed frontmatter. " +
+			"Narrow with a line range or one heading's section; long notes are cut at max_chars with truncated=true. " +
+			"A note reference that fits several notes fails with ambiguous_note listing the candidates.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true},
 		CLI:         CLI{Use: "read", Args: []string{"path"}, Text: func(o any) string { return o.(*ReadNoteOut).Content }},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeVaultNotFound},
+		Example:     `{"note": "[[Project Atlas#Goals]]"}`,
 		Handler:     readNote,
 	})
 
-	Add(r, Def[GetLinksIn, index.Links]{
+	Add(r, Def[GetLinksIn, GetLinksOut]{
 		Name:  "get_links",
 		Title: "Links of a note",
 		Description: "A note's link neighbourhood: outgoing wikilinks and Markdown links, backlinks, typed links (frontmatter keys whose values are links) in both directions, " +
-			"embeds, and unresolved targets. Each link carries the target as written, the note it resolves to, and its line.",
+			"embeds, and unresolved targets. Each link carries the target as written, the note it resolves to, and its line. " +
+			"With depth 2-3 it also returns neighbors: the notes reached through links and backlinks, each with its distance and the note it was reached via (bounded by limit).",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true},
 		CLI:         CLI{Use: "links", Args: []string{"path"}, Text: textLinks},
-		Handler: func(ctx context.Context, env *Env, in *GetLinksIn) (*index.Links, error) {
-			vh, rel, err := vaultPath(env, in.Vault, in.Path)
+		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeVaultNotFound},
+		Example:     `{"path": "Projects/Project Atlas.md", "depth": 2, "limit": 20}`,
+		Handler: func(ctx context.Context, env *Env, in *GetLinksIn) (*GetLinksOut, error) {
+			vh, err := env.Vault(in.Vault)
 			if err != nil {
 				return nil, err
 			}
-			return vh.Index.LinksOf(ctx, rel)
+			rel, _, _, err := notePath(ctx, vh, in.Path, in.Note)
+			if err != nil {
+				return nil, err
+			}
+			links, err := vh.Index.LinksOf(ctx, rel)
+			if err != nil {
+				return nil, err
+			}
+			out := &GetLinksOut{Links: *links}
+			if in.Depth > 1 {
+				limit := in.Limit
+				if limit == 0 {
+					limit = 50
+				}
+				out.Neighbors, out.NeighborsTruncated, err = vh.Index.Neighbors(ctx, links.Path, in.Depth, limit)
+				if err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
 		},
 	})
 
@@ -180,6 +245,8 @@ func registerNoteOps(r *Registry) {
 		Description: "Every tag in the vault (frontmatter and inline #tags, nested tags as written) with the number of notes carrying it, most used first.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true},
 		CLI:         CLI{Use: "tags", Text: textTags},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound},
+		Example:     `{"prefix": "project/"}`,
 		Handler: func(ctx context.Context, env *Env, in *ListTagsIn) (*ListTagsOut, error) {
 			vh, err := env.Vault(in.Vault)
 			if err != nil {
@@ -202,32 +269,33 @@ func registerNoteOps(r *Registry) {
 		},
 	})
 
-	Add(r, Def[IndexStatusIn, index.Status]{
-		Name:        "index_status",
-		Title:       "Index status",
-		Description: "The state of the vault's index: counts of notes, chunks, links (and unresolved ones), tags, tasks and blocks; last index times; schema version; files that failed to index and notes with invalid frontmatter, with reasons.",
+	Add(r, Def[IndexStatusIn, IndexStatusOut]{
+		Name:  "index_status",
+		Title: "Index status",
+		Description: "The state of the vault's index: counts of notes, chunks, links (and unresolved ones), tags, tasks and blocks; last index times; schema version; " +
+			"files that failed to index and notes with invalid frontmatter, with reasons; the background sync state; and, when several vaults are served, their names.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true},
 		CLI:         CLI{Use: "status", Text: textStatus},
-		Handler: func(ctx context.Context, env *Env, in *IndexStatusIn) (*index.Status, error) {
+		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound},
+		Example:     `{}`,
+		Handler: func(ctx context.Context, env *Env, in *IndexStatusIn) (*IndexStatusOut, error) {
 			vh, err := env.Vault(in.Vault)
 			if err != nil {
 				return nil, err
 			}
-			return vh.Index.Status(ctx)
+			st, err := vh.Index.Status(ctx)
+			if err != nil {
+				return nil, err
+			}
+			out := &IndexStatusOut{Status: *st, Sync: vh.State()}
+			if len(env.Vaults) > 1 {
+				for i, v := range env.Vaults {
+					out.Vaults = append(out.Vaults, VaultSummary{Name: v.Name, Root: v.Vault.Root, Kind: string(v.Vault.Kind), Default: i == 0})
+				}
+			}
+			return out, nil
 		},
 	})
-}
-
-func vaultPath(env *Env, name, p string) (*VaultHandle, string, error) {
-	vh, err := env.Vault(name)
-	if err != nil {
-		return nil, "", err
-	}
-	_, rel, err := vh.Vault.Abs(p)
-	if err != nil {
-		return nil, "", err
-	}
-	return vh, rel, nil
 }
 
 func readNote(ctx context.Context, env *Env, in *ReadNoteIn) (*ReadNoteOut, error) {
@@ -235,8 +303,24 @@ func readNote(ctx context.Context, env *Env, in *ReadNoteIn) (*ReadNoteOut, erro
 	if err != nil {
 		return nil, err
 	}
-	b, rel, err := vh.Vault.ReadNote(in.Path)
+	p, match, heading := in.Path, "", in.Heading
+	if in.Note != "" {
+		rel, ref, m, err := notePath(ctx, vh, "", in.Note)
+		if err != nil {
+			return nil, err
+		}
+		p, match = rel, m
+		if heading == "" {
+			heading = ref.Heading
+		}
+	}
+	b, rel, err := vh.Vault.ReadNote(p)
 	if err != nil {
+		if errs.Code(err) == errs.CodeNotFound && in.Path != "" {
+			if sim, serr := vh.Index.SimilarNotes(ctx, rel, suggestionCount); serr == nil && len(sim) > 0 {
+				err = errs.As(err).With("suggestions", sim)
+			}
+		}
 		return nil, err
 	}
 	if !utf8.Valid(b) {
@@ -249,12 +333,12 @@ func readNote(ctx context.Context, env *Env, in *ReadNoteIn) (*ReadNoteOut, erro
 	if len(lines) > 0 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
-	out := &ReadNoteOut{Path: rel, Title: doc.Title, Etag: vault.Etag(b), Frontmatter: doc.Frontmatter, FrontmatterError: doc.FrontmatterError, TotalLines: len(lines)}
+	out := &ReadNoteOut{Path: rel, Title: doc.Title, Match: match, Etag: vault.Etag(b), Frontmatter: doc.Frontmatter, FrontmatterError: doc.FrontmatterError, TotalLines: len(lines)}
 	start, end := 1, len(lines)
-	if in.Heading != "" {
-		s, e, ok := sectionLines(doc, in.Heading, len(lines))
+	if heading != "" {
+		s, e, ok := sectionLines(doc, heading, len(lines))
 		if !ok {
-			return nil, errs.New(errs.CodeNotFound, "heading %q not found in %s", in.Heading, rel).With("path", rel).With("heading", in.Heading).With("headings", headingTexts(doc))
+			return nil, errs.New(errs.CodeNotFound, "heading %q not found in %s", heading, rel).With("path", rel).With("heading", heading).With("headings", headingTexts(doc))
 		}
 		start, end = s, e
 	}

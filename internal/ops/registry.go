@@ -44,6 +44,11 @@ type Op struct {
 	Description string
 	Annotations Annotations
 	CLI         CLI
+	// Errors lists the error codes the operation may return (documented in
+	// docs/tools.md); every op may also fail with internal or payload_too_large.
+	Errors []string
+	// Example is a JSON input that shows a typical call.
+	Example     string
 	InputType   reflect.Type
 	OutputType  reflect.Type
 	InputSchema *jsonschema.Schema
@@ -60,7 +65,12 @@ type Def[In, Out any] struct {
 	Description string
 	Annotations Annotations
 	CLI         CLI
-	Handler     func(ctx context.Context, env *Env, in *In) (*Out, error)
+	// Errors lists the error codes the handler may return (errs.Code*).
+	Errors []string
+	// Example is a JSON input that shows a typical call; a test checks
+	// that it decodes and validates.
+	Example string
+	Handler func(ctx context.Context, env *Env, in *In) (*Out, error)
 }
 
 // Registry holds every operation.
@@ -78,11 +88,12 @@ func Add[In, Out any](r *Registry, d Def[In, Out]) {
 	if _, dup := r.ops[d.Name]; dup {
 		panic("ops: duplicate operation " + d.Name)
 	}
-	in, err := jsonschema.For[In](&jsonschema.ForOptions{})
+	opts := &jsonschema.ForOptions{TypeSchemas: typeSchemas()}
+	in, err := jsonschema.For[In](opts)
 	if err != nil {
 		panic(fmt.Sprintf("ops: %s input schema: %v", d.Name, err))
 	}
-	out, err := jsonschema.For[Out](&jsonschema.ForOptions{})
+	out, err := jsonschema.For[Out](opts)
 	if err != nil {
 		panic(fmt.Sprintf("ops: %s output schema: %v", d.Name, err))
 	}
@@ -94,6 +105,7 @@ func Add[In, Out any](r *Registry, d Def[In, Out]) {
 	h := d.Handler
 	r.ops[d.Name] = &Op{
 		Name: d.Name, Title: d.Title, Description: d.Description, Annotations: d.Annotations, CLI: d.CLI,
+		Errors: append([]string(nil), d.Errors...), Example: d.Example,
 		InputType: reflect.TypeFor[In](), OutputType: reflect.TypeFor[Out](),
 		InputSchema: in, OutputSchema: out, resolved: res,
 		handler: func(ctx context.Context, env *Env, in any) (any, error) {

@@ -1,0 +1,325 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/index"
+)
+
+// ListFrontmatterKeysIn is the input of list_frontmatter_keys.
+type ListFrontmatterKeysIn struct {
+	Key   string `json:"key,omitempty" jsonschema:"list the distinct values of this key instead of the keys (case-sensitive, as written in the notes)"`
+	Limit int    `json:"limit,omitempty" jsonschema:"maximum keys or values returned, 1-1000 (default 100)"`
+	Vault string `json:"vault,omitempty" jsonschema:"vault name (default: the first)"`
+}
+
+// Validate checks the limit.
+func (in *ListFrontmatterKeysIn) Validate() error { return checkLimit(in.Limit, 1000) }
+
+// ListFrontmatterKeysOut is the output of list_frontmatter_keys.
+type ListFrontmatterKeysOut struct {
+	Keys        []index.KeyCount   `json:"keys,omitzero" jsonschema:"without key: every frontmatter key, most used first"`
+	TotalKeys   int                `json:"total_keys,omitempty" jsonschema:"without key: number of distinct keys"`
+	Key         string             `json:"key,omitempty" jsonschema:"with key: the key whose values are listed"`
+	Notes       int                `json:"notes,omitempty" jsonschema:"with key: number of notes with a value for it"`
+	Values      []index.ValueCount `json:"values,omitzero" jsonschema:"with key: its distinct values (list items one by one), most used first"`
+	TotalValues int                `json:"total_values,omitempty" jsonschema:"with key: number of distinct values"`
+	Truncated   bool               `json:"truncated" jsonschema:"true when more keys or values exist than limit"`
+	Suggestions []string           `json:"suggestions,omitempty" jsonschema:"with an unknown key: existing keys that look like it"`
+}
+
+// ValidateIn is the input of frontmatter_validate.
+type ValidateIn struct {
+	Paths    []string          `json:"paths,omitempty" cli:"path" jsonschema:"vault-relative paths of the notes to check (default: every note)"`
+	PathGlob string            `json:"path_glob,omitempty" jsonschema:"check the notes whose path matches this glob, e.g. Projects/** (instead of paths)"`
+	Required []string          `json:"required,omitempty" jsonschema:"keys every checked note must have with a non-empty value"`
+	Types    map[string]string `json:"types,omitempty" jsonschema:"expected value type per key: string, number, boolean, date (YYYY-MM-DD or ISO-8601 time) or list"`
+	Limit    int               `json:"limit,omitempty" jsonschema:"issues per call, 1-1000 (default 100)"`
+	Cursor   string            `json:"cursor,omitempty" jsonschema:"next_cursor from a previous call"`
+	Vault    string            `json:"vault,omitempty" jsonschema:"vault name (default: the first)"`
+}
+
+var valueTypes = []string{"string", "number", "boolean", "date", "list"}
+
+// Validate checks the selection and the rules.
+func (in *ValidateIn) Validate() error {
+	if len(in.Paths) > 0 && in.PathGlob != "" {
+		return errs.New(errs.CodeInvalidInput, "pass paths or path_glob, not both")
+	}
+	if err := checkGlob(in.PathGlob); err != nil {
+		return err
+	}
+	for _, k := range in.Required {
+		if strings.TrimSpace(k) == "" {
+			return errs.New(errs.CodeInvalidInput, "required holds an empty key")
+		}
+	}
+	for k, t := range in.Types {
+		if strings.TrimSpace(k) == "" {
+			return errs.New(errs.CodeInvalidInput, "types holds an empty key")
+		}
+		if !slices.Contains(valueTypes, t) {
+			return errs.New(errs.CodeInvalidInput, "unknown type %q for key %s (use %s)", t, k, strings.Join(valueTypes, ", ")).With("key", k).With("allowed", valueTypes)
+		}
+	}
+	return checkLimit(in.Limit, 1000)
+}
+
+// Issue is one frontmatter problem.
+type Issue struct {
+	Path    string `json:"path" jsonschema:"the note"`
+	Key     string `json:"key" jsonschema:"the frontmatter key concerned (empty for yaml)"`
+	Rule    string `json:"rule" jsonschema:"yaml (invalid frontmatter), required (missing or empty key), id_created (a timestamp id disagrees with created) or type (value of the wrong type)"`
+	Message string `json:"message" jsonschema:"what is wrong, for a person"`
+}
+
+// ValidateOut is the output of frontmatter_validate.
+type ValidateOut struct {
+	Checked         int            `json:"checked" jsonschema:"number of notes checked"`
+	NotesWithIssues int            `json:"notes_with_issues" jsonschema:"number of checked notes with at least one issue"`
+	Counts          map[string]int `json:"counts" jsonschema:"issues per rule (yaml, required, id_created, type)"`
+	Issues          []Issue        `json:"issues" jsonschema:"issues by path, then rule"`
+	Total           int            `json:"total" jsonschema:"number of issues, over all calls"`
+	NextCursor      string         `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get the next issues"`
+}
+
+var timestampID = regexp.MustCompile(`^\d{12}(\d{2})?$`)
+
+// dateOf returns the YYYY-MM-DD date a value starts with.
+func dateOf(v any) (string, bool) {
+	s, ok := v.(string)
+	if !ok || len(s) < 10 {
+		return "", false
+	}
+	if _, err := time.Parse("2006-01-02", s[:10]); err != nil {
+		return "", false
+	}
+	if _, ok := parseTime(s); !ok {
+		return "", false
+	}
+	return s[:10], true
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case float64, int64, int:
+		return "number"
+	case bool:
+		return "boolean"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "object"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func isEmpty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return strings.TrimSpace(x) == ""
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		return len(x) == 0
+	}
+	return false
+}
+
+// checkNote applies the rules to one note's frontmatter.
+func checkNote(n index.NoteSummary, required []string, types map[string]string) []Issue {
+	var out []Issue
+	add := func(key, rule, format string, args ...any) {
+		out = append(out, Issue{Path: n.Path, Key: key, Rule: rule, Message: fmt.Sprintf(format, args...)})
+	}
+	if n.FrontmatterError != "" {
+		add("", "yaml", "invalid frontmatter: %s", n.FrontmatterError)
+		return out
+	}
+	fm := n.Frontmatter
+	for _, k := range required {
+		v, ok := fm[k]
+		switch {
+		case !ok:
+			add(k, "required", "required key %s is missing", k)
+		case isEmpty(v):
+			add(k, "required", "required key %s is empty", k)
+		}
+	}
+	if id, ok := fm["id"]; ok {
+		if created, ok := fm["created"]; ok {
+			ids := fmt.Sprint(id)
+			if f, isNum := id.(float64); isNum {
+				ids = fmt.Sprintf("%.0f", f)
+			}
+			if timestampID.MatchString(ids) {
+				if idDate, err := time.Parse("20060102", ids[:8]); err == nil {
+					cd, ok := dateOf(created)
+					switch {
+					case !ok:
+						add("created", "id_created", "created %v is not a date, so it cannot be checked against id %s", created, ids)
+					case cd != idDate.Format("2006-01-02"):
+						add("id", "id_created", "id %s is dated %s but created is %s", ids, idDate.Format("2006-01-02"), cd)
+					}
+				}
+			}
+		}
+	}
+	keys := make([]string, 0, len(types))
+	for k := range types {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, ok := fm[k]
+		if !ok || v == nil {
+			continue
+		}
+		want, got := types[k], typeName(v)
+		good := false
+		switch want {
+		case "date":
+			_, good = dateOf(v)
+			if !good {
+				got = fmt.Sprintf("%s %q", got, fmt.Sprint(v))
+			}
+		default:
+			good = got == want
+		}
+		if !good {
+			add(k, "type", "%s should be a %s, found %s", k, want, got)
+		}
+	}
+	return out
+}
+
+func registerFrontmatterOps(r *Registry) {
+	Add(r, Def[ListFrontmatterKeysIn, ListFrontmatterKeysOut]{
+		Name:  "list_frontmatter_keys",
+		Title: "List frontmatter keys",
+		Description: "Every frontmatter key used in the vault (Logseq page properties included) with the number of notes using it and the value types seen, most used first. " +
+			"With key: that key's distinct values (list items one by one) with note counts. Use it before filtering search_notes by frontmatter or writing frontmatter consistently.",
+		Annotations: Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         CLI{Use: "fm-keys", Text: textFMKeys},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound},
+		Example:     `{"key": "status"}`,
+		Handler: func(ctx context.Context, env *Env, in *ListFrontmatterKeysIn) (*ListFrontmatterKeysOut, error) {
+			vh, err := env.Vault(in.Vault)
+			if err != nil {
+				return nil, err
+			}
+			limit := orDefault(in.Limit, 100)
+			if in.Key == "" {
+				keys, err := vh.Index.FrontmatterKeys(ctx)
+				if err != nil {
+					return nil, err
+				}
+				out := &ListFrontmatterKeysOut{TotalKeys: len(keys), Keys: keys, Truncated: len(keys) > limit}
+				if out.Truncated {
+					out.Keys = keys[:limit]
+				}
+				return out, nil
+			}
+			vals, total, notes, err := vh.Index.FrontmatterValues(ctx, in.Key, limit)
+			if err != nil {
+				return nil, err
+			}
+			out := &ListFrontmatterKeysOut{Key: in.Key, Notes: notes, Values: vals, TotalValues: total, Truncated: total > len(vals)}
+			if total == 0 {
+				keys, err := vh.Index.FrontmatterKeys(ctx)
+				if err != nil {
+					return nil, err
+				}
+				low := strings.ToLower(in.Key)
+				for _, k := range keys {
+					kl := strings.ToLower(k.Key)
+					if kl == low || strings.Contains(kl, low) || strings.Contains(low, kl) {
+						out.Suggestions = append(out.Suggestions, k.Key)
+					}
+				}
+			}
+			return out, nil
+		},
+	})
+
+	Add(r, Def[ValidateIn, ValidateOut]{
+		Name:  "frontmatter_validate",
+		Title: "Validate frontmatter",
+		Description: "Check notes' frontmatter (all notes, a path glob, or a list of paths): invalid YAML, required keys missing or empty, a timestamp id (YYYYMMDDHHmm[ss]) whose date disagrees with created, " +
+			"and values of the wrong type (types: key → string, number, boolean, date or list). Returns issues with path, key, rule and message, and counts per rule; paginate with next_cursor.",
+		Annotations: Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         CLI{Use: "validate", Text: textValidate},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeVaultNotFound},
+		Example:     `{"path_glob": "Projects/**", "required": ["status"], "types": {"created": "date", "tags": "list"}}`,
+		Handler: func(ctx context.Context, env *Env, in *ValidateIn) (*ValidateOut, error) {
+			vh, err := env.Vault(in.Vault)
+			if err != nil {
+				return nil, err
+			}
+			off, err := decodeCursor(in.Cursor)
+			if err != nil {
+				return nil, err
+			}
+			var want map[string]bool
+			if len(in.Paths) > 0 {
+				want = map[string]bool{}
+				for _, p := range in.Paths {
+					_, rel, err := vh.Vault.Abs(p)
+					if err != nil {
+						return nil, err
+					}
+					want[strings.ToLower(rel)] = true
+				}
+			}
+			notes, err := vh.Index.ListNotes(ctx, true)
+			if err != nil {
+				return nil, err
+			}
+			out := &ValidateOut{Counts: map[string]int{"yaml": 0, "required": 0, "id_created": 0, "type": 0}}
+			var all []Issue
+			for _, n := range notes {
+				if want != nil {
+					if !want[strings.ToLower(n.Path)] {
+						continue
+					}
+					delete(want, strings.ToLower(n.Path))
+				} else if !globMatch(in.PathGlob, n.Path) {
+					continue
+				}
+				out.Checked++
+				issues := checkNote(n, in.Required, in.Types)
+				if len(issues) > 0 {
+					out.NotesWithIssues++
+				}
+				for _, is := range issues {
+					out.Counts[is.Rule]++
+				}
+				all = append(all, issues...)
+			}
+			if len(want) > 0 {
+				var missing []string
+				for p := range want {
+					missing = append(missing, p)
+				}
+				sort.Strings(missing)
+				return nil, errs.New(errs.CodeNotFound, "not in the index: %s", strings.Join(missing, ", ")).With("paths", missing)
+			}
+			out.Total = len(all)
+			out.Issues, out.NextCursor = page(all, off, orDefault(in.Limit, 100))
+			return out, nil
+		},
+	})
+}
