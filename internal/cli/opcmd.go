@@ -51,12 +51,28 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   use,
-		Short: firstSentence(op.Description),
+		Short: op.CLI.Short,
 		Long:  op.Description + "\n\nOperation: " + op.Name + " (also available over MCP and REST).",
-		Args:  cobra.ExactArgs(len(op.CLI.Args)),
 	}
-	if len(op.CLI.Args) == 1 && op.CLI.Args[0] == "query" {
-		cmd.Args = cobra.MinimumNArgs(1) // `loci search two words` needs no quotes
+	if cmd.Short == "" {
+		cmd.Short = firstSentence(op.Description)
+	}
+	// Positional arguments the schema requires are mandatory; optional ones
+	// (read_note's path, when --note names the note instead) may be left out.
+	required := map[string]bool{}
+	for _, r := range op.InputSchema.Required {
+		required[r] = true
+	}
+	minArgs := 0
+	for _, a := range op.CLI.Args {
+		if !required[a] {
+			break
+		}
+		minArgs++
+	}
+	cmd.Args = cobra.RangeArgs(minArgs, len(op.CLI.Args))
+	if n := len(op.CLI.Args); n > 0 && op.CLI.Args[n-1] == "query" {
+		cmd.Args = cobra.MinimumNArgs(minArgs) // `loci search two words` needs no quotes
 	}
 	values := map[string]any{}
 	positional := map[string]bool{}
@@ -85,6 +101,9 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		in := map[string]any{}
 		for i, a := range op.CLI.Args {
+			if i >= len(args) {
+				break
+			}
 			if i == len(op.CLI.Args)-1 && a == "query" {
 				in[a] = strings.Join(args[i:], " ")
 			} else {
@@ -133,9 +152,22 @@ func (g *globals) print(out any, text func(any) string) error {
 	return nil
 }
 
+// firstSentence makes a one-line summary for the command list: the first
+// sentence or clause of the description, cut at a word boundary.
 func firstSentence(s string) string {
-	if i := strings.Index(s, ". "); i > 0 {
-		return s[:i]
+	for _, sep := range []string{". ", " (", ", "} {
+		if i := strings.Index(s, sep); i > 0 && i < len(s) {
+			s = s[:i]
+		}
 	}
-	return strings.TrimSuffix(s, ".")
+	s = strings.TrimSuffix(s, ".")
+	const maxLen = 72
+	if len(s) > maxLen {
+		cut := strings.LastIndex(s[:maxLen], " ")
+		if cut < 20 {
+			cut = maxLen
+		}
+		s = s[:cut] + "…"
+	}
+	return s
 }

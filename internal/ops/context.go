@@ -197,7 +197,7 @@ func registerContextOps(r *Registry) {
 		Description: "Start here: the notes most relevant to a task or question, best first, one entry per note, each with the best-matching section's heading path and line, " +
 			"a highlighted snippet, the note's tags and, with preview_chars, the start of its body. Follow up with read_note on the paths that matter.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         CLI{Use: "context", Args: []string{"query"}, Text: textContext},
+		CLI:         CLI{Use: "context", Args: []string{"query"}, Text: textContext, Short: "The notes most relevant to a question (an agent's first call)"},
 		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound},
 		Example:     `{"query": "how do we keep the index fresh", "limit": 3, "preview_chars": 300}`,
 		Handler: func(ctx context.Context, env *Env, in *GetContextIn) (*GetContextOut, error) {

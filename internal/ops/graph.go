@@ -152,7 +152,7 @@ func registerGraphOps(r *Registry) {
 		Description: "For one note (or every note under a path glob): the notes it links to in its body but not yet through a typed link (a frontmatter key such as owner: \"[[Ada]]\"), " +
 			"each with the line, the resolved target and a suggested key inferred from how the vault already types links to that note or to notes in its folder (related when there is no usage).",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         CLI{Use: "suggest-links", Text: textSuggest},
+		CLI:         CLI{Use: "suggest-links", Text: textSuggest, Short: "Body links that could become typed links, with a suggested key"},
 		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeVaultNotFound},
 		Example:     `{"note": "Welcome"}`,
 		Handler: func(ctx context.Context, env *Env, in *SuggestTypedLinksIn) (*SuggestTypedLinksOut, error) {

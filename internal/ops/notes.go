@@ -275,7 +275,7 @@ func registerNoteOps(r *Registry) {
 		Description: "The state of the vault's index: counts of notes, chunks, links (and unresolved ones), tags, tasks and blocks; last index times; schema version; " +
 			"files that failed to index and notes with invalid frontmatter, with reasons; the background sync state; and, when several vaults are served, their names.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         CLI{Use: "status", Text: textStatus},
+		CLI:         CLI{Use: "status", Text: textStatus, Short: "Index state: counts, last index times, failures and why"},
 		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound},
 		Example:     `{}`,
 		Handler: func(ctx context.Context, env *Env, in *IndexStatusIn) (*IndexStatusOut, error) {

@@ -35,6 +35,8 @@ type CLI struct {
 	Args []string
 	// Text renders the output for --format text; nil prints indented JSON.
 	Text func(out any) string
+	// Short overrides the one-line summary derived from the description.
+	Short string
 }
 
 // Op is a type-erased operation, as the surfaces see it.
