@@ -14,7 +14,6 @@ import (
 
 	"github.com/loci-dev/loci/internal/config"
 	"github.com/loci-dev/loci/internal/errs"
-	"github.com/loci-dev/loci/internal/ops"
 )
 
 // Version is set by the build (-ldflags "-X github.com/loci-dev/loci/internal/cli.Version=...").
@@ -90,7 +89,7 @@ func newRoot(g *globals) *cobra.Command {
 	for _, f := range commandFactories {
 		root.AddCommand(f(g))
 	}
-	reg := ops.All()
+	reg := registry()
 	for _, op := range reg.List() {
 		if op.CLI.Use != "" {
 			root.AddCommand(opCommand(g, reg, op))

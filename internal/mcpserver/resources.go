@@ -1,0 +1,424 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/vault"
+)
+
+// Note resources.
+//
+// Every indexed note of every vault is a resource loci://<vault>/<path>, each
+// path segment URL-escaped; the vault part is the vault's name made host-safe
+// (see hostName). One resource template, loci://{vault}/{+path}, routes every
+// read to the same handler, which reads the file through vault confinement.
+//
+// resources/list is answered from the index itself, a page at a time (keyset
+// pagination on path), by a receiving middleware in front of the SDK's own
+// list: nothing is loaded at startup (a 6,500-note vault would cost ~25 ms of
+// cold start and a copy of every path in memory) and the list is never out
+// of step with the index.
+//
+// Changes arrive on the env's change bus. When notes were added or removed,
+// re-adding the template makes the SDK send notifications/resources/
+// list_changed (debounced, to legacy sessions and to new-protocol listeners
+// alike); every changed note with subscribers gets notifications/resources/
+// updated through Server.ResourceUpdated.
+
+const (
+	uriScheme     = "loci://"
+	uriTemplate   = "loci://{vault}/{+path}"
+	markdownMIME  = "text/markdown"
+	etagMetaKey   = "loci/etag"
+	notifyTimeout = 10 * time.Second
+)
+
+type resources struct {
+	s        *Server
+	template *mcp.ResourceTemplate
+
+	host   map[string]string // vault name → URI host
+	byHost map[string]*ops.VaultHandle
+
+	mu   sync.Mutex
+	subs map[string]map[*mcp.ServerSession]struct{} // URI → subscribed sessions
+
+	queue chan ops.Change
+}
+
+func newResources(s *Server) *resources {
+	r := &resources{
+		s: s, host: map[string]string{}, byHost: map[string]*ops.VaultHandle{},
+		subs: map[string]map[*mcp.ServerSession]struct{}{}, queue: make(chan ops.Change, 64),
+	}
+	for _, vh := range s.env.Vaults {
+		h := hostName(vh.Name)
+		base := h
+		for i := 2; r.byHost[h] != nil; i++ {
+			h = base + "-" + strconv.Itoa(i)
+		}
+		r.host[vh.Name] = h
+		r.byHost[h] = vh
+	}
+	first := "vault"
+	if len(s.env.Vaults) > 0 {
+		first = r.host[s.env.Vaults[0].Name]
+	}
+	r.template = &mcp.ResourceTemplate{
+		URITemplate: uriTemplate,
+		Name:        "note",
+		Title:       "A note, by vault and vault-relative path",
+		Description: "Any Markdown note of a served vault, e.g. loci://" + first + "/Projects/Alpha.md (path segments URL-escaped).",
+		MIMEType:    markdownMIME,
+	}
+	return r
+}
+
+// register adds the template and the list middleware, and starts the worker
+// that turns index changes into notifications.
+func (r *resources) register() {
+	r.s.mcp.AddResourceTemplate(r.template, r.read)
+	r.s.mcp.AddReceivingMiddleware(r.listMiddleware)
+	go r.worker()
+}
+
+// hostName turns a vault name into a valid URI host: ASCII letters, digits
+// and -._~ are kept, other ASCII characters (spaces, punctuation) become
+// '-', and non-ASCII characters are percent-encoded as UTF-8 (which Go's URL
+// parser and RFC 3986 reg-names accept).
+func hostName(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.', r == '_', r == '~':
+			b.WriteRune(r)
+		case r < utf8.RuneSelf:
+			b.WriteByte('-')
+		default:
+			b.WriteString(url.PathEscape(string(r)))
+		}
+	}
+	if strings.Trim(b.String(), ".") == "" {
+		return "vault" + b.String()
+	}
+	return b.String()
+}
+
+// noteURI is the resource URI of a note.
+func (r *resources) noteURI(vaultName, rel string) string {
+	segs := strings.Split(rel, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return uriScheme + r.host[vaultName] + "/" + strings.Join(segs, "/")
+}
+
+// parseURI maps a resource URI back to a vault and a cleaned vault-relative
+// path, through the same confinement as every path argument.
+func (r *resources) parseURI(uri string) (*ops.VaultHandle, string, error) {
+	rest, ok := strings.CutPrefix(uri, uriScheme)
+	if !ok {
+		return nil, "", errs.New(errs.CodeNotFound, "not a loci note URI: %s", uri)
+	}
+	host, p, _ := strings.Cut(rest, "/")
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		p = p[:i]
+	}
+	vh := r.byHost[host]
+	if vh == nil {
+		for h, v := range r.byHost {
+			if strings.EqualFold(h, host) {
+				vh = v
+				break
+			}
+		}
+	}
+	if vh == nil {
+		return nil, "", errs.New(errs.CodeVaultNotFound, "no vault %q is served", host)
+	}
+	rel, err := url.PathUnescape(p)
+	if err != nil {
+		return nil, "", errs.New(errs.CodeInvalidInput, "bad escape in %s", uri)
+	}
+	clean, err := vault.CleanRel(rel)
+	if err != nil {
+		return nil, "", err
+	}
+	if !strings.EqualFold(path.Ext(clean), ".md") || vh.Vault.Excluded(clean) {
+		return nil, "", errs.New(errs.CodeNotFound, "%s is not a note of vault %s", clean, vh.Name).With("path", clean)
+	}
+	return vh, clean, nil
+}
+
+// read serves resources/read for a note: the file's current text, read from
+// disk through vault confinement, with its etag in _meta.
+func (r *resources) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	vh, rel, err := r.parseURI(uri)
+	if err == nil {
+		var b []byte
+		b, rel, err = vh.Vault.ReadNote(rel)
+		if err == nil {
+			c := &mcp.ResourceContents{URI: uri, MIMEType: markdownMIME, Meta: mcp.Meta{etagMetaKey: vault.Etag(b)}}
+			if utf8.Valid(b) {
+				c.Text = string(b)
+			} else {
+				c.Blob = b
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+		}
+	}
+	return nil, resourceError(uri, err)
+}
+
+// resourceError maps a loci error to the MCP error for resource requests.
+func resourceError(uri string, err error) error {
+	e := errs.As(err)
+	switch e.Code {
+	case errs.CodeNotFound, errs.CodeVaultNotFound:
+		return mcp.ResourceNotFoundError(uri)
+	case errs.CodePathDenied, errs.CodeInvalidInput:
+		data, _ := json.Marshal(map[string]any{"uri": uri, "code": e.Code, "details": e.Details})
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Code + ": " + e.Message, Data: data}
+	default:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.Code + ": " + e.Error()}
+	}
+}
+
+// listMiddleware answers resources/list from the index; every other method
+// goes on to the SDK.
+func (r *resources) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if lr, ok := req.(*mcp.ListResourcesRequest); ok && method == "resources/list" {
+			cursor := ""
+			if lr.Params != nil {
+				cursor = lr.Params.Cursor
+			}
+			return r.list(ctx, cursor, ResourcePageSize)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// listCursor is the position after the last listed note: a vault (by index)
+// and a path in it.
+type listCursor struct {
+	Vault int    `json:"v"`
+	After string `json:"a"`
+}
+
+func (r *resources) list(ctx context.Context, cursor string, pageSize int) (*mcp.ListResourcesResult, error) {
+	vaults := r.s.env.Vaults
+	var pos listCursor
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err == nil {
+			err = json.Unmarshal(b, &pos)
+		}
+		if err != nil || pos.Vault < 0 || pos.Vault >= len(vaults) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"}
+		}
+	}
+	res := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+	res.CacheScope = "private" // personal notes: only this user's client may cache the list
+	var at []listCursor        // where each listed note sits, for the next cursor
+	for vi := pos.Vault; vi < len(vaults) && len(at) <= pageSize; vi++ {
+		vh := vaults[vi]
+		after := ""
+		if vi == pos.Vault {
+			after = pos.After
+		}
+		rows, err := listNotes(ctx, vh, after, pageSize+1-len(at))
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot list notes: " + err.Error()}
+		}
+		for _, n := range rows {
+			rs := &mcp.Resource{
+				URI: r.noteURI(vh.Name, n.path), Name: n.path, Title: n.title, MIMEType: markdownMIME, Size: n.size,
+				Annotations: &mcp.Annotations{LastModified: time.Unix(0, n.mtime).UTC().Format(time.RFC3339)},
+			}
+			if len(vaults) > 1 {
+				rs.Meta = mcp.Meta{"loci/vault": vh.Name}
+			}
+			res.Resources = append(res.Resources, rs)
+			at = append(at, listCursor{Vault: vi, After: n.path})
+		}
+	}
+	if len(at) > pageSize { // one more than a page was found: there is a next page
+		res.Resources = res.Resources[:pageSize]
+		b, _ := json.Marshal(at[pageSize-1])
+		res.NextCursor = base64.RawURLEncoding.EncodeToString(b)
+	}
+	return res, nil
+}
+
+// subscribe accepts a subscription to any valid note URI (the note need not
+// exist yet: creating it will notify).
+func (r *resources) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	uri := req.Params.URI
+	if _, _, err := r.parseURI(uri); err != nil {
+		return resourceError(uri, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.subs[uri] == nil {
+		r.subs[uri] = map[*mcp.ServerSession]struct{}{}
+	}
+	r.subs[uri][req.Session] = struct{}{}
+	return nil
+}
+
+func (r *resources) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if m := r.subs[req.Params.URI]; m != nil {
+		delete(m, req.Session)
+		if len(m) == 0 {
+			delete(r.subs, req.Params.URI)
+		}
+	}
+	return nil
+}
+
+// onChange is the change-bus callback. It only queues: the publisher (a
+// sync) never waits on a slow client.
+func (r *resources) onChange(c ops.Change) {
+	select {
+	case r.queue <- c:
+	case <-r.s.closed:
+	}
+}
+
+func (r *resources) worker() {
+	for {
+		select {
+		case c := <-r.queue:
+			r.apply(c)
+		case <-r.s.closed:
+			return
+		}
+	}
+}
+
+// apply turns one index change into notifications.
+func (r *resources) apply(c ops.Change) {
+	if r.host[c.Vault] == "" {
+		return
+	}
+	if c.ListChanged {
+		// Re-adding the (unchanged) template is how the SDK is told that the
+		// resource list changed: it sends list_changed, debounced.
+		r.s.mcp.AddResourceTemplate(r.template, r.read)
+	}
+	live := map[*mcp.ServerSession]bool{}
+	for ss := range r.s.mcp.Sessions() {
+		live[ss] = true
+	}
+	var notify []string
+	r.mu.Lock()
+	for uri, m := range r.subs { // forget sessions that are gone
+		for ss := range m {
+			if !live[ss] {
+				delete(m, ss)
+			}
+		}
+		if len(m) == 0 {
+			delete(r.subs, uri)
+		}
+	}
+	if len(r.subs) > 0 {
+		for _, p := range c.Paths {
+			if uri := r.noteURI(c.Vault, p); len(r.subs[uri]) > 0 {
+				notify = append(notify, uri)
+			}
+		}
+	}
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+	defer cancel()
+	for _, uri := range notify {
+		if err := r.s.mcp.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+			r.s.log.Debug("mcp: resource update not delivered", "error", err)
+		}
+	}
+	data := map[string]any{"event": "index_updated", "vault": c.Vault, "changed": len(c.Paths), "list_changed": c.ListChanged}
+	for ss := range live {
+		ss.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "loci", Data: data})
+	}
+}
+
+type noteRow struct {
+	path, title string
+	size, mtime int64
+}
+
+// listNotes reads up to limit notes of a vault in path order, starting after
+// the given path.
+//
+// TODO: move to internal/index (a keyset-paged listing) when it has one; this
+// and completePaths are the only SQL in this package.
+func listNotes(ctx context.Context, vh *ops.VaultHandle, after string, limit int) ([]noteRow, error) {
+	rows, err := vh.Index.DB.QueryContext(ctx, "SELECT path, title, size, mtime FROM notes WHERE path > ? ORDER BY path LIMIT ?", after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("listing notes: %w", err)
+	}
+	defer rows.Close()
+	var out []noteRow
+	for rows.Next() {
+		var n noteRow
+		if err := rows.Scan(&n.path, &n.title, &n.size, &n.mtime); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// completePaths returns up to limit note paths matching a typed prefix
+// (case-insensitive), then paths containing it.
+func completePaths(ctx context.Context, vh *ops.VaultHandle, typed string, limit int) ([]string, bool, error) {
+	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(typed)
+	var out []string
+	for _, q := range []struct{ where, arg string }{
+		{`path LIKE ? ESCAPE '\'`, esc + "%"},
+		{`path LIKE ? ESCAPE '\' AND path NOT LIKE ? ESCAPE '\'`, "%" + esc + "%"},
+	} {
+		args := []any{q.arg}
+		if strings.Contains(q.where, "NOT LIKE") {
+			args = append(args, esc+"%")
+		}
+		args = append(args, limit+1-len(out))
+		rows, err := vh.Index.DB.QueryContext(ctx, "SELECT path FROM notes WHERE "+q.where+" ORDER BY path LIMIT ?", args...)
+		if err != nil {
+			return nil, false, err
+		}
+		for rows.Next() {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				rows.Close()
+				return nil, false, err
+			}
+			out = append(out, p)
+		}
+		rows.Close()
+		if len(out) > limit {
+			return out[:limit], true, nil
+		}
+	}
+	return out, false, nil
+}
