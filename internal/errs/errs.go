@@ -28,6 +28,12 @@ const (
 	CodeNotLogseqGraph = "not_logseq_graph"
 )
 
+// Codes of the HTTP surface for requests that name no operation.
+const (
+	CodeRouteNotFound    = "route_not_found"
+	CodeMethodNotAllowed = "method_not_allowed"
+)
+
 // Error is a typed, user-facing error.
 type Error struct {
 	Code    string         `json:"code"`

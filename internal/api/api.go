@@ -1,0 +1,268 @@
+// Package api is loci's REST surface. Everything it serves is generated from
+// the operation registry: POST /v1/ops/<name> runs an operation with its JSON
+// input, GET /v1/ops lists them, GET /openapi.json describes them, and a few
+// friendly GET aliases (/v1/search, /v1/notes/<path>, ...) map query strings
+// onto the same operations. Every call goes through ops.Registry.Call, like
+// the CLI and MCP surfaces; this package holds no business rules.
+//
+// Authentication, Host/Origin checks and body limits belong to the server
+// that mounts this handler (internal/server); it passes the authenticated
+// subject down with WithSubject.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/ops"
+)
+
+// DefaultMaxBodyBytes bounds a request body when Options.MaxBodyBytes is 0.
+const DefaultMaxBodyBytes = 4 << 20
+
+// Options configure the REST handler.
+type Options struct {
+	// Version is reported in the OpenAPI document (info.version).
+	Version string
+	// MaxBodyBytes bounds POST bodies (default 4 MiB). The server enforces
+	// its own limit first; this one protects the handler when mounted alone.
+	MaxBodyBytes int64
+	// Logger receives internal errors (never note contents or arguments).
+	Logger *slog.Logger
+}
+
+// Handler serves the REST API.
+type Handler struct {
+	reg *ops.Registry
+	env *ops.Env
+	opt Options
+	log *slog.Logger
+
+	openapiOnce sync.Once
+	openapi     []byte
+}
+
+// New returns the REST handler for the registry's operations running in env.
+func New(reg *ops.Registry, env *ops.Env, opt Options) *Handler {
+	if opt.MaxBodyBytes <= 0 {
+		opt.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opt.Version == "" {
+		opt.Version = "dev"
+	}
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{reg: reg, env: env, opt: opt, log: log}
+}
+
+type subjectKey struct{}
+
+// WithSubject returns a context carrying the authenticated principal; the
+// handler passes it to the dispatch pipeline as ops.Caller.Subject.
+func WithSubject(ctx context.Context, subject string) context.Context {
+	return context.WithValue(ctx, subjectKey{}, subject)
+}
+
+// SubjectFrom returns the principal set by WithSubject ("" if none).
+func SubjectFrom(ctx context.Context) string {
+	s, _ := ctx.Value(subjectKey{}).(string)
+	return s
+}
+
+// ServeHTTP routes by the escaped path, so an encoded slash or dot in a note
+// path reaches the vault's confinement check (and is refused there) instead
+// of being decoded and cleaned away by a router.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.EscapedPath()
+	switch {
+	case p == "/openapi.json":
+		if allow(w, r, http.MethodGet) {
+			h.serveOpenAPI(w)
+		}
+	case p == "/v1" || p == "/v1/":
+		if allow(w, r, http.MethodGet) {
+			WriteResult(w, h.routes())
+		}
+	case p == "/v1/ops":
+		if allow(w, r, http.MethodGet) {
+			WriteResult(w, map[string]any{"operations": h.catalog()})
+		}
+	case strings.HasPrefix(p, "/v1/ops/"):
+		name := strings.TrimPrefix(p, "/v1/ops/")
+		if name == "" || strings.ContainsAny(name, "/%") {
+			WriteError(w, errs.New(errs.CodeUnknownOp, "unknown operation %q", name))
+			return
+		}
+		switch r.Method {
+		case http.MethodPost:
+			h.callOp(w, r, name)
+		case http.MethodGet, http.MethodHead:
+			op, ok := h.reg.Get(name)
+			if !ok {
+				WriteError(w, errs.New(errs.CodeUnknownOp, "unknown operation %q", name))
+				return
+			}
+			WriteResult(w, describe(op))
+		default:
+			methodNotAllowed(w, r, http.MethodGet, http.MethodPost)
+		}
+	default:
+		for _, a := range aliases {
+			if rest, ok := a.match(p); ok {
+				if allow(w, r, http.MethodGet) {
+					h.serveAlias(w, r, a, rest)
+				}
+				return
+			}
+		}
+		WriteError(w, errs.New(errs.CodeRouteNotFound, "no such route: %s %s", r.Method, r.URL.Path).
+			With("hint", "operations are listed at GET /v1/ops and described at GET /openapi.json"))
+	}
+}
+
+// callOp runs POST /v1/ops/<name>: the body is the operation's JSON input.
+func (h *Handler) callOp(w http.ResponseWriter, r *http.Request, name string) {
+	if r.ContentLength > h.opt.MaxBodyBytes {
+		WriteError(w, tooLarge(h.opt.MaxBodyBytes))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opt.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			WriteError(w, tooLarge(h.opt.MaxBodyBytes))
+			return
+		}
+		WriteError(w, errs.Wrap(err, errs.CodeInvalidInput, "cannot read the request body"))
+		return
+	}
+	h.call(w, r, name, body)
+}
+
+// call runs one operation through the shared dispatch pipeline.
+func (h *Handler) call(w http.ResponseWriter, r *http.Request, name string, raw json.RawMessage) {
+	res := h.reg.Call(r.Context(), h.env, ops.Caller{Surface: "rest", Subject: SubjectFrom(r.Context())}, name, raw)
+	if res.Err != nil {
+		if res.Err.Code == errs.CodeInternal {
+			h.log.Error("operation failed", "op", name, "err", res.Err.Error())
+		}
+		WriteError(w, res.Err)
+		return
+	}
+	WriteResult(w, res.Output)
+}
+
+func tooLarge(limit int64) *errs.Error {
+	return errs.New(errs.CodeTooLarge, "request body is over the %d-byte limit", limit).With("limit", limit)
+}
+
+// envelope is the shape of every REST response.
+type envelope struct {
+	OK     bool        `json:"ok"`
+	Result any         `json:"result,omitempty"`
+	Error  *errs.Error `json:"error,omitempty"`
+}
+
+// WriteResult writes {"ok":true,"result":v} with status 200.
+func WriteResult(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(envelope{OK: true, Result: v})
+	if err != nil {
+		WriteError(w, errs.Wrap(err, errs.CodeInternal, "cannot encode the result"))
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+// WriteError writes {"ok":false,"error":{code,message,details}} with the
+// status HTTPStatus maps the code to.
+func WriteError(w http.ResponseWriter, e *errs.Error) {
+	if e == nil {
+		e = errs.New(errs.CodeInternal, "unknown error")
+	}
+	b, err := json.Marshal(envelope{OK: false, Error: e})
+	if err != nil {
+		// Details that cannot be encoded are dropped rather than lost with the error.
+		b, _ = json.Marshal(envelope{OK: false, Error: &errs.Error{Code: e.Code, Message: e.Message}})
+	}
+	writeJSON(w, HTTPStatus(e.Code), b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, b []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(b)
+	w.Write([]byte("\n"))
+}
+
+// allow reports whether r uses one of methods (HEAD counts as GET); if not it
+// writes a 405 with an Allow header.
+func allow(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+	for _, m := range methods {
+		if r.Method == m || (m == http.MethodGet && r.Method == http.MethodHead) {
+			return true
+		}
+	}
+	methodNotAllowed(w, r, methods...)
+	return false
+}
+
+func methodNotAllowed(w http.ResponseWriter, r *http.Request, methods ...string) {
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+	WriteError(w, errs.New(errs.CodeMethodNotAllowed, "method %s is not allowed on %s", r.Method, r.URL.Path).With("allow", methods))
+}
+
+// StatusEntry is one row of the error-code → HTTP status table.
+type StatusEntry struct {
+	Code   string
+	Status int
+}
+
+// statusTable is the one place error codes meet HTTP statuses; docs/api.md
+// is checked against it by a test.
+var statusTable = []StatusEntry{
+	{errs.CodeInvalidInput, http.StatusBadRequest},
+	{errs.CodeNotLogseqGraph, http.StatusBadRequest},
+	{errs.CodeUnauthorized, http.StatusUnauthorized},
+	{errs.CodeForbidden, http.StatusForbidden},
+	{errs.CodePathDenied, http.StatusForbidden},
+	{errs.CodeNotFound, http.StatusNotFound},
+	{errs.CodeVaultNotFound, http.StatusNotFound},
+	{errs.CodeBlockNotFound, http.StatusNotFound},
+	{errs.CodeUnknownOp, http.StatusNotFound},
+	{errs.CodeRouteNotFound, http.StatusNotFound},
+	{errs.CodeMethodNotAllowed, http.StatusMethodNotAllowed},
+	{errs.CodeAmbiguous, http.StatusConflict},
+	{errs.CodeTooLarge, http.StatusRequestEntityTooLarge},
+	{errs.CodeRateLimited, http.StatusTooManyRequests},
+	{errs.CodeInternal, http.StatusInternalServerError},
+	{errs.CodeIndexBusy, http.StatusServiceUnavailable},
+	{errs.CodeIndexMissing, http.StatusServiceUnavailable},
+	{errs.CodeIndexSchema, http.StatusServiceUnavailable},
+	{"cancelled", http.StatusServiceUnavailable},
+}
+
+// StatusTable returns the error-code → HTTP status mapping, in a stable order.
+// Codes not listed map to 500.
+func StatusTable() []StatusEntry { return append([]StatusEntry(nil), statusTable...) }
+
+// HTTPStatus maps an error code to its HTTP status (500 for unknown codes).
+func HTTPStatus(code string) int {
+	for _, e := range statusTable {
+		if e.Code == code {
+			return e.Status
+		}
+	}
+	return http.StatusInternalServerError
+}

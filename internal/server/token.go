@@ -1,0 +1,152 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/loci-dev/loci/internal/errs"
+)
+
+// Token storage: <index dir of the first vault>/token, mode 0600.
+const (
+	// TokenFile is the token's file name inside the index directory.
+	TokenFile = "token"
+	// EnvToken overrides the stored token.
+	EnvToken = "LOCI_TOKEN"
+	// MinTokenLen is the shortest token accepted (from the file or the environment).
+	MinTokenLen = 16
+)
+
+// GenerateToken returns 32 random bytes, base64url without padding (43 characters).
+func GenerateToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", errs.Wrap(err, errs.CodeInternal, "cannot generate a token")
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// TokenPath is where the token of an index directory is stored.
+func TokenPath(indexDir string) string { return filepath.Join(indexDir, TokenFile) }
+
+// ResolveToken returns the token to use: $LOCI_TOKEN when set (source "env"),
+// else the stored token, created on first use (source = its path).
+func ResolveToken(indexDir string) (token, source string, created bool, err error) {
+	if t := strings.TrimSpace(os.Getenv(EnvToken)); t != "" {
+		if len(t) < MinTokenLen {
+			return "", "", false, errs.New(errs.CodeInvalidInput, "%s is too short (%d characters; at least %d)", EnvToken, len(t), MinTokenLen)
+		}
+		return t, "env", false, nil
+	}
+	token, created, err = LoadOrCreateToken(indexDir)
+	return token, TokenPath(indexDir), created, err
+}
+
+// LoadOrCreateToken reads the stored token, creating it (exclusively, mode
+// 0600) when absent. A token file that is a symlink, not a regular file, or
+// readable or writable by group or others is refused rather than trusted or
+// silently fixed: the secret may already have leaked, so the error says to
+// rotate it.
+func LoadOrCreateToken(indexDir string) (string, bool, error) {
+	p := TokenPath(indexDir)
+	if t, err := readToken(p); err == nil {
+		return t, false, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", false, err
+	}
+	if err := os.MkdirAll(indexDir, 0o755); err != nil {
+		return "", false, errs.Wrap(err, errs.CodeInternal, "cannot create the index directory").With("dir", indexDir)
+	}
+	t, err := GenerateToken()
+	if err != nil {
+		return "", false, err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) { // another process won the race: use its token
+			t, err := readToken(p)
+			return t, false, err
+		}
+		return "", false, errs.Wrap(err, errs.CodeInternal, "cannot create the token file").With("path", p)
+	}
+	if err := writeClose(f, t); err != nil {
+		os.Remove(p)
+		return "", false, errs.Wrap(err, errs.CodeInternal, "cannot write the token file").With("path", p)
+	}
+	return t, true, nil
+}
+
+// RotateToken replaces the stored token with a new one (written to a
+// private temporary file, then renamed over the old one) and returns it.
+func RotateToken(indexDir string) (string, error) {
+	if err := os.MkdirAll(indexDir, 0o755); err != nil {
+		return "", errs.Wrap(err, errs.CodeInternal, "cannot create the index directory").With("dir", indexDir)
+	}
+	t, err := GenerateToken()
+	if err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(indexDir, ".token-*") // CreateTemp uses O_EXCL and mode 0600
+	if err != nil {
+		return "", errs.Wrap(err, errs.CodeInternal, "cannot create the token file").With("dir", indexDir)
+	}
+	tmp := f.Name()
+	if err := f.Chmod(0o600); err != nil && runtime.GOOS != "windows" {
+		f.Close()
+		os.Remove(tmp)
+		return "", errs.Wrap(err, errs.CodeInternal, "cannot protect the token file")
+	}
+	if err := writeClose(f, t); err != nil {
+		os.Remove(tmp)
+		return "", errs.Wrap(err, errs.CodeInternal, "cannot write the token file")
+	}
+	if err := os.Rename(tmp, TokenPath(indexDir)); err != nil {
+		os.Remove(tmp)
+		return "", errs.Wrap(err, errs.CodeInternal, "cannot replace the token file").With("path", TokenPath(indexDir))
+	}
+	return t, nil
+}
+
+func writeClose(f *os.File, token string) error {
+	_, err := f.WriteString(token + "\n")
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func readToken(p string) (string, error) {
+	st, err := os.Lstat(p)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		return "", errs.Wrap(err, errs.CodeInternal, "cannot read the token file").With("path", p)
+	}
+	if !st.Mode().IsRegular() {
+		return "", errs.New(errs.CodeForbidden, "the token file %s is not a regular file (a symlink?); remove it and run `loci token --rotate`", p).With("path", p)
+	}
+	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 {
+		return "", errs.New(errs.CodeForbidden,
+			"the token file %s is accessible to other users (mode %04o); treat the token as leaked: run `loci token --rotate` (it writes a new one with mode 0600)",
+			p, st.Mode().Perm()).With("path", p).With("mode", st.Mode().Perm().String())
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "", errs.Wrap(err, errs.CodeInternal, "cannot read the token file").With("path", p)
+	}
+	t := strings.TrimSpace(string(b))
+	if len(t) < MinTokenLen {
+		return "", errs.New(errs.CodeInvalidInput, "the token in %s is too short (%d characters; at least %d); run `loci token --rotate`", p, len(t), MinTokenLen).With("path", p)
+	}
+	return t, nil
+}
