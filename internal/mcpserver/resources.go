@@ -268,11 +268,17 @@ func (r *resources) list(ctx context.Context, cursor string, pageSize int) (*mcp
 }
 
 // subscribe accepts a subscription to any valid note URI (the note need not
-// exist yet: creating it will notify).
+// exist yet: creating it will notify). A loci:// URI that escapes its vault
+// is refused; a URI of another scheme is tracked but never fires, since the
+// protocol lets clients subscribe before a resource exists.
 func (r *resources) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	uri := req.Params.URI
-	if _, _, err := r.parseURI(uri); err != nil {
-		return resourceError(uri, err)
+	if strings.HasPrefix(strings.ToLower(uri), "loci:") {
+		if _, _, err := r.parseURI(uri); err != nil {
+			return resourceError(uri, err)
+		}
+	} else if uri == "" {
+		return resourceError(uri, errs.New(errs.CodeInvalidInput, "uri is required"))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

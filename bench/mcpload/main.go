@@ -1,0 +1,259 @@
+// Command mcpload measures loci's MCP service the way agents use it:
+//
+//   - load: a real `loci serve` process (built from this tree) on 127.0.0.1,
+//     N concurrent Streamable HTTP MCP sessions (the official Go SDK client)
+//     making M search_notes calls in total; zero errors expected; p50/p99
+//     latency and calls/s, next to the same queries run in-process (the
+//     engine's own cost) and through the CLI (a process per query);
+//   - cold start: from spawning `loci mcp` to the first search_notes result
+//     over stdio, on an already-indexed vault (median and p90 of K runs).
+//
+// Usage: go run ./bench/mcpload [-vault DIR] [-sessions 32] [-calls 5000] [-cold 20]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/search"
+	"github.com/loci-dev/loci/internal/textseg"
+	"github.com/loci-dev/loci/internal/vault"
+)
+
+func main() {
+	vaultDir := flag.String("vault", filepath.Join("..", "shared", "corpora", "obsidian-hub"), "vault to serve")
+	sessions := flag.Int("sessions", 32, "concurrent MCP sessions")
+	calls := flag.Int("calls", 5000, "search_notes calls in total")
+	cold := flag.Int("cold", 20, "cold-start runs over stdio")
+	cliRuns := flag.Int("cli", 20, "CLI invocations for the CLI baseline")
+	flag.Parse()
+	if _, err := os.Stat(*vaultDir); err != nil {
+		fmt.Printf("skip: vault %s not found (needs ../shared beside the repo)\n", *vaultDir)
+		return
+	}
+	ctx := context.Background()
+	tmp, err := os.MkdirTemp("", "loci-mcpload-")
+	check(err)
+	defer os.RemoveAll(tmp)
+
+	bin := filepath.Join(tmp, "loci")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/loci")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Stderr = os.Stderr
+	check(build.Run())
+	idx := filepath.Join(tmp, "idx")
+	ix := openIndex(ctx, *vaultDir, idx)
+	_, err = ix.Sync(ctx, index.SyncOptions{})
+	check(err)
+	queries := makeQueries(ctx, ix, 200)
+
+	// In-process baseline.
+	s := &search.Searcher{DB: ix.DB}
+	var inproc []time.Duration
+	for round := 0; round < 2; round++ {
+		inproc = inproc[:0]
+		for _, q := range queries {
+			t := time.Now()
+			_, err := s.Search(ctx, search.Query{Text: q, Limit: 10})
+			check(err)
+			inproc = append(inproc, time.Since(t))
+		}
+	}
+	ix.Close()
+
+	fmt.Printf("vault %s, %d queries drawn from note titles\n", *vaultDir, len(queries))
+	fmt.Printf("  in-process search         p50 %6.2f ms  p99 %6.2f ms\n", msd(pct(inproc, 50)), msd(pct(inproc, 99)))
+
+	// CLI baseline: a process per query, index already built.
+	var cli []time.Duration
+	for i := 0; i < *cliRuns; i++ {
+		q := queries[i%len(queries)]
+		t := time.Now()
+		out, err := exec.Command(bin, "search", q, "--vault", *vaultDir, "--index-dir", idx, "--format", "json").Output()
+		check(err)
+		cli = append(cli, time.Since(t))
+		if !json.Valid(out) {
+			check(fmt.Errorf("cli output is not JSON"))
+		}
+	}
+	fmt.Printf("  CLI (process per query)   p50 %6.2f ms  p99 %6.2f ms\n", msd(pct(cli, 50)), msd(pct(cli, 99)))
+
+	// Load over Streamable HTTP against a real `loci serve`.
+	port := freePort()
+	token := "bench-token-0123456789abcdef"
+	srv := exec.Command(bin, "serve", *vaultDir, "--index-dir", idx, "--addr", fmt.Sprintf("127.0.0.1:%d", port), "--max-sessions", fmt.Sprint(*sessions*2))
+	srv.Env = append(os.Environ(), "LOCI_TOKEN="+token)
+	srv.Stdout, srv.Stderr = nil, nil
+	check(srv.Start())
+	defer func() { srv.Process.Signal(os.Interrupt); srv.Wait() }()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	waitHealthy(base)
+
+	hc := &http.Client{Transport: bearer{token: token, rt: &http.Transport{MaxIdleConnsPerHost: *sessions * 2}}}
+	var lat []time.Duration
+	var mu sync.Mutex
+	var errCount, next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := 0; i < *sessions; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := mcp.NewClient(&mcp.Implementation{Name: "mcpload", Version: "1"}, nil)
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
+			if err != nil {
+				errCount.Add(1)
+				fmt.Fprintln(os.Stderr, "connect:", err)
+				return
+			}
+			defer cs.Close()
+			var local []time.Duration
+			for {
+				n := next.Add(1)
+				if n > int64(*calls) {
+					break
+				}
+				q := queries[int(n)%len(queries)]
+				t := time.Now()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_notes", Arguments: map[string]any{"query": q, "limit": 10}})
+				d := time.Since(t)
+				if err != nil || res.IsError {
+					errCount.Add(1)
+					continue
+				}
+				local = append(local, d)
+			}
+			mu.Lock()
+			lat = append(lat, local...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	fmt.Printf("  MCP HTTP, %d sessions      p50 %6.2f ms  p99 %6.2f ms  %.0f calls/s  %d calls, %d errors  (p50 %.1fx in-process)\n",
+		*sessions, msd(pct(lat, 50)), msd(pct(lat, 99)), float64(len(lat))/elapsed.Seconds(), len(lat), errCount.Load(),
+		float64(pct(lat, 50))/float64(max(pct(inproc, 50), 1)))
+
+	// Cold start over stdio.
+	var colds []time.Duration
+	for i := 0; i < *cold; i++ {
+		t := time.Now()
+		client := mcp.NewClient(&mcp.Implementation{Name: "mcpload", Version: "1"}, nil)
+		cmd := exec.Command(bin, "mcp", *vaultDir, "--index-dir", idx)
+		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		check(err)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_notes", Arguments: map[string]any{"query": queries[i%len(queries)]}})
+		d := time.Since(t)
+		check(err)
+		if res.IsError {
+			check(fmt.Errorf("cold start call failed"))
+		}
+		cs.Close()
+		colds = append(colds, d)
+	}
+	fmt.Printf("  cold start (stdio)        median %6.1f ms  p90 %6.1f ms over %d runs (process start → first search_notes result)\n",
+		msd(pct(colds, 50)), msd(pct(colds, 90)), len(colds))
+}
+
+type bearer struct {
+	token string
+	rt    http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.rt.RoundTrip(r)
+}
+
+func waitHealthy(base string) {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(base + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // polling a process we spawned; not a test
+	}
+	check(fmt.Errorf("server did not become healthy"))
+}
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func openIndex(ctx context.Context, root, dir string) *index.Index {
+	v, err := vault.Open(root, nil)
+	check(err)
+	ix, err := index.Open(ctx, v, index.Options{Dir: dir})
+	check(err)
+	return ix
+}
+
+func makeQueries(ctx context.Context, ix *index.Index, n int) []string {
+	rows, err := ix.DB.QueryContext(ctx, "SELECT title FROM notes ORDER BY path")
+	check(err)
+	var words []string
+	for rows.Next() {
+		var t string
+		rows.Scan(&t)
+		for _, w := range textseg.Words(t) {
+			if len(w.Text) >= 4 && !w.Segmented {
+				words = append(words, strings.ToLower(w.Text))
+			}
+		}
+	}
+	rows.Close()
+	rng := rand.New(rand.NewSource(2))
+	out := make([]string, n)
+	for i := range out {
+		out[i] = words[rng.Intn(len(words))]
+		if i%2 == 1 {
+			out[i] += " " + words[rng.Intn(len(words))]
+		}
+	}
+	return out
+}
+
+func pct(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := (len(s)*p+99)/100 - 1
+	if i < 0 {
+		i = 0
+	}
+	return s[i]
+}
+
+func msd(d time.Duration) float64 { return float64(d) / 1e6 }
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcpload:", err)
+		os.Exit(1)
+	}
+}
