@@ -92,8 +92,16 @@ func (s *Searcher) Search(ctx context.Context, q Query) (*Response, error) {
 	need := q.Offset + q.Limit + 1 // one more to know HasMore
 	var hits []hit
 	seen := map[int64]bool{}
+	relaxedSkipped := false
 	for _, pass := range []struct{ expr, matched string }{{strict, "all"}, {relaxed, "any"}} {
 		if pass.expr == "" || len(hits) >= need {
+			continue
+		}
+		// The relaxed (any-term) pass is costly when one term is common;
+		// skip it when the strict pass already filled the page, and report
+		// that more results exist.
+		if pass.matched == "any" && len(hits) >= q.Offset+q.Limit {
+			relaxedSkipped = true
 			continue
 		}
 		got, err := s.run(ctx, pass.expr, allowed, need, seen)
@@ -105,8 +113,10 @@ func (s *Searcher) Search(ctx context.Context, q Query) (*Response, error) {
 		}
 		hits = append(hits, got...)
 	}
-	if len(hits) > q.Offset+q.Limit {
+	if len(hits) > q.Offset+q.Limit || relaxedSkipped {
 		resp.HasMore = true
+	}
+	if len(hits) > q.Offset+q.Limit {
 		hits = hits[:q.Offset+q.Limit]
 	}
 	if q.Offset >= len(hits) {
