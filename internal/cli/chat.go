@@ -1,0 +1,318 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/loci-dev/loci/internal/chat"
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/mcpserver"
+)
+
+func init() { commandFactories = append(commandFactories, newChatCmd) }
+
+// chatStdin is where loci chat reads the user's lines (tests replace it).
+var chatStdin io.Reader = os.Stdin
+
+// vaultAlias is the alias of the vault served in-process by --vault.
+const vaultAlias = "loci"
+
+type chatOptions struct {
+	config    string
+	model     string
+	baseURL   string
+	resume    string
+	sessions  bool
+	noHistory bool
+}
+
+func newChatCmd(g *globals) *cobra.Command {
+	var o chatOptions
+	cmd := &cobra.Command{
+		Use:   "chat [message...]",
+		Short: "Chat with a model that uses your vault and other MCP servers as tools",
+		Long: "A terminal chat that connects a model (any OpenAI-compatible chat-completions endpoint, streamed) to the tools of MCP servers: " +
+			"the vault given with --vault (served in-process), and the servers of the chat config (Streamable HTTP with an HTTP+SSE fallback, or stdio commands). " +
+			"Every tool call is shown and needs y unless the config auto-approves it; destructive tools always ask, and without a terminal nothing that writes runs.\n\n" +
+			"The model comes from LOCI_CHAT_BASE_URL, LOCI_CHAT_MODEL and LOCI_CHAT_API_KEY or from the config file " +
+			"(--config, LOCI_CHAT_CONFIG, default " + chat.DefaultConfigPath() + "); without one, loci chat says so and makes no request. " +
+			"Words after `chat` are sent as the first message; with input from a pipe, each line is a message. Sessions are logged as JSONL; --resume continues one. " +
+			"Type :help inside the chat for the meta-commands (:mcp list, :mcp tools, :mcp connect, ...). See docs/chat.md.",
+		Example: "  LOCI_CHAT_BASE_URL=http://127.0.0.1:11434/v1 LOCI_CHAT_MODEL=qwen2.5:7b loci chat --vault ~/Notes\n" +
+			"  loci chat --vault ~/Notes \"what did we decide about Atlas?\"\n" +
+			"  echo \"summarize my notes on spaced repetition\" | loci chat --vault ~/Notes\n" +
+			"  loci chat --resume",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.runChat(cmd, args, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.config, "config", "", "chat config file (env "+chat.EnvConfig+"; default "+chat.DefaultConfigPath()+")")
+	f.StringVar(&o.model, "model", "", "model name (overrides "+chat.EnvModel+" and the config)")
+	f.StringVar(&o.baseURL, "base-url", "", "OpenAI-compatible API base, e.g. http://127.0.0.1:11434/v1 (overrides "+chat.EnvBaseURL+")")
+	f.StringVar(&o.resume, "resume", "", "continue a logged session: its id or file (--resume alone: the latest)")
+	f.Lookup("resume").NoOptDefVal = "latest"
+	f.BoolVar(&o.sessions, "sessions", false, "list the logged sessions and exit")
+	f.BoolVar(&o.noHistory, "no-history", false, "do not log this session")
+	return cmd
+}
+
+func (g *globals) runChat(cmd *cobra.Command, args []string, o chatOptions) error {
+	cfg, err := chat.LoadConfig(o.config)
+	if err != nil {
+		return err
+	}
+	if err := cfg.Resolve(os.Getenv); err != nil {
+		return err
+	}
+	if o.model != "" {
+		cfg.Model.Name = o.model
+	}
+	if o.baseURL != "" {
+		cfg.Model.BaseURL = o.baseURL
+	}
+	// --resume takes an optional value, so `--resume ID` parses as
+	// --resume=latest plus a first word ID: take that word back when it is a
+	// session id or a session file.
+	if o.resume == "latest" && len(args) > 0 && chat.IsSessionRef(cfg.History.Dir, args[0]) {
+		o.resume, args = args[0], args[1:]
+	}
+	if o.sessions {
+		list, err := chat.ListSessions(cfg.History.Dir, 30)
+		if err != nil {
+			return errs.Wrap(err, errs.CodeInternal, "cannot list sessions")
+		}
+		if len(list) == 0 {
+			fmt.Fprintf(g.stdout, "no chat sessions in %s\n", cfg.History.Dir)
+		}
+		for _, s := range list {
+			fmt.Fprintln(g.stdout, s.String())
+		}
+		return nil
+	}
+	// Nothing is opened, spawned or requested without a model.
+	if err := cfg.CheckModel(); err != nil {
+		return err
+	}
+
+	stdinFile, _ := chatStdin.(*os.File)
+	tty := stdinFile != nil && term.IsTerminal(int(stdinFile.Fd()))
+	outFile, _ := g.stdout.(*os.File)
+	color := outFile != nil && term.IsTerminal(int(outFile.Fd())) && os.Getenv("NO_COLOR") == ""
+	r := &chat.Renderer{Out: g.stdout, Err: g.stderr, Color: color}
+	if outFile == nil || !term.IsTerminal(int(outFile.Fd())) {
+		// Through a pipe or into a file, stdout gets the answers only.
+		r.Info = g.stderr
+	}
+
+	// Ctrl-C stops the current answer, not the chat, so the chat keeps its
+	// own context and handles the signals itself.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(cmd.Context()))
+	defer cancel()
+
+	mgr := chat.NewManager(Version)
+	mgr.ConnectTimeout = cfg.ConnectTimeout
+	closeVault := func() {}
+	defer func() {
+		mgr.Close() // the client sessions first, then the vault they talk to
+		closeVault()
+	}()
+
+	var specs []chat.ServerSpec
+	useVault := cmd.Flag("vault") != nil && cmd.Flag("vault").Changed || os.Getenv("LOCI_VAULT") != ""
+	if useVault {
+		spec, closeFn, err := g.inProcessVault(ctx, r)
+		if err != nil {
+			return err
+		}
+		closeVault = closeFn
+		specs = append(specs, spec)
+	}
+	for _, sp := range cfg.ServerSpecs(os.Getenv) {
+		if useVault && sp.Alias == vaultAlias {
+			r.Error("MCP server %s from the config skipped: the alias %s is taken by --vault", sp.Alias, vaultAlias)
+			continue
+		}
+		specs = append(specs, sp)
+	}
+
+	var in chat.LineReader
+	var tr *chat.TermReader
+	if tty {
+		echo := io.Writer(os.Stdout)
+		if outFile == nil || !term.IsTerminal(int(outFile.Fd())) {
+			echo = os.Stderr
+		}
+		tr = chat.NewTermReader(int(stdinFile.Fd()), stdinFile, echo)
+		defer tr.Restore()
+		in = tr
+	} else {
+		in = chat.NewPipeReader(chatStdin)
+	}
+	app := chat.NewApp(cfg, chat.NewModel(cfg.Model, os.Getenv), mgr, r, in, tty)
+
+	if o.resume != "" && (o.noHistory || !cfg.HistoryEnabled()) {
+		msgs, err := readChatSession(cfg.History.Dir, o.resume)
+		if err != nil {
+			return err
+		}
+		app.SetMessages(msgs)
+		r.Notice("resumed %s (not logged: history is off)", chatPlural(len(msgs), "message"))
+	} else if o.resume != "" {
+		h, msgs, err := chat.ResumeHistory(cfg.History.Dir, o.resume)
+		if err != nil {
+			return err
+		}
+		defer h.Close()
+		app.History = h
+		app.SetMessages(msgs)
+		r.Notice("resumed session %s: %s", h.ID, chatPlural(len(msgs), "message"))
+		chatRecap(r, msgs)
+	} else if !o.noHistory && cfg.HistoryEnabled() {
+		h, err := chat.NewHistory(cfg.History.Dir, cfg.Model.Name)
+		if err != nil {
+			r.Error("this session will not be logged: %v", err)
+		} else {
+			defer h.Close()
+			app.History = h
+		}
+	}
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case s := <-sigs:
+				if s == os.Interrupt && app.Interrupt() {
+					continue
+				}
+				cancel()
+				return
+			}
+		}
+	}()
+
+	app.ConnectAll(ctx, specs)
+	err = app.Run(ctx, strings.Join(args, " "))
+	if tr != nil {
+		tr.Restore()
+	}
+	if app.History != nil {
+		if herr := app.History.Err(); herr != nil {
+			r.Error("the session log %s is incomplete: %v", app.History.Path, herr)
+		} else if tty && len(app.Messages()) > 0 {
+			r.Notice("session saved; continue it with: loci chat --resume %s", app.History.ID)
+		}
+	}
+	if err != nil {
+		return errs.Wrap(err, errs.CodeInternal, "loci chat stopped")
+	}
+	return nil
+}
+
+// inProcessVault opens the --vault folder, brings its index up to date and
+// serves it to the chat over in-memory transports (the same MCP server as
+// `loci mcp`, without a process or a socket). The index keeps syncing in
+// the background while the chat runs.
+func (g *globals) inProcessVault(ctx context.Context, r *chat.Renderer) (chat.ServerSpec, func(), error) {
+	env, err := g.openServeEnv(ctx, nil)
+	if err != nil {
+		return chat.ServerSpec{}, nil, err
+	}
+	for _, vh := range env.Vaults {
+		if vh.Index.Meta(ctx, "last_full_index_at") == "" {
+			r.Notice("indexing %s for the first time…", vh.Vault.Root)
+		}
+		if _, err := env.Sync(ctx, vh, index.SyncOptions{}); err != nil {
+			if errs.Code(err) != errs.CodeIndexBusy {
+				env.Close()
+				return chat.ServerSpec{}, nil, err
+			}
+			r.Notice("another loci process is indexing %s; answering from the index as it is", vh.Vault.Root)
+		}
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := mcpserver.New(registry(), env, mcpserver.Options{Name: "loci", Version: Version, Logger: quiet})
+	syncCtx, stopSync := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { backgroundSync(syncCtx, env, time.Minute, quiet) })
+	spec := chat.ServerSpec{
+		Alias: vaultAlias,
+		Label: "vault " + env.Vaults[0].Vault.Root,
+		InProcess: func(ctx context.Context) (mcp.Transport, func(), error) {
+			clientT, serverT := mcp.NewInMemoryTransports()
+			ss, err := srv.Connect(ctx, serverT)
+			if err != nil {
+				return nil, nil, err
+			}
+			return clientT, func() { ss.Close() }, nil
+		},
+	}
+	closeAll := func() {
+		stopSync()
+		wg.Wait()
+		srv.Close()
+		env.Close()
+	}
+	return spec, closeAll, nil
+}
+
+func readChatSession(dir, ref string) ([]chat.Message, error) {
+	h, msgs, err := chat.ResumeHistory(dir, ref)
+	if err != nil {
+		return nil, err
+	}
+	h.Close()
+	return msgs, nil
+}
+
+// chatRecap prints the last exchange of a resumed session.
+func chatRecap(r *chat.Renderer, msgs []chat.Message) {
+	var lastUser, lastAnswer string
+	for _, m := range msgs {
+		switch {
+		case m.Role == "user":
+			lastUser = m.Content
+		case m.Role == "assistant" && m.Content != "":
+			lastAnswer = m.Content
+		}
+	}
+	if lastUser != "" {
+		r.Notice("last message: %s", chatOneLine(lastUser, 100))
+	}
+	if lastAnswer != "" {
+		r.Notice("last answer: %s", chatOneLine(lastAnswer, 100))
+	}
+}
+
+func chatOneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if rs := []rune(s); len(rs) > n {
+		return string(rs[:n]) + "…"
+	}
+	return s
+}
+
+func chatPlural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

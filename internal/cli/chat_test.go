@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loci-dev/loci/internal/chat"
+	"github.com/loci-dev/loci/internal/chat/chattest"
+)
+
+// chatEnv isolates loci chat from the user's config, history and vault.
+func chatEnv(t *testing.T) (home string) {
+	t.Helper()
+	home = t.TempDir()
+	for k, v := range map[string]string{
+		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "XDG_STATE_HOME": filepath.Join(home, ".state"),
+		"LOCI_VAULT": "", chat.EnvConfig: "", chat.EnvBaseURL: "", chat.EnvModel: "", chat.EnvAPIKey: "", chat.EnvHistoryDir: "", "NO_COLOR": "",
+	} {
+		t.Setenv(k, v)
+	}
+	return home
+}
+
+func withStdin(t *testing.T, s string) {
+	t.Helper()
+	old := chatStdin
+	chatStdin = strings.NewReader(s)
+	t.Cleanup(func() { chatStdin = old })
+}
+
+func TestChatWithoutModelFails(t *testing.T) {
+	chatEnv(t)
+	v := demoCopy(t)
+	withStdin(t, "hello\n")
+	t.Setenv(chat.EnvModel, "only-a-name")
+	out, errOut, code := run(t, "chat", "--vault", v)
+	if code != 2 || out != "" {
+		t.Errorf("exit %d, stdout %q", code, out)
+	}
+	for _, want := range []string{"no chat model configured", chat.EnvBaseURL, "docs/chat.md", "validation_failed"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q: %s", want, errOut)
+		}
+	}
+	// Nothing was opened or indexed either.
+	if _, err := os.Stat(filepath.Join(v, ".loci")); !os.IsNotExist(err) {
+		t.Errorf("the vault was touched without a model: %v", err)
+	}
+}
+
+func TestChatConfigErrors(t *testing.T) {
+	home := chatEnv(t)
+	p := filepath.Join(home, "chat.yaml")
+	os.WriteFile(p, []byte("model: {base_url: http://127.0.0.1:9/v1, name: m}\nauto_aprove: [x.*]\n"), 0o600)
+	_, errOut, code := run(t, "chat", "--config", p)
+	if code != 2 || !strings.Contains(errOut, "field auto_aprove not found") {
+		t.Errorf("typo in config: exit %d, %s", code, errOut)
+	}
+	_, errOut, code = run(t, "chat", "--config", filepath.Join(home, "missing.yaml"))
+	if code != 2 || !strings.Contains(errOut, "cannot read the chat config") {
+		t.Errorf("missing config: exit %d, %s", code, errOut)
+	}
+}
+
+// TestChatPipe drives `loci chat --vault` through Main with piped input:
+// the vault is served in-process, read-only tools run when the config
+// auto-approves them, the session is logged and can be resumed.
+func TestChatPipe(t *testing.T) {
+	home := chatEnv(t)
+	v := demoCopy(t)
+	fm := chattest.New(t, func(n int, req *chattest.Request) chattest.Reply {
+		last := req.Last()
+		switch {
+		case last.Role == "user" && last.Content == "what is spaced repetition?":
+			return chattest.ToolCalls("", chattest.Call{ID: "s1", Name: "loci__search_notes", Args: `{"query":"spaced repetition","limit":1}`})
+		case last.Role == "tool":
+			return chattest.Text("Reviewing just before you forget (Ideas/Spaced repetition.md:4).", 11)
+		case last.Content == "and the write?":
+			return chattest.ToolCalls("", chattest.Call{ID: "w1", Name: "test__nothing", Args: `{}`})
+		}
+		return chattest.Text("You asked about spaced repetition.", 11)
+	})
+	cfg := filepath.Join(home, "chat.yaml")
+	os.WriteFile(cfg, []byte("auto_approve_read_only: true\nhistory: {dir: "+filepath.Join(home, "hist")+"}\n"), 0o600)
+	t.Setenv(chat.EnvBaseURL, fm.BaseURL)
+	t.Setenv(chat.EnvModel, "fake")
+
+	withStdin(t, "what is spaced repetition?\n")
+	out, errOut, code := run(t, "chat", "--vault", v, "--config", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	// Through a pipe stdout holds the answer; frames and notices go to stderr.
+	if out != "Reviewing just before you forget (Ideas/Spaced repetition.md:4).\n" {
+		t.Errorf("stdout: %q", out)
+	}
+	for _, want := range []string{"[loci] connected loci (in-process): ", "▸ loci.search_notes", "✓ loci.search_notes"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(out+errOut, "\x1b[") {
+		t.Errorf("ANSI codes through a pipe:\n%q", out)
+	}
+	if res := fm.Requests()[1].ToolResults()["s1"]; !strings.Contains(res, `"path":"Ideas/Spaced repetition.md"`) {
+		t.Errorf("tool result: %s", res)
+	}
+
+	out, _, code = run(t, "chat", "--sessions", "--config", cfg)
+	if code != 0 || !strings.Contains(out, "4 messages  what is spaced repetition?") {
+		t.Errorf("--sessions: %d %s", code, out)
+	}
+
+	// --resume continues the latest session; the first message can also come from the arguments.
+	withStdin(t, "")
+	out, errOut, code = run(t, "chat", "--resume", "--config", cfg, "what", "did", "I", "ask?")
+	if code != 0 || !strings.Contains(errOut, "resumed session") || out != "You asked about spaced repetition.\n" {
+		t.Fatalf("resume: %d\n%s\n%s", code, out, errOut)
+	}
+	reqs := fm.Requests()
+	sent := reqs[len(reqs)-1].Messages
+	if len(sent) != 6 || sent[1].Content != "what is spaced repetition?" || sent[5].Content != "what did I ask?" {
+		t.Errorf("resumed request: %+v", sent)
+	}
+	// Without --vault (and no servers) there are no tools.
+	if n := len(reqs[len(reqs)-1].Tools); n != 0 {
+		t.Errorf("%d tools without --vault", n)
+	}
+	// --resume <id> (with a space) names the session, not a message.
+	list, _ := chat.ListSessions(filepath.Join(home, "hist"), 0)
+	withStdin(t, "again?\n")
+	out, errOut, code = run(t, "chat", "--config", cfg, "--resume", list[0].ID)
+	if code != 0 || !strings.Contains(errOut, "resumed session "+list[0].ID) {
+		t.Fatalf("resume by id: %d\n%s\n%s", code, out, errOut)
+	}
+	reqs = fm.Requests()
+	if sent := reqs[len(reqs)-1].Messages; len(sent) != 8 || sent[7].Content != "again?" {
+		t.Errorf("resumed by id: %+v", sent)
+	}
+}
+
+func TestChatPipeModelFailure(t *testing.T) {
+	chatEnv(t)
+	fm := chattest.Script(t, chattest.Reply{Status: 500, Body: `{"error":{"message":"model overloaded"}}`})
+	t.Setenv(chat.EnvBaseURL, fm.BaseURL)
+	t.Setenv(chat.EnvModel, "fake")
+	withStdin(t, "hello\nnever sent\n")
+	_, errOut, code := run(t, "chat", "--no-history")
+	if code != 1 || !strings.Contains(errOut, "model overloaded") || !strings.Contains(errOut, "loci chat stopped") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	if n := len(fm.Requests()); n != 1 {
+		t.Errorf("%d requests: a pipe should stop at the first failure", n)
+	}
+}
