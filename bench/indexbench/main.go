@@ -39,6 +39,7 @@ func main() {
 	synthetic := flag.Int("synthetic", 0, "also build a synthetic vault of N notes by copying the corpora under new names, and measure it")
 	queries := flag.Int("queries", 200, "number of queries")
 	child := flag.String("child-index", "", "internal: index this vault into -child-dir and exit")
+	withEmbed = flag.Bool("embed", false, "also embed (built-in embedder) while indexing")
 	childDir := flag.String("child-dir", "", "internal")
 	flag.Parse()
 	ctx := context.Background()
@@ -71,12 +72,15 @@ func main() {
 	}
 }
 
+var withEmbed *bool
+
 func open(ctx context.Context, root, dir string) *index.Index {
 	v, err := vault.Open(root, nil)
 	if err != nil {
 		fail(err)
 	}
-	ix, err := index.Open(ctx, v, index.Options{Dir: dir})
+	// Lexical indexing only: bench/embedbench measures the embedding pass.
+	ix, err := index.Open(ctx, v, index.Options{Dir: dir, NoEmbed: !*withEmbed})
 	if err != nil {
 		fail(err)
 	}
@@ -173,7 +177,7 @@ func childRSS(root, dir string) int64 {
 	if err != nil {
 		return 0
 	}
-	cmd := exec.Command(exe, "-child-index", root, "-child-dir", dir)
+	cmd := exec.Command(exe, "-child-index", root, "-child-dir", dir, fmt.Sprintf("-embed=%v", *withEmbed))
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
 		fail(err)

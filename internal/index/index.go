@@ -17,6 +17,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, FTS5 built in)
 
+	"github.com/loci-dev/loci/internal/embed"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/vault"
 )
@@ -37,6 +38,8 @@ type Index struct {
 	resKey string
 
 	afterWalk func() // test hook: runs between the walk and parsing
+
+	emb *embedState // embedding provider and in-memory vectors (vectors.go)
 }
 
 // Options configure Open.
@@ -46,6 +49,14 @@ type Options struct {
 	// ReadOnly opens an existing index for queries only; a missing index is
 	// an index_missing error rather than being created.
 	ReadOnly bool
+	// NoEmbed switches embeddings off for this handle (no embedding pass
+	// in Sync, no semantic search), whatever the settings say.
+	NoEmbed bool
+	// Embedder overrides the provider resolved from the vault's settings
+	// (config file embed section and LOCI_EMBED_*); EmbedSettings then
+	// supplies on_mismatch and int8.
+	Embedder      embed.Provider
+	EmbedSettings embed.Settings
 }
 
 // DefaultDir returns the index directory for a vault root.
@@ -76,6 +87,7 @@ func Open(ctx context.Context, v *vault.Vault, opt Options) (*Index, error) {
 		return nil, errs.Wrap(err, errs.CodeInternal, "cannot open index")
 	}
 	ix := &Index{Vault: v, Dir: dir, DB: db}
+	ix.setupEmbed(opt)
 	if err := ix.migrate(ctx, opt.ReadOnly); err != nil {
 		db.Close()
 		return nil, err

@@ -192,22 +192,23 @@ func (ix *Index) Tags(ctx context.Context) ([]TagCount, error) {
 
 // Status describes the index.
 type Status struct {
-	Vault            string    `json:"vault" jsonschema:"absolute folder of the vault"`
-	VaultKind        string    `json:"vault_kind" jsonschema:"obsidian or logseq"`
-	IndexPath        string    `json:"index_path" jsonschema:"the index database file"`
-	SchemaVersion    int       `json:"schema_version" jsonschema:"index schema version"`
-	Notes            int       `json:"notes" jsonschema:"notes indexed"`
-	Chunks           int       `json:"chunks" jsonschema:"searchable sections"`
-	Links            int       `json:"links" jsonschema:"links of every kind"`
-	UnresolvedLinks  int       `json:"unresolved_links" jsonschema:"links whose target does not exist (attachments excluded)"`
-	Tags             int       `json:"tags" jsonschema:"distinct tags"`
-	Tasks            int       `json:"tasks" jsonschema:"checkbox and Logseq tasks"`
-	Blocks           int       `json:"blocks" jsonschema:"Logseq outline blocks"`
-	LastIndexAt      string    `json:"last_index_at,omitempty" jsonschema:"time of the last sync (UTC, RFC 3339)"`
-	LastFullIndexAt  string    `json:"last_full_index_at,omitempty" jsonschema:"time of the last whole-vault sync"`
-	IndexBytes       int64     `json:"index_bytes" jsonschema:"size of the index on disk"`
-	Failures         []Failure `json:"failures" jsonschema:"files that could not be indexed, with the reason"`
-	FrontmatterIssue []Failure `json:"frontmatter_errors" jsonschema:"notes with invalid frontmatter (indexed anyway), with the reason"`
+	Vault            string       `json:"vault" jsonschema:"absolute folder of the vault"`
+	VaultKind        string       `json:"vault_kind" jsonschema:"obsidian or logseq"`
+	IndexPath        string       `json:"index_path" jsonschema:"the index database file"`
+	SchemaVersion    int          `json:"schema_version" jsonschema:"index schema version"`
+	Notes            int          `json:"notes" jsonschema:"notes indexed"`
+	Chunks           int          `json:"chunks" jsonschema:"searchable sections"`
+	Links            int          `json:"links" jsonschema:"links of every kind"`
+	UnresolvedLinks  int          `json:"unresolved_links" jsonschema:"links whose target does not exist (attachments excluded)"`
+	Tags             int          `json:"tags" jsonschema:"distinct tags"`
+	Tasks            int          `json:"tasks" jsonschema:"checkbox and Logseq tasks"`
+	Blocks           int          `json:"blocks" jsonschema:"Logseq outline blocks"`
+	LastIndexAt      string       `json:"last_index_at,omitempty" jsonschema:"time of the last sync (UTC, RFC 3339)"`
+	LastFullIndexAt  string       `json:"last_full_index_at,omitempty" jsonschema:"time of the last whole-vault sync"`
+	IndexBytes       int64        `json:"index_bytes" jsonschema:"size of the index on disk"`
+	Failures         []Failure    `json:"failures" jsonschema:"files that could not be indexed, with the reason"`
+	FrontmatterIssue []Failure    `json:"frontmatter_errors" jsonschema:"notes with invalid frontmatter (indexed anyway), with the reason"`
+	Vectors          VectorStatus `json:"vectors" jsonschema:"embeddings: the model of the index's vectors, how many sections have one, the configured provider and the default search mode"`
 }
 
 // Status reports counts, times, and the files that failed and why.
@@ -233,6 +234,7 @@ func (ix *Index) Status(ctx context.Context) (*Status, error) {
 	}
 	st.LastIndexAt = unixToRFC3339(ix.Meta(ctx, "last_index_at"))
 	st.LastFullIndexAt = unixToRFC3339(ix.Meta(ctx, "last_full_index_at"))
+	st.Vectors = ix.vectorStatus(ctx)
 	for _, suffix := range []string{"", "-wal"} {
 		if fi, err := os.Stat(filepath.Join(ix.Dir, DBName+suffix)); err == nil {
 			st.IndexBytes += fi.Size()

@@ -3,7 +3,7 @@ package index
 // SchemaVersion is stored in PRAGMA user_version. Bump it and append a
 // migration when the schema changes; an index written by a newer loci is
 // refused with a message that says to run `loci index --reset`.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // FTSTableArgs is the FTS5 declaration of chunks_fts (shared with the
 // benchmark's bare-insert baseline so both measure the same table).
@@ -96,6 +96,28 @@ CREATE TABLE block_anchors (note_id INTEGER NOT NULL, anchor TEXT NOT NULL, line
 
 CREATE TABLE failures (path TEXT PRIMARY KEY, error TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
 `,
+	// 1 → 2: embeddings (see vectors.go). The vectors are a cache keyed by
+	// the hash of the text embedded, so a renamed or moved note, or a
+	// chunk whose text did not change, is never embedded again.
+	`
+CREATE TABLE vectors (
+	hash BLOB PRIMARY KEY,                 -- first 16 bytes of SHA-256 of the text embedded
+	vec  BLOB NOT NULL                     -- little-endian float32, unit length
+) WITHOUT ROWID;
+
+-- The vector of each chunk (its heading path and text).
+CREATE TABLE chunk_vectors (
+	chunk_id INTEGER PRIMARY KEY,
+	note_id  INTEGER NOT NULL,
+	hash     BLOB NOT NULL
+);
+
+-- The vector of each note's title, blended into its chunks' vectors.
+CREATE TABLE note_vectors (
+	note_id INTEGER PRIMARY KEY,
+	hash    BLOB NOT NULL
+);
+`,
 }
 
 // secondaryIndexes are created after the tables, on every read-write open
@@ -119,7 +141,10 @@ var secondaryIndexes = []string{
 	"CREATE INDEX IF NOT EXISTS blocks_note ON blocks(note_id)",
 	"CREATE INDEX IF NOT EXISTS blocks_uuid ON blocks(uuid) WHERE uuid IS NOT NULL",
 	"CREATE INDEX IF NOT EXISTS block_anchors_note ON block_anchors(note_id)",
+	"CREATE INDEX IF NOT EXISTS chunk_vectors_note ON chunk_vectors(note_id)",
 }
 
 // childTables hold rows keyed by note_id that are rewritten on every re-index of a note.
-var childTables = []string{"chunks", "links", "tags", "aliases", "props", "tasks", "blocks", "block_anchors"}
+// chunk_vectors and note_vectors only point into the vectors cache, which
+// outlives them (a note changed back, or renamed, finds its vectors there).
+var childTables = []string{"chunks", "links", "tags", "aliases", "props", "tasks", "blocks", "block_anchors", "chunk_vectors", "note_vectors"}

@@ -37,6 +37,11 @@ type SyncOptions struct {
 	Progress func(done, total int)
 	// Workers is the number of parse workers (default GOMAXPROCS).
 	Workers int
+	// NoEmbed skips the embedding pass of this run (chunks without a
+	// vector are embedded by the next run that does not skip it).
+	NoEmbed bool
+	// EmbedProgress, when set, is called as texts are embedded.
+	EmbedProgress func(done, total int)
 }
 
 // Failure is a file that could not be indexed, with the reason.
@@ -57,6 +62,8 @@ type SyncResult struct {
 	Millis    int64         `json:"duration_ms"`
 	// Changed lists the vault-relative paths added, updated or removed.
 	Changed []string `json:"-"`
+	// Embed reports the embedding pass (nil when embeddings are off).
+	Embed *EmbedStats `json:"embed,omitempty"`
 }
 
 type existing struct {
@@ -102,6 +109,13 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 	}
 	defer conn.Close()
 
+	embedOn := ix.emb.provider != nil && !opt.NoEmbed
+	if embedOn || ix.emb.err != nil {
+		// Before anything is written: a model mismatch fails fast.
+		if err := ix.checkIdentity(ctx, conn, opt.Reset); err != nil {
+			return nil, err
+		}
+	}
 	if opt.Reset {
 		if err := resetAll(ctx, conn); err != nil {
 			return nil, err
@@ -329,11 +343,30 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 	if opt.Reset {
 		meta["last_reset_at"] = nowS
 	}
+	if res.Indexed > 0 || res.Removed > 0 || opt.Reset {
+		meta["embed_complete"] = "0" // the embedding pass below (or a later one) sets it
+	}
 	if err := setMeta(ctx, w.tx, meta); err != nil {
 		return nil, err
 	}
 	if err := w.commit(); err != nil {
 		return nil, err
+	}
+	if embedOn {
+		changed := res.Indexed > 0 || res.Removed > 0 || opt.Reset
+		// A sync that changed nothing skips the pass when the last one
+		// left every section embedded (embed_complete, cleared by any
+		// sync that writes notes).
+		if changed || ix.Meta(ctx, "embed_complete") != "1" {
+			if res.Embed, err = ix.embedPass(ctx, conn, changed, len(opt.Paths) == 0, opt.EmbedProgress); err != nil {
+				return nil, err
+			}
+			conn.ExecContext(ctx, "INSERT INTO meta(key,value) VALUES('embed_complete','1') ON CONFLICT(key) DO UPDATE SET value='1'")
+		} else {
+			res.Embed = &EmbedStats{}
+			id := ix.emb.provider.Identity()
+			res.Embed.Provider, res.Embed.Model, res.Embed.Dims = id.Provider, id.Model, id.Dims
+		}
 	}
 	if bulk {
 		conn.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")

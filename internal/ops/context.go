@@ -18,7 +18,9 @@ import (
 // GetContextIn is the input of get_context.
 type GetContextIn struct {
 	Query        string   `json:"query" jsonschema:"what the task is about: words, \"exact phrases\", prefix* and -excluded terms; any language"`
-	Mode         string   `json:"mode,omitempty" jsonschema:"retrieval mode: lexical (BM25; the default and, until embeddings are configured, the only mode)"`
+	Mode         string   `json:"mode,omitempty" jsonschema:"retrieval mode: lexical (BM25 keywords), semantic (meaning, by embeddings) or hybrid (both fused; the default once the index has vectors, else lexical)"`
+	ExpandLinks  bool     `json:"expand_links,omitempty" jsonschema:"also return notes linked from and to the top hits, at a lower score (graph expansion)"`
+	Explain      bool     `json:"explain,omitempty" jsonschema:"add each note's lexical rank, vector rank and graph contribution"`
 	Limit        int      `json:"limit,omitempty" jsonschema:"number of notes, 1-20 (default 5)"`
 	PreviewChars int      `json:"preview_chars,omitempty" jsonschema:"also return the first N characters of each note's body after the frontmatter, 0-4000 (default 0: no preview)"`
 	PathGlob     string   `json:"path_glob,omitempty" jsonschema:"only notes whose vault-relative path matches this glob, e.g. Projects/**"`
@@ -40,11 +42,10 @@ func (in *GetContextIn) Validate() error {
 	return checkMode(in.Mode)
 }
 
+// checkMode validates the name; whether vectors exist is checked by the search.
 func checkMode(mode string) error {
 	switch mode {
-	case "", "lexical":
-	case "semantic", "hybrid":
-		return errs.New(errs.CodeInvalidInput, "mode %q needs embeddings, which are not configured; use mode lexical", mode).With("mode", mode)
+	case "", search.ModeLexical, search.ModeSemantic, search.ModeHybrid:
 	default:
 		return errs.New(errs.CodeInvalidInput, "unknown mode %q (lexical, semantic, hybrid)", mode).With("mode", mode)
 	}
@@ -53,15 +54,16 @@ func checkMode(mode string) error {
 
 // ContextNote is one note of get_context.
 type ContextNote struct {
-	Path        string   `json:"path" jsonschema:"vault-relative path (pass it to read_note)"`
-	Title       string   `json:"title" jsonschema:"the note's title"`
-	Score       float64  `json:"score" jsonschema:"relevance (BM25, higher is better)"`
-	HeadingPath []string `json:"heading_path" jsonschema:"headings above the best-matching section"`
-	Line        int      `json:"line" jsonschema:"first line of the best-matching section"`
-	Snippet     string   `json:"snippet" jsonschema:"text around the matches, with matches in **bold**"`
-	Tags        []string `json:"tags" jsonschema:"the note's tags"`
-	Matched     string   `json:"matched" jsonschema:"all: every query term matched; any: found by the relaxed any-term pass"`
-	Preview     string   `json:"preview,omitempty" jsonschema:"the start of the note's body (with preview_chars)"`
+	Path        string          `json:"path" jsonschema:"vault-relative path (pass it to read_note)"`
+	Title       string          `json:"title" jsonschema:"the note's title"`
+	Score       float64         `json:"score" jsonschema:"relevance, higher is better (BM25 in lexical mode, else the fused rank score)"`
+	HeadingPath []string        `json:"heading_path" jsonschema:"headings above the best-matching section"`
+	Line        int             `json:"line" jsonschema:"first line of the best-matching section"`
+	Snippet     string          `json:"snippet" jsonschema:"text around the matches, with matches in **bold**"`
+	Tags        []string        `json:"tags" jsonschema:"the note's tags"`
+	Matched     string          `json:"matched" jsonschema:"all: every query term matched; any: found by the relaxed any-term pass; semantic: found by meaning only; link: linked from or to a top hit (expand_links)"`
+	Preview     string          `json:"preview,omitempty" jsonschema:"the start of the note's body (with preview_chars)"`
+	Explain     *search.Explain `json:"explain,omitempty" jsonschema:"with explain: lexical rank and BM25 score, vector rank and cosine, graph contribution and the hits it came via, fused score"`
 }
 
 // GetContextOut is the output of get_context.
@@ -195,21 +197,23 @@ func registerContextOps(r *Registry) {
 		Name:  "get_context",
 		Title: "Get context for a task",
 		Description: "Start here: the notes most relevant to a task or question, best first, one entry per note, each with the best-matching section's heading path and line, " +
-			"a highlighted snippet, the note's tags and, with preview_chars, the start of its body. Follow up with read_note on the paths that matter.",
+			"a highlighted snippet, the note's tags and, with preview_chars, the start of its body. " +
+			"Finds notes by keywords and, once the index has vectors, by meaning (mode hybrid, the default then); expand_links adds linked notes. Follow up with read_note on the paths that matter.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true},
 		CLI:         CLI{Use: "context", Args: []string{"query"}, Text: textContext, Short: "The notes most relevant to a question (an agent's first call)"},
-		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound, errs.CodeEmbedUnavailable, errs.CodeEmbedMismatch},
 		Example:     `{"query": "how do we keep the index fresh", "limit": 3, "preview_chars": 300}`,
 		Handler: func(ctx context.Context, env *Env, in *GetContextIn) (*GetContextOut, error) {
 			vh, err := env.Vault(in.Vault)
 			if err != nil {
 				return nil, err
 			}
-			resp, err := vh.Search.Search(ctx, search.Query{Text: in.Query, Limit: orDefault(in.Limit, 5), PathGlob: in.PathGlob, Tags: in.Tags})
+			resp, err := searcherFor(vh).Search(ctx, search.Query{Text: in.Query, Limit: orDefault(in.Limit, 5), PathGlob: in.PathGlob, Tags: in.Tags,
+				Mode: in.Mode, ExpandLinks: in.ExpandLinks, Explain: in.Explain})
 			if err != nil {
 				return nil, err
 			}
-			out := &GetContextOut{Query: in.Query, Mode: "lexical", Notes: []ContextNote{}}
+			out := &GetContextOut{Query: in.Query, Mode: resp.Mode, Notes: []ContextNote{}}
 			ids := make([]int64, len(resp.Results))
 			for i, res := range resp.Results {
 				ids[i] = res.NoteID
@@ -219,7 +223,7 @@ func registerContextOps(r *Registry) {
 				return nil, err
 			}
 			for _, res := range resp.Results {
-				n := ContextNote{Path: res.Path, Title: res.Title, Score: res.Score, HeadingPath: res.HeadingPath, Line: res.Line, Snippet: res.Snippet, Tags: tags[res.NoteID], Matched: res.Matched}
+				n := ContextNote{Path: res.Path, Title: res.Title, Score: res.Score, HeadingPath: res.HeadingPath, Line: res.Line, Snippet: res.Snippet, Tags: tags[res.NoteID], Matched: res.Matched, Explain: res.Explain}
 				if n.Tags == nil {
 					n.Tags = []string{}
 				}

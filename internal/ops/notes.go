@@ -15,7 +15,9 @@ import (
 // SearchNotesIn is the input of search_notes.
 type SearchNotesIn struct {
 	Query       string            `json:"query" jsonschema:"what to look for: words, \"exact phrases\", prefix* and -excluded terms; any language"`
-	Mode        string            `json:"mode,omitempty" jsonschema:"retrieval mode: lexical (BM25; the default and, until embeddings are configured, the only mode)"`
+	Mode        string            `json:"mode,omitempty" jsonschema:"retrieval mode: lexical (BM25 keywords), semantic (meaning, by embeddings) or hybrid (both fused; the default once the index has vectors, else lexical)"`
+	ExpandLinks bool              `json:"expand_links,omitempty" jsonschema:"also return notes linked from and to the top hits, at a lower score (graph expansion)"`
+	Explain     bool              `json:"explain,omitempty" jsonschema:"add each result's lexical rank, vector rank and graph contribution"`
 	Limit       int               `json:"limit,omitempty" jsonschema:"results per page, 1-100 (default 10)"`
 	Cursor      string            `json:"cursor,omitempty" jsonschema:"next_cursor from a previous page"`
 	PathGlob    string            `json:"path_glob,omitempty" jsonschema:"only notes whose vault-relative path matches this glob, e.g. Projects/**"`
@@ -41,7 +43,7 @@ func (in *SearchNotesIn) Validate() error {
 
 // SearchNotesOut is the output of search_notes.
 type SearchNotesOut struct {
-	Results    []search.Result `json:"results" jsonschema:"one result per note, best first: path, title, heading_path, line, end_line, score, snippet, matched (all or any)"`
+	Results    []search.Result `json:"results" jsonschema:"one result per note, best first: path, title, heading_path, line, end_line, score (BM25 in lexical mode, else the fused rank score), snippet, matched (all, any, semantic or link) and, with explain, explain"`
 	Mode       string          `json:"mode" jsonschema:"the retrieval mode used"`
 	NextCursor string          `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get the next page"`
 }
@@ -153,15 +155,17 @@ type VaultSummary struct {
 const defaultMaxChars = 50000
 
 func registerNoteOps(r *Registry) {
+	registerSimilarOps(r)
 	Add(r, Def[SearchNotesIn, SearchNotesOut]{
 		Name:  "search_notes",
 		Title: "Search notes",
-		Description: "Full-text search over the vault (BM25, every language including Chinese/Japanese/Korean). " +
+		Description: "Search the vault by keywords (BM25, every language including Chinese/Japanese/Korean) and, once the index has vectors, by meaning: " +
+			"mode hybrid (the default then) fuses both rankings, semantic finds paraphrases with no shared words, lexical is keywords only. " +
 			"Returns one result per note, best first, with the best-matching section's heading path, line and a highlighted snippet. " +
-			"Supports \"phrases\", prefix* and -exclusions, and filters by path glob, tags, frontmatter and dates. Paginate with next_cursor.",
+			"Supports \"phrases\", prefix* and -exclusions, and filters by path glob, tags, frontmatter and dates; expand_links adds linked notes, explain shows the ranks behind each result. Paginate with next_cursor.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true},
 		CLI:         CLI{Use: "search", Args: []string{"query"}, Text: textSearch},
-		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound, errs.CodeEmbedUnavailable, errs.CodeEmbedMismatch},
 		Example:     `{"query": "spaced repetition", "tags": ["learning"], "limit": 5}`,
 		Handler: func(ctx context.Context, env *Env, in *SearchNotesIn) (*SearchNotesOut, error) {
 			vh, err := env.Vault(in.Vault)
@@ -172,14 +176,15 @@ func registerNoteOps(r *Registry) {
 			if err != nil {
 				return nil, err
 			}
-			resp, err := vh.Search.Search(ctx, search.Query{
+			resp, err := searcherFor(vh).Search(ctx, search.Query{
 				Text: in.Query, Limit: in.Limit, Offset: off, PathGlob: in.PathGlob, Tags: in.Tags, Frontmatter: in.Frontmatter,
 				CreatedFrom: in.CreatedFrom, CreatedTo: in.CreatedTo, UpdatedFrom: in.UpdatedFrom, UpdatedTo: in.UpdatedTo,
+				Mode: in.Mode, ExpandLinks: in.ExpandLinks, Explain: in.Explain,
 			})
 			if err != nil {
 				return nil, err
 			}
-			out := &SearchNotesOut{Results: resp.Results, Mode: "lexical"}
+			out := &SearchNotesOut{Results: resp.Results, Mode: resp.Mode}
 			if resp.HasMore {
 				out.NextCursor = encodeCursor(off + len(resp.Results))
 			}

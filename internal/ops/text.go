@@ -20,13 +20,16 @@ func textSearch(o any) string {
 		if r.Line > 0 {
 			loc = fmt.Sprintf("%s:%d", r.Path, r.Line)
 		}
-		fmt.Fprintf(&b, "%2d. %s  (%.2f)\n    %s", i+1, r.Title, r.Score, loc)
+		fmt.Fprintf(&b, "%2d. %s  (%.4g)\n    %s", i+1, r.Title, r.Score, loc)
 		if len(r.HeadingPath) > 0 {
 			fmt.Fprintf(&b, "  › %s", strings.Join(r.HeadingPath, " › "))
 		}
 		b.WriteString("\n")
 		if r.Snippet != "" {
 			fmt.Fprintf(&b, "    %s\n", r.Snippet)
+		}
+		if r.Explain != nil {
+			fmt.Fprintf(&b, "    %s\n", explainLine(r.Explain))
 		}
 	}
 	if out.NextCursor != "" {
@@ -103,6 +106,7 @@ func textStatus(o any) string {
 	fmt.Fprintf(&b, "notes:        %d\nchunks:       %d\nlinks:        %d (%d unresolved)\ntags:         %d\ntasks:        %d\nblocks:       %d\n",
 		s.Notes, s.Chunks, s.Links, s.UnresolvedLinks, s.Tags, s.Tasks, s.Blocks)
 	fmt.Fprintf(&b, "last index:   %s\nlast full:    %s\n", orNever(s.LastIndexAt), orNever(s.LastFullIndexAt))
+	b.WriteString(vectorsLine(s.Vectors))
 	switch {
 	case out.Sync.Running:
 		b.WriteString("sync:         running\n")
@@ -158,6 +162,9 @@ func textContext(o any) string {
 		}
 		if n.Snippet != "" {
 			fmt.Fprintf(&b, "   %s\n", n.Snippet)
+		}
+		if n.Explain != nil {
+			fmt.Fprintf(&b, "   %s\n", explainLine(n.Explain))
 		}
 		if n.Preview != "" {
 			fmt.Fprintf(&b, "   ---\n   %s\n", strings.ReplaceAll(n.Preview, "\n", "\n   "))

@@ -29,6 +29,16 @@ type Query struct {
 	// Date ranges (inclusive, YYYY-MM-DD or any ISO-8601 prefix) on the
 	// frontmatter created / updated fields (updated falls back to the file's mtime).
 	CreatedFrom, CreatedTo, UpdatedFrom, UpdatedTo string
+	// Mode is lexical, semantic or hybrid; "" picks hybrid when the index
+	// has usable vectors, else lexical.
+	Mode string
+	// ExpandLinks adds the notes linked from and to the top hits, at a
+	// lower score (graph expansion).
+	ExpandLinks bool
+	// Explain fills Result.Explain with each result's ranks and contributions.
+	Explain bool
+	// Fusion overrides the searcher's fusion settings for this query.
+	Fusion *Fusion
 }
 
 // Result is one note.
@@ -40,11 +50,14 @@ type Result struct {
 	EndLine     int      `json:"end_line"`
 	Score       float64  `json:"score"`
 	Snippet     string   `json:"snippet"`
-	// Matched says whether every query term matched ("all") or the result
-	// came from the relaxed any-term pass ("any").
+	// Matched says how the result was found: every query term matched
+	// ("all"), some did in the relaxed any-term pass ("any"), only by
+	// meaning ("semantic"), or only through a link from a top hit ("link").
 	Matched string `json:"matched"`
-	NoteID  int64  `json:"-"`
-	ChunkID int64  `json:"-"`
+	// Explain is set when the query asked for it.
+	Explain *Explain `json:"explain,omitempty"`
+	NoteID  int64    `json:"-"`
+	ChunkID int64    `json:"-"`
 }
 
 // Response is a page of results.
@@ -52,6 +65,8 @@ type Response struct {
 	Results []Result `json:"results"`
 	// HasMore is true when more results exist past this page.
 	HasMore bool `json:"has_more"`
+	// Mode is the retrieval mode used.
+	Mode string `json:"mode"`
 }
 
 type hit struct {
@@ -63,9 +78,14 @@ type hit struct {
 // Searcher runs queries against an index database.
 type Searcher struct {
 	DB *sql.DB
+	// Vectors, when set, enables semantic and hybrid modes.
+	Vectors VectorSource
+	// Fusion tunes hybrid ranking (zero fields take the defaults).
+	Fusion Fusion
 }
 
-// Search runs q.
+// Search runs q: lexical (BM25), semantic (vectors) or hybrid (both, fused
+// by reciprocal rank), optionally expanded along links (see hybrid.go).
 func (s *Searcher) Search(ctx context.Context, q Query) (*Response, error) {
 	if q.Limit <= 0 {
 		q.Limit = 10
@@ -79,9 +99,21 @@ func (s *Searcher) Search(ctx context.Context, q Query) (*Response, error) {
 	if q.PathGlob != "" && !doublestar.ValidatePattern(q.PathGlob) {
 		return nil, errs.New(errs.CodeInvalidInput, "invalid path glob %q", q.PathGlob).With("path_glob", q.PathGlob)
 	}
+	mode, err := s.resolveMode(ctx, q.Mode)
+	if err != nil {
+		return nil, err
+	}
+	if mode != ModeLexical || q.ExpandLinks || q.Explain {
+		return s.fused(ctx, q, mode)
+	}
+	return s.lexical(ctx, q)
+}
+
+// lexical is BM25 search alone: strict pass, then relaxed.
+func (s *Searcher) lexical(ctx context.Context, q Query) (*Response, error) {
 	terms := parseQuery(q.Text)
 	strict, relaxed := buildMatch(terms)
-	resp := &Response{Results: []Result{}}
+	resp := &Response{Results: []Result{}, Mode: ModeLexical}
 	if strict == "" {
 		return resp, nil
 	}
@@ -89,29 +121,9 @@ func (s *Searcher) Search(ctx context.Context, q Query) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	need := q.Offset + q.Limit + 1 // one more to know HasMore
-	var hits []hit
-	seen := map[int64]bool{}
-	relaxedSkipped := false
-	for _, pass := range []struct{ expr, matched string }{{strict, "all"}, {relaxed, "any"}} {
-		if pass.expr == "" || len(hits) >= need {
-			continue
-		}
-		// The relaxed (any-term) pass is costly when one term is common;
-		// skip it when the strict pass already filled the page, and report
-		// that more results exist.
-		if pass.matched == "any" && len(hits) >= q.Offset+q.Limit {
-			relaxedSkipped = true
-			continue
-		}
-		got, err := s.run(ctx, pass.expr, allowed, need, seen)
-		if err != nil {
-			return nil, err
-		}
-		for i := range got {
-			got[i].matched = pass.matched
-		}
-		hits = append(hits, got...)
+	hits, relaxedSkipped, err := s.lexHits(ctx, strict, relaxed, allowed, q.Offset+q.Limit)
+	if err != nil {
+		return nil, err
 	}
 	if len(hits) > q.Offset+q.Limit || relaxedSkipped {
 		resp.HasMore = true
@@ -126,22 +138,65 @@ func (s *Searcher) Search(ctx context.Context, q Query) (*Response, error) {
 	hl := highlighter(terms)
 	for _, h := range hits {
 		r := Result{NoteID: h.note, ChunkID: h.chunk, Score: round3(-h.score), Matched: h.matched}
-		var hp, text string
-		err := s.DB.QueryRowContext(ctx, `SELECT n.path, n.title, c.heading_path, c.start_line, c.end_line, c.text
-			FROM chunks c JOIN notes n ON n.id = c.note_id WHERE c.id = ?`, h.chunk).
-			Scan(&r.Path, &r.Title, &hp, &r.Line, &r.EndLine, &text)
+		ok, err := s.fill(ctx, &r, hl)
 		if err != nil {
-			if err == sql.ErrNoRows {
-				continue // deleted between the two queries
-			}
 			return nil, err
 		}
-		r.HeadingPath = []string{}
-		json.Unmarshal([]byte(hp), &r.HeadingPath)
-		r.Snippet = hl.snippet(text, 240)
-		resp.Results = append(resp.Results, r)
+		if ok {
+			resp.Results = append(resp.Results, r)
+		}
 	}
 	return resp, nil
+}
+
+// lexHits runs the strict pass, then the relaxed one if the strict pass
+// found fewer than want+1 notes. relaxedSkipped reports that the relaxed
+// pass was skipped because the strict one filled want.
+func (s *Searcher) lexHits(ctx context.Context, strict, relaxed string, allowed map[int64]bool, want int) ([]hit, bool, error) {
+	need := want + 1 // one more to know HasMore
+	var hits []hit
+	seen := map[int64]bool{}
+	relaxedSkipped := false
+	for _, pass := range []struct{ expr, matched string }{{strict, "all"}, {relaxed, "any"}} {
+		if pass.expr == "" || len(hits) >= need {
+			continue
+		}
+		// The relaxed (any-term) pass is costly when one term is common;
+		// skip it when the strict pass already filled the page, and report
+		// that more results exist.
+		if pass.matched == "any" && len(hits) >= want {
+			relaxedSkipped = true
+			continue
+		}
+		got, err := s.run(ctx, pass.expr, allowed, need, seen)
+		if err != nil {
+			return nil, false, err
+		}
+		for i := range got {
+			got[i].matched = pass.matched
+		}
+		hits = append(hits, got...)
+	}
+	return hits, relaxedSkipped, nil
+}
+
+// fill reads the note and chunk of r and cuts its snippet; ok is false
+// when the chunk was deleted meanwhile.
+func (s *Searcher) fill(ctx context.Context, r *Result, hl hlTerms) (bool, error) {
+	var hp, text string
+	err := s.DB.QueryRowContext(ctx, `SELECT n.path, n.title, c.heading_path, c.start_line, c.end_line, c.text
+		FROM chunks c JOIN notes n ON n.id = c.note_id WHERE c.id = ?`, r.ChunkID).
+		Scan(&r.Path, &r.Title, &hp, &r.Line, &r.EndLine, &text)
+	if err != nil {
+		if err == sql.ErrNoRows {
+			return false, nil // deleted between the two queries
+		}
+		return false, err
+	}
+	r.HeadingPath = []string{}
+	json.Unmarshal([]byte(hp), &r.HeadingPath)
+	r.Snippet = hl.snippet(text, 240)
+	return true, nil
 }
 
 func round3(f float64) float64 {

@@ -1,0 +1,244 @@
+// Package embed turns text into vectors behind one interface. Two providers
+// exist: "builtin", an offline embedder compiled into the binary (SIF-weighted
+// averages of GloVe-derived word vectors), and "openai", any
+// OpenAI-compatible /v1/embeddings endpoint (OpenAI, Ollama, llama.cpp
+// server, vLLM, ...). The index records the Identity of the provider that
+// wrote its vectors; a different one is refused.
+package embed
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/loci-dev/loci/internal/config"
+	"github.com/loci-dev/loci/internal/errs"
+)
+
+// Identity names the vector space a provider writes into: vectors of two
+// different identities cannot be compared.
+type Identity struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Dims     int    `json:"dims"`
+}
+
+func (id Identity) String() string {
+	if id.Dims == 0 {
+		return id.Provider + "/" + id.Model
+	}
+	return fmt.Sprintf("%s/%s (%d dims)", id.Provider, id.Model, id.Dims)
+}
+
+// Provider embeds texts. Implementations are safe for concurrent use.
+type Provider interface {
+	// Identity is the provider, model and dimension of the vectors. For a
+	// remote model whose dimension is not configured, Dims is 0 until the
+	// first call has returned.
+	Identity() Identity
+	// Embed returns one vector per text, in order.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Usage reports the work done so far.
+	Usage() Usage
+}
+
+// Usage counts a provider's work: requests, texts, tokens (as reported by
+// the server, or estimated at 4 characters per token) and the estimated cost.
+type Usage struct {
+	Requests int64   `json:"requests"`
+	Texts    int64   `json:"texts"`
+	Tokens   int64   `json:"tokens"`
+	Retries  int64   `json:"retries"`
+	CostUSD  float64 `json:"cost_usd"`
+}
+
+// usage is the concurrency-safe accumulator behind Usage.
+type usage struct {
+	requests, texts, tokens, retries atomic.Int64
+	pricePerMTok                     float64
+}
+
+func (u *usage) snapshot() Usage {
+	t := u.tokens.Load()
+	return Usage{Requests: u.requests.Load(), Texts: u.texts.Load(), Tokens: t, Retries: u.retries.Load(), CostUSD: float64(t) / 1e6 * u.pricePerMTok}
+}
+
+// EstimateTokens is the usual rough count for English text: 4 characters a token.
+func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
+
+// Error codes of this package (see internal/errs for the shared ones).
+const (
+	// CodeMismatch: the index holds vectors of another model.
+	CodeMismatch = errs.CodeEmbedMismatch
+	// CodeUnavailable: the embedding service failed or is not configured.
+	CodeUnavailable = errs.CodeEmbedUnavailable
+)
+
+// Settings are the effective embedding settings of a vault.
+type Settings struct {
+	Provider     string        // builtin (default) | openai | none
+	Model        string        // openai: model name
+	BaseURL      string        // openai: e.g. https://api.openai.com/v1 or http://localhost:11434/v1
+	APIKey       string        // openai: bearer token (may be empty for local servers)
+	Dims         int           // openai: requested dimensions (0: the model's own)
+	BatchSize    int           // texts per request (default 64)
+	Concurrency  int           // requests in flight (default 4)
+	MaxRetries   int           // retries of a failed request (default 4)
+	Timeout      time.Duration // per request (default 60s)
+	PricePerMTok float64       // USD per million tokens, for the cost estimate
+	OnMismatch   string        // fail (default) | reembed
+	Int8         bool          // keep vectors as int8 in memory (4x smaller)
+}
+
+// Disabled reports whether embeddings are switched off.
+func (s Settings) Disabled() bool { return s.Provider == "none" || s.Provider == "off" }
+
+// Resolve computes the settings of a vault: environment (LOCI_EMBED_*) over
+// the config file's embed section over the defaults.
+func Resolve(vaultRoot string) (Settings, error) {
+	s := Settings{Provider: "builtin", BatchSize: 64, Concurrency: 4, MaxRetries: 4, Timeout: 60 * time.Second, OnMismatch: "fail"}
+	cfg, _, err := config.Load(vaultRoot)
+	if err != nil {
+		return s, err
+	}
+	e := cfg.Embed
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&s.Provider, e.Provider)
+	set(&s.Model, e.Model)
+	set(&s.BaseURL, e.BaseURL)
+	set(&s.APIKey, e.APIKey)
+	if e.APIKeyEnv != "" {
+		set(&s.APIKey, os.Getenv(e.APIKeyEnv))
+	}
+	set(&s.OnMismatch, e.OnMismatch)
+	if e.Dims > 0 {
+		s.Dims = e.Dims
+	}
+	if e.BatchSize > 0 {
+		s.BatchSize = e.BatchSize
+	}
+	if e.Concurrency > 0 {
+		s.Concurrency = e.Concurrency
+	}
+	if e.MaxRetries > 0 {
+		s.MaxRetries = e.MaxRetries
+	}
+	if e.PricePerMTok > 0 {
+		s.PricePerMTok = e.PricePerMTok
+	}
+	s.Int8 = s.Int8 || e.Int8
+	set(&s.Provider, os.Getenv("LOCI_EMBED_PROVIDER"))
+	set(&s.Model, os.Getenv("LOCI_EMBED_MODEL"))
+	set(&s.BaseURL, os.Getenv("LOCI_EMBED_BASE_URL"))
+	set(&s.APIKey, os.Getenv("LOCI_EMBED_API_KEY"))
+	set(&s.OnMismatch, os.Getenv("LOCI_EMBED_ON_MISMATCH"))
+	for _, kv := range []struct {
+		env string
+		dst *int
+	}{{"LOCI_EMBED_DIMS", &s.Dims}, {"LOCI_EMBED_BATCH_SIZE", &s.BatchSize}, {"LOCI_EMBED_CONCURRENCY", &s.Concurrency}, {"LOCI_EMBED_MAX_RETRIES", &s.MaxRetries}} {
+		if v := os.Getenv(kv.env); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return s, errs.New(errs.CodeInvalidInput, "%s must be a non-negative integer, not %q", kv.env, v)
+			}
+			*kv.dst = n
+		}
+	}
+	if v := os.Getenv("LOCI_EMBED_PRICE_PER_MTOK"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 {
+			return s, errs.New(errs.CodeInvalidInput, "LOCI_EMBED_PRICE_PER_MTOK must be a number, not %q", v)
+		}
+		s.PricePerMTok = f
+	}
+	if v := os.Getenv("LOCI_EMBED_INT8"); v != "" {
+		s.Int8 = v == "1" || strings.EqualFold(v, "true")
+	}
+	s.Provider = strings.ToLower(strings.TrimSpace(s.Provider))
+	switch s.Provider {
+	case "builtin", "none", "off":
+	case "openai", "ollama":
+		s.Provider = "openai"
+		if s.BaseURL == "" {
+			s.BaseURL = "https://api.openai.com/v1"
+		}
+		if s.Model == "" {
+			return s, errs.New(errs.CodeInvalidInput, "embed.provider openai needs a model (embed.model or LOCI_EMBED_MODEL)")
+		}
+	default:
+		return s, errs.New(errs.CodeInvalidInput, "unknown embedding provider %q (builtin, openai, none)", s.Provider)
+	}
+	switch s.OnMismatch {
+	case "fail", "reembed":
+	default:
+		return s, errs.New(errs.CodeInvalidInput, "embed.on_mismatch must be fail or reembed, not %q", s.OnMismatch)
+	}
+	return s, nil
+}
+
+// New returns the provider for the settings (nil when disabled).
+func New(s Settings) (Provider, error) {
+	switch s.Provider {
+	case "", "builtin":
+		return Builtin(), nil
+	case "none", "off":
+		return nil, nil
+	case "openai":
+		return NewOpenAI(s), nil
+	}
+	return nil, errs.New(errs.CodeInvalidInput, "unknown embedding provider %q", s.Provider)
+}
+
+// cache remembers a few query embeddings: agents repeat queries, and a
+// remote round trip costs far more than the search.
+type queryCache struct {
+	mu sync.Mutex
+	m  map[string][]float32
+}
+
+func (c *queryCache) get(k string) ([]float32, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	return v, ok
+}
+
+func (c *queryCache) put(k string, v []float32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= 256 {
+		c.m = map[string][]float32{}
+	}
+	c.m[k] = v
+}
+
+var queries sync.Map // Identity.String() → *queryCache
+
+// Query embeds one query text, with a small per-identity cache.
+func Query(ctx context.Context, p Provider, text string) ([]float32, error) {
+	key := p.Identity().String()
+	c, _ := queries.LoadOrStore(key, &queryCache{})
+	qc := c.(*queryCache)
+	if v, ok := qc.get(text); ok {
+		return v, nil
+	}
+	vs, err := p.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) != 1 {
+		return nil, errs.New(CodeUnavailable, "embedding provider returned %d vectors for 1 text", len(vs))
+	}
+	v := Normalize(vs[0])
+	qc.put(text, v)
+	return v, nil
+}

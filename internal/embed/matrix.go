@@ -1,0 +1,373 @@
+package embed
+
+import (
+	"container/heap"
+	"encoding/binary"
+	"math"
+)
+
+// Matrix holds unit vectors in memory, one row per chunk, grouped by note,
+// for exact cosine search (a dot product per row in a tight loop). Rows are
+// float32, or int8 with one scale per row when built with Int8.
+type Matrix struct {
+	Dims   int
+	Rows   int
+	f32    []float32 // Rows × Dims
+	i8     []int8    // Rows × Dims (Int8)
+	scale  []float32 // per row (Int8)
+	Chunk  []int64   // chunk id of each row
+	noteOf []int32   // dense note index of each row
+	Notes  []int64   // note id of each dense note index
+	common []float32 // removed common component (RemoveCommon)
+}
+
+// MatrixBuilder collects rows for a Matrix.
+type MatrixBuilder struct {
+	m     Matrix
+	dense map[int64]int32
+	int8  bool
+}
+
+// NewMatrixBuilder returns a builder of dims-dimensional rows; quantize
+// keeps the rows as int8 (a quarter of the memory).
+func NewMatrixBuilder(dims int, quantize bool, sizeHint int) *MatrixBuilder {
+	b := &MatrixBuilder{m: Matrix{Dims: dims}, dense: map[int64]int32{}, int8: quantize}
+	b.m.f32 = make([]float32, 0, sizeHint*dims)
+	b.m.Chunk = make([]int64, 0, sizeHint)
+	b.m.noteOf = make([]int32, 0, sizeHint)
+	return b
+}
+
+// Add appends the row of one chunk (v must be unit length and Dims long).
+func (b *MatrixBuilder) Add(note, chunk int64, v []float32) {
+	d, ok := b.dense[note]
+	if !ok {
+		d = int32(len(b.m.Notes))
+		b.dense[note] = d
+		b.m.Notes = append(b.m.Notes, note)
+	}
+	b.m.f32 = append(b.m.f32, v...)
+	b.m.Chunk = append(b.m.Chunk, chunk)
+	b.m.noteOf = append(b.m.noteOf, d)
+	b.m.Rows++
+}
+
+// Matrix returns the built matrix, with the common component removed
+// (see RemoveCommon) and, if asked, quantized to int8.
+func (b *MatrixBuilder) Matrix() *Matrix {
+	m := &Matrix{Dims: b.m.Dims, Rows: b.m.Rows, f32: b.m.f32, Chunk: b.m.Chunk, noteOf: b.m.noteOf, Notes: b.m.Notes}
+	b.m = Matrix{Dims: b.m.Dims}
+	b.dense = map[int64]int32{}
+	m.RemoveCommon()
+	if b.int8 {
+		m.quantize()
+	}
+	return m
+}
+
+// quantize turns the float32 rows into int8 with one scale per row.
+func (m *Matrix) quantize() {
+	d := m.Dims
+	m.i8 = make([]int8, len(m.f32))
+	m.scale = make([]float32, m.Rows)
+	for r := 0; r < m.Rows; r++ {
+		row := m.f32[r*d : r*d+d]
+		var mx float32
+		for _, x := range row {
+			mx = max(mx, float32(math.Abs(float64(x))))
+		}
+		s := mx / 127
+		if s == 0 {
+			s = 1
+		}
+		for i, x := range row {
+			m.i8[r*d+i] = int8(math.Round(float64(x / s)))
+		}
+		m.scale[r] = s
+	}
+	m.f32 = nil
+}
+
+// Bytes is the memory the rows take (vectors plus ids).
+func (m *Matrix) Bytes() int64 {
+	return int64(len(m.f32))*4 + int64(len(m.i8)) + int64(len(m.scale))*4 + int64(len(m.Chunk))*8 + int64(len(m.noteOf))*4 + int64(len(m.Notes))*8
+}
+
+// NoteHit is one note of a vector search: its best chunk and that chunk's cosine.
+type NoteHit struct {
+	Note  int64
+	Chunk int64
+	Score float32
+}
+
+// Scores computes the cosine of q with every row into dst (len Rows).
+func (m *Matrix) Scores(q []float32, dst []float32) {
+	d := m.Dims
+	if m.i8 != nil {
+		for r := 0; r < m.Rows; r++ {
+			row := m.i8[r*d : r*d+d]
+			var s float32
+			for i, x := range row {
+				s += float32(x) * q[i]
+			}
+			dst[r] = s * m.scale[r]
+		}
+		return
+	}
+	for r := 0; r < m.Rows; r++ {
+		dst[r] = Dot(m.f32[r*d:r*d+d], q)
+	}
+}
+
+// Dot is the dot product of two equal-length vectors.
+func Dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// Row returns row r as float32 (a copy for int8 matrices).
+func (m *Matrix) Row(r int) []float32 {
+	d := m.Dims
+	if m.i8 == nil {
+		return m.f32[r*d : r*d+d]
+	}
+	out := make([]float32, d)
+	for i, x := range m.i8[r*d : r*d+d] {
+		out[i] = float32(x) * m.scale[r]
+	}
+	return out
+}
+
+// SimilarNotes returns the k notes closest to note (itself excluded), best
+// first. The score is symmetric: the mean, over note's sections, of the best
+// cosine with one of the other note's sections, averaged with the same
+// mean taken the other way (so a long note does not win by having many
+// sections to match). Each hit's Chunk is its section that matched best.
+// allow filters by note id.
+func (m *Matrix) SimilarNotes(note int64, k int, allow func(int64) bool) []NoteHit {
+	src := m.NoteRows(note)
+	if len(src) == 0 || k <= 0 {
+		return nil
+	}
+	sum := make([]float32, len(m.Notes))
+	bestRow := make([]int32, len(m.Notes))
+	bestAll := make([]float32, len(m.Notes))
+	for i := range bestAll {
+		bestAll[i] = float32(math.Inf(-1))
+	}
+	scores := make([]float32, m.Rows)
+	best := make([]float32, len(m.Notes))
+	rowBest := make([]float32, m.Rows) // each row's best cosine with a section of note
+	for i := range rowBest {
+		rowBest[i] = float32(math.Inf(-1))
+	}
+	for _, r := range src {
+		m.Scores(m.Row(r), scores)
+		for i := range best {
+			best[i] = float32(math.Inf(-1))
+		}
+		for row, s := range scores {
+			n := m.noteOf[row]
+			if s > best[n] {
+				best[n] = s
+			}
+			if s > bestAll[n] {
+				bestAll[n], bestRow[n] = s, int32(row)
+			}
+			rowBest[row] = max(rowBest[row], s)
+		}
+		for n, b := range best {
+			sum[n] += b
+		}
+	}
+	back := make([]float32, len(m.Notes))
+	rows := make([]float32, len(m.Notes))
+	for row, b := range rowBest {
+		back[m.noteOf[row]] += b
+		rows[m.noteOf[row]]++
+	}
+	h := &hitHeap{}
+	for n, total := range sum {
+		id := m.Notes[n]
+		if id == note || (allow != nil && !allow(id)) {
+			continue
+		}
+		s := (total/float32(len(src)) + back[n]/rows[n]) / 2
+		if h.Len() == k && s <= (*h)[0].Score {
+			continue
+		}
+		hit := NoteHit{Note: id, Chunk: m.Chunk[bestRow[n]], Score: s}
+		if h.Len() < k {
+			heap.Push(h, hit)
+		} else {
+			(*h)[0] = hit
+			heap.Fix(h, 0)
+		}
+	}
+	out := make([]NoteHit, h.Len())
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(h).(NoteHit)
+	}
+	return out
+}
+
+// NoteRows returns the rows of a note.
+func (m *Matrix) NoteRows(note int64) []int {
+	var out []int
+	for r := 0; r < m.Rows; r++ {
+		if m.Notes[m.noteOf[r]] == note {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TopNotes returns the k notes whose best chunk is most similar to q, best
+// first; allow (when non-nil) filters notes by id.
+func (m *Matrix) TopNotes(q []float32, k int, allow func(note int64) bool) []NoteHit {
+	if m == nil || m.Rows == 0 || k <= 0 || len(q) != m.Dims {
+		return nil
+	}
+	q = m.project(q)
+	scores := make([]float32, m.Rows)
+	m.Scores(q, scores)
+	best := make([]float32, len(m.Notes))
+	bestRow := make([]int32, len(m.Notes))
+	for i := range best {
+		best[i] = float32(math.Inf(-1))
+		bestRow[i] = -1
+	}
+	for r, s := range scores {
+		n := m.noteOf[r]
+		if s > best[n] {
+			best[n], bestRow[n] = s, int32(r)
+		}
+	}
+	h := &hitHeap{}
+	for n, s := range best {
+		if bestRow[n] < 0 {
+			continue
+		}
+		if h.Len() == k && s <= (*h)[0].Score {
+			continue
+		}
+		if allow != nil && !allow(m.Notes[n]) {
+			continue
+		}
+		hit := NoteHit{Note: m.Notes[n], Chunk: m.Chunk[bestRow[n]], Score: s}
+		if h.Len() < k {
+			heap.Push(h, hit)
+		} else {
+			(*h)[0] = hit
+			heap.Fix(h, 0)
+		}
+	}
+	out := make([]NoteHit, h.Len())
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(h).(NoteHit)
+	}
+	return out
+}
+
+type hitHeap []NoteHit
+
+func (h hitHeap) Len() int { return len(h) }
+func (h hitHeap) Less(i, j int) bool {
+	if h[i].Score != h[j].Score {
+		return h[i].Score < h[j].Score
+	}
+	return h[i].Note > h[j].Note
+}
+func (h hitHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *hitHeap) Push(x any)   { *h = append(*h, x.(NoteHit)) }
+func (h *hitHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// EncodeVector stores a vector as little-endian float32 bytes (the BLOB format).
+func EncodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// DecodeVector reads a BLOB written by EncodeVector into dst (reused when large enough).
+func DecodeVector(b []byte, dst []float32) []float32 {
+	n := len(b) / 4
+	if cap(dst) < n {
+		dst = make([]float32, n)
+	}
+	dst = dst[:n]
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return dst
+}
+
+// RemoveCommon subtracts from every row its projection on the rows' first
+// principal direction (found by power iteration) and renormalizes: the
+// "common component removal" of SIF embeddings, which takes out what every
+// text shares (style, frequent words) and leaves what tells them apart.
+// Queries are projected the same way by TopNotes. Float32 matrices only;
+// with fewer than 16 rows it does nothing.
+func (m *Matrix) RemoveCommon() {
+	if m.i8 != nil || m.Rows < 16 || m.common != nil {
+		return
+	}
+	d := m.Dims
+	u := make([]float32, d)
+	for i := range u {
+		u[i] = 1 / float32(math.Sqrt(float64(d)))
+	}
+	tmp := make([]float32, d)
+	for it := 0; it < 30; it++ {
+		clear(tmp)
+		for r := 0; r < m.Rows; r++ {
+			row := m.f32[r*d : r*d+d]
+			p := Dot(row, u)
+			for i, x := range row {
+				tmp[i] += p * x
+			}
+		}
+		Normalize(tmp)
+		copy(u, tmp)
+	}
+	for r := 0; r < m.Rows; r++ {
+		row := m.f32[r*d : r*d+d]
+		p := Dot(row, u)
+		for i := range row {
+			row[i] -= p * u[i]
+		}
+		Normalize(row)
+	}
+	m.common = u
+}
+
+// project removes the common component from a query vector (a copy).
+func (m *Matrix) project(q []float32) []float32 {
+	if m.common == nil {
+		return q
+	}
+	out := append([]float32(nil), q...)
+	p := Dot(out, m.common)
+	for i := range out {
+		out[i] -= p * m.common[i]
+	}
+	return Normalize(out)
+}

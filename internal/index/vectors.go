@@ -1,0 +1,601 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loci-dev/loci/internal/config"
+	"github.com/loci-dev/loci/internal/embed"
+	"github.com/loci-dev/loci/internal/errs"
+)
+
+// Embeddings. After the notes are written, Sync embeds what has no vector
+// yet: each chunk (heading path and text) and each note's title (with its
+// aliases). Vectors are cached by the SHA-256 of the text embedded, so only
+// new text costs anything; chunk_vectors and note_vectors point into the
+// cache. In memory, a chunk's row is its vector plus TitleWeight × its note's
+// title vector, normalized: the title is part of what a section is about.
+//
+// The index records the provider, model and dimension that wrote the
+// vectors (meta embed_*); a sync or a query with another one fails with
+// embedding_mismatch unless embed.on_mismatch is reembed.
+
+// EmbedStats summarizes the embedding pass of a sync.
+type EmbedStats struct {
+	Provider string  `json:"provider"`
+	Model    string  `json:"model"`
+	Dims     int     `json:"dims"`
+	Chunks   int     `json:"chunks"`   // chunk vectors written
+	Titles   int     `json:"titles"`   // title vectors written
+	Embedded int     `json:"embedded"` // texts sent to the provider
+	Cached   int     `json:"cached"`   // texts found in the cache
+	Tokens   int64   `json:"tokens"`   // tokens used (reported or estimated)
+	CostUSD  float64 `json:"cost_usd"` // estimated, from embed.price_per_mtok
+	Millis   int64   `json:"duration_ms"`
+}
+
+// VectorStatus is the embedding part of index_status.
+type VectorStatus struct {
+	Provider     string `json:"provider,omitempty" jsonschema:"provider that wrote the vectors (builtin, openai)"`
+	Model        string `json:"model,omitempty" jsonschema:"embedding model of the vectors"`
+	Dims         int    `json:"dims,omitempty" jsonschema:"vector dimension"`
+	Chunks       int    `json:"chunks" jsonschema:"sections with a vector"`
+	Cached       int    `json:"cached" jsonschema:"distinct vectors in the content-hash cache"`
+	Configured   string `json:"configured" jsonschema:"the embedding provider configured now (none when disabled)"`
+	Mismatch     bool   `json:"mismatch,omitempty" jsonschema:"true when the configured model differs from the index's; run loci index --reset"`
+	MemoryBytes  int64  `json:"memory_bytes,omitempty" jsonschema:"memory the vectors take when loaded for search"`
+	DefaultMode  string `json:"default_mode" jsonschema:"the search mode used when none is given: hybrid once vectors exist, else lexical"`
+	ConfigError  string `json:"config_error,omitempty" jsonschema:"why the embedding settings are invalid, if they are"`
+	LastEmbedded string `json:"last_embedded_at,omitempty" jsonschema:"time of the last embedding pass (UTC, RFC 3339)"`
+}
+
+// embedState is the embedding configuration of an open index.
+type embedState struct {
+	provider embed.Provider
+	settings embed.Settings
+	err      error // invalid settings: reported by Sync and by queries
+	search   config.Search
+
+	mu     sync.Mutex
+	matrix *embed.Matrix
+	rev    string
+}
+
+// TitleWeight is how much of a note's title vector joins each of its
+// chunks' vectors (tuned on the golden sets; docs/search.md).
+var TitleWeight = float32(1)
+
+func (ix *Index) setupEmbed(opt Options) {
+	st := &embedState{}
+	ix.emb = st
+	if cfg, _, err := config.Load(ix.Vault.Root); err == nil {
+		st.search = cfg.Search
+	}
+	if opt.NoEmbed {
+		st.settings.Provider = "none"
+		return
+	}
+	if opt.Embedder != nil {
+		st.provider = opt.Embedder
+		st.settings = opt.EmbedSettings
+		if st.settings.OnMismatch == "" {
+			st.settings.OnMismatch = "fail"
+		}
+		return
+	}
+	s, err := embed.Resolve(ix.Vault.Root)
+	st.settings = s
+	if err != nil {
+		st.err = err
+		return
+	}
+	st.provider, st.err = embed.New(s)
+}
+
+// Embedder returns the configured embedding provider (nil when disabled).
+func (ix *Index) Embedder() embed.Provider { return ix.emb.provider }
+
+// SearchSettings returns the search section of the vault's config.
+func (ix *Index) SearchSettings() config.Search { return ix.emb.search }
+
+// StoredIdentity returns the identity recorded in the index (ok=false when
+// the index has no vectors yet).
+func (ix *Index) StoredIdentity(ctx context.Context) (embed.Identity, bool) {
+	return storedIdentity(ctx, ix.DB)
+}
+
+type queryer interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}
+
+func storedIdentity(ctx context.Context, q queryer) (embed.Identity, bool) {
+	var p, m, d sql.NullString
+	q.QueryRowContext(ctx, `SELECT (SELECT value FROM meta WHERE key='embed_provider'), (SELECT value FROM meta WHERE key='embed_model'), (SELECT value FROM meta WHERE key='embed_dims')`).Scan(&p, &m, &d)
+	if !p.Valid || p.String == "" {
+		return embed.Identity{}, false
+	}
+	n, _ := strconv.Atoi(d.String)
+	return embed.Identity{Provider: p.String, Model: m.String, Dims: n}, true
+}
+
+// sameSpace reports whether vectors of a and b can be compared; a remote
+// model whose dimension is not known yet matches on provider and model.
+func sameSpace(stored, cur embed.Identity) bool {
+	if stored.Provider != cur.Provider || stored.Model != cur.Model {
+		return false
+	}
+	return cur.Dims == 0 || stored.Dims == cur.Dims
+}
+
+func mismatchError(stored, cur embed.Identity) error {
+	return errs.New(errs.CodeEmbedMismatch,
+		"the index holds vectors of %s but the configured embedder is %s; run `loci index --reset` to re-embed (or set embed.on_mismatch: reembed, or LOCI_EMBED_ON_MISMATCH=reembed, to do it on the next sync; or restore the previous embed settings)",
+		stored, cur).With("index", stored).With("configured", cur)
+}
+
+// checkIdentity runs before a sync writes anything: it fails on a
+// mismatch, or clears the vectors when re-embedding is allowed.
+func (ix *Index) checkIdentity(ctx context.Context, conn *sql.Conn, reset bool) error {
+	st := ix.emb
+	if st.err != nil {
+		return st.err
+	}
+	if st.provider == nil {
+		return nil
+	}
+	stored, ok := storedIdentity(ctx, conn)
+	if !ok || sameSpace(stored, st.provider.Identity()) {
+		return nil
+	}
+	if !reset && st.settings.OnMismatch != "reembed" {
+		return mismatchError(stored, st.provider.Identity())
+	}
+	return clearVectors(ctx, conn)
+}
+
+func clearVectors(ctx context.Context, conn *sql.Conn) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return errs.Wrap(err, errs.CodeIndexBusy, "cannot clear vectors")
+	}
+	defer tx.Rollback()
+	for _, s := range []string{"DELETE FROM vectors", "DELETE FROM chunk_vectors", "DELETE FROM note_vectors",
+		"DELETE FROM meta WHERE key IN ('embed_provider','embed_model','embed_dims','embed_complete')"} {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+type vecHash [16]byte
+
+func textHash(s string) vecHash {
+	sum := sha256.Sum256([]byte(s))
+	var h vecHash
+	copy(h[:], sum[:16])
+	return h
+}
+
+// ChunkEmbedText is the text embedded for a chunk: its heading path, then its text.
+func ChunkEmbedText(headingPathJSON, text string) string {
+	var hp []string
+	json.Unmarshal([]byte(headingPathJSON), &hp)
+	if len(hp) == 0 {
+		return text
+	}
+	return strings.Join(hp, " > ") + "\n" + text
+}
+
+// TitleEmbedText is the text embedded for a note's title: title and aliases.
+func TitleEmbedText(title, aliasesJSON string) string {
+	var al []string
+	json.Unmarshal([]byte(aliasesJSON), &al)
+	if len(al) == 0 {
+		return title
+	}
+	return title + ", " + strings.Join(al, ", ")
+}
+
+type embedItem struct {
+	chunk, note int64 // chunk 0: a title
+	hash        vecHash
+	text        string
+}
+
+// embedGroup is how many texts are embedded and written per transaction:
+// an interrupted run keeps what it has paid for.
+const embedGroup = 8192
+
+// embedPass embeds every chunk and title that has no vector yet.
+func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bool, progress func(done, total int)) (*EmbedStats, error) {
+	p := ix.emb.provider
+	start := time.Now()
+	before := p.Usage()
+	stats := &EmbedStats{}
+	if changed {
+		// Vectors of deleted chunks and notes go with them (childTables);
+		// these catch rows left by an older loci or an interrupted run.
+		for _, s := range []string{"DELETE FROM chunk_vectors WHERE chunk_id NOT IN (SELECT id FROM chunks)", "DELETE FROM note_vectors WHERE note_id NOT IN (SELECT id FROM notes)"} {
+			if _, err := conn.ExecContext(ctx, s); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// Work in pages of embedGroup texts, read by id: memory stays bounded
+	// and an interrupted run keeps the pages it wrote.
+	total := 0
+	if progress != nil {
+		conn.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id))
+			+ (SELECT COUNT(*) FROM notes n WHERE NOT EXISTS (SELECT 1 FROM note_vectors v WHERE v.note_id = n.id))`).Scan(&total)
+		progress(0, total)
+	}
+	var cached map[vecHash]bool
+	done := 0
+	for _, q := range []struct {
+		sql   string
+		title bool
+	}{
+		{`SELECT c.id, c.note_id, c.heading_path, c.text FROM chunks c
+			WHERE c.id > ? AND NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id) ORDER BY c.id LIMIT ?`, false},
+		{`SELECT n.id, n.id, n.title, COALESCE(n.aliases,'') FROM notes n
+			WHERE n.id > ? AND NOT EXISTS (SELECT 1 FROM note_vectors v WHERE v.note_id = n.id) ORDER BY n.id LIMIT ?`, true},
+	} {
+		last := int64(0)
+		for {
+			page, err := readPage(ctx, conn, q.sql, q.title, last)
+			if err != nil {
+				return nil, err
+			}
+			if len(page) == 0 {
+				break
+			}
+			if cached == nil {
+				if cached, err = loadHashes(ctx, conn); err != nil {
+					return nil, err
+				}
+			}
+			if q.title {
+				last = page[len(page)-1].note
+			} else {
+				last = page[len(page)-1].chunk
+			}
+			if err := ix.embedGroup(ctx, conn, page, cached, stats); err != nil {
+				return nil, err
+			}
+			done += len(page)
+			if progress != nil {
+				progress(min(done, total), total)
+			}
+			if len(page) < embedGroup {
+				break
+			}
+		}
+	}
+	if full && changed {
+		// Drop cached vectors nothing points to any more. Only on a
+		// whole-vault sync, where a rename's two halves meet in one run.
+		if _, err := conn.ExecContext(ctx, `DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunk_vectors) AND hash NOT IN (SELECT hash FROM note_vectors)`); err != nil {
+			return nil, err
+		}
+	}
+	id := p.Identity()
+	stats.Provider, stats.Model, stats.Dims = id.Provider, id.Model, id.Dims
+	after := p.Usage()
+	stats.Tokens = after.Tokens - before.Tokens
+	stats.CostUSD = after.CostUSD - before.CostUSD
+	stats.Millis = time.Since(start).Milliseconds()
+	return stats, nil
+}
+
+// readPage reads up to embedGroup sections (or titles) after id last that
+// have no vector, with the text to embed and its hash.
+func readPage(ctx context.Context, conn *sql.Conn, q string, title bool, last int64) ([]embedItem, error) {
+	rows, err := conn.QueryContext(ctx, q, last, embedGroup)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var page []embedItem
+	for rows.Next() {
+		var it embedItem
+		var a, b string
+		if err := rows.Scan(&it.chunk, &it.note, &a, &b); err != nil {
+			return nil, err
+		}
+		if title {
+			it.chunk = 0
+			it.text = TitleEmbedText(a, b)
+		} else {
+			it.text = ChunkEmbedText(a, b)
+		}
+		it.hash = textHash(it.text)
+		page = append(page, it)
+	}
+	return page, rows.Err()
+}
+
+func loadHashes(ctx context.Context, conn *sql.Conn) (map[vecHash]bool, error) {
+	rows, err := conn.QueryContext(ctx, "SELECT hash FROM vectors")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[vecHash]bool{}
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, err
+		}
+		var h vecHash
+		copy(h[:], b)
+		m[h] = true
+	}
+	return m, rows.Err()
+}
+
+func (ix *Index) embedGroup(ctx context.Context, conn *sql.Conn, group []embedItem, cached map[vecHash]bool, stats *EmbedStats) error {
+	p := ix.emb.provider
+	var texts []string
+	var hashes []vecHash
+	seen := map[vecHash]bool{}
+	for _, it := range group {
+		if cached[it.hash] || seen[it.hash] {
+			stats.Cached++
+			continue
+		}
+		seen[it.hash] = true
+		texts = append(texts, it.text)
+		hashes = append(hashes, it.hash)
+	}
+	var vecs [][]float32
+	if len(texts) > 0 {
+		var err error
+		vecs, err = p.Embed(ctx, texts)
+		if err != nil {
+			return err
+		}
+		stats.Embedded += len(texts)
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return errs.Wrap(err, errs.CodeIndexBusy, "cannot write vectors")
+	}
+	defer tx.Rollback()
+	id := p.Identity()
+	if stored, ok := storedIdentity(ctx, tx); !ok {
+		if err := setMeta(ctx, tx, map[string]string{"embed_provider": id.Provider, "embed_model": id.Model, "embed_dims": strconv.Itoa(id.Dims)}); err != nil {
+			return err
+		}
+	} else if !sameSpace(stored, id) {
+		return mismatchError(stored, id)
+	}
+	// Multi-row inserts: one statement per row costs more than the rows.
+	vrows := make([]vecRow, 0, len(vecs))
+	for i, v := range vecs {
+		if len(v) != id.Dims {
+			return errs.New(errs.CodeEmbedMismatch, "the embedder returned %d dimensions, expected %d", len(v), id.Dims)
+		}
+		vrows = append(vrows, vecRow{hashes[i], embed.EncodeVector(embed.Normalize(v))})
+		cached[hashes[i]] = true
+	}
+	// In key order, so the cache's B-tree grows at its end.
+	sort.Slice(vrows, func(i, j int) bool { return bytes.Compare(vrows[i].hash[:], vrows[j].hash[:]) < 0 })
+	if err := insertRows(ctx, tx, "INSERT OR IGNORE INTO vectors(hash, vec) VALUES", 2, len(vrows), func(i int) []any { return []any{vrows[i].hash[:], vrows[i].vec} }); err != nil {
+		return err
+	}
+	var chunks, titles []embedItem
+	for _, it := range group {
+		if it.chunk != 0 {
+			chunks = append(chunks, it)
+		} else {
+			titles = append(titles, it)
+		}
+	}
+	if err := insertRows(ctx, tx, "INSERT OR REPLACE INTO chunk_vectors(chunk_id, note_id, hash) VALUES", 3, len(chunks), func(i int) []any {
+		return []any{chunks[i].chunk, chunks[i].note, chunks[i].hash[:]}
+	}); err != nil {
+		return err
+	}
+	if err := insertRows(ctx, tx, "INSERT OR REPLACE INTO note_vectors(note_id, hash) VALUES", 2, len(titles), func(i int) []any {
+		return []any{titles[i].note, titles[i].hash[:]}
+	}); err != nil {
+		return err
+	}
+	stats.Chunks += len(chunks)
+	stats.Titles += len(titles)
+	if err := setMeta(ctx, tx, map[string]string{"vectors_rev": strconv.FormatInt(time.Now().UnixNano(), 10), "last_embed_at": strconv.FormatInt(time.Now().Unix(), 10)}); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+type vecRow struct {
+	hash vecHash
+	vec  []byte
+}
+
+// insertRows inserts n rows of cols values with multi-row INSERT statements
+// of up to batchRows rows.
+func insertRows(ctx context.Context, tx *sql.Tx, prefix string, cols, n int, row func(i int) []any) error {
+	group := "(" + strings.TrimSuffix(strings.Repeat("?,", cols), ",") + ")"
+	stmts := map[int]*sql.Stmt{}
+	defer func() {
+		for _, st := range stmts {
+			st.Close()
+		}
+	}()
+	args := make([]any, 0, batchRows*cols)
+	for start := 0; start < n; start += batchRows {
+		k := min(batchRows, n-start)
+		st := stmts[k]
+		if st == nil {
+			var err error
+			st, err = tx.PrepareContext(ctx, prefix+strings.TrimSuffix(strings.Repeat(group+",", k), ","))
+			if err != nil {
+				return err
+			}
+			stmts[k] = st
+		}
+		args = args[:0]
+		for i := start; i < start+k; i++ {
+			args = append(args, row(i)...)
+		}
+		if _, err := st.ExecContext(ctx, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errNoVectors is returned by VectorMatrix when search cannot use vectors.
+func (ix *Index) vectorsUsable(ctx context.Context) error {
+	st := ix.emb
+	if st.err != nil {
+		return st.err
+	}
+	if st.provider == nil {
+		return errs.New(errs.CodeEmbedUnavailable, "embeddings are disabled (embed.provider: none); use mode lexical, or enable them and run `loci index`")
+	}
+	stored, ok := storedIdentity(ctx, ix.DB)
+	if !ok {
+		return errs.New(errs.CodeEmbedUnavailable, "the index has no vectors yet; run `loci index` (embeddings are on by default) or use mode lexical")
+	}
+	if !sameSpace(stored, st.provider.Identity()) {
+		return mismatchError(stored, st.provider.Identity())
+	}
+	return nil
+}
+
+// HasVectors reports whether semantic search can run: embeddings are
+// configured, the index holds vectors and they are of the configured model.
+// A mismatch is returned as an error (it needs the user's attention).
+func (ix *Index) HasVectors(ctx context.Context) (bool, error) {
+	err := ix.vectorsUsable(ctx)
+	switch errs.Code(err) {
+	case "":
+		return true, nil
+	case errs.CodeEmbedUnavailable:
+		return false, nil
+	}
+	return false, err
+}
+
+// VectorMatrix returns the vectors of every chunk, loaded into memory on
+// first use and reloaded when a sync (of this or another process) changed them.
+func (ix *Index) VectorMatrix(ctx context.Context) (*embed.Matrix, error) {
+	if err := ix.vectorsUsable(ctx); err != nil {
+		return nil, err
+	}
+	rev := ix.Meta(ctx, "vectors_rev")
+	st := ix.emb
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.matrix != nil && st.rev == rev {
+		return st.matrix, nil
+	}
+	m, err := ix.loadMatrix(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st.matrix, st.rev = m, rev
+	return m, nil
+}
+
+func (ix *Index) loadMatrix(ctx context.Context) (*embed.Matrix, error) {
+	stored, _ := storedIdentity(ctx, ix.DB)
+	var n int
+	ix.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM chunk_vectors").Scan(&n)
+	b := embed.NewMatrixBuilder(stored.Dims, ix.emb.settings.Int8, n)
+	// Title vectors, decoded once each.
+	titles := map[int64][]float32{}
+	rows, err := ix.DB.QueryContext(ctx, "SELECT nv.note_id, v.vec FROM note_vectors nv JOIN vectors v ON v.hash = nv.hash")
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var id int64
+		var blob []byte
+		if err := rows.Scan(&id, &blob); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		titles[id] = embed.DecodeVector(blob, nil)
+	}
+	rows.Close()
+	rows, err = ix.DB.QueryContext(ctx, `SELECT cv.chunk_id, cv.note_id, v.vec FROM chunk_vectors cv JOIN vectors v ON v.hash = cv.hash ORDER BY cv.note_id, cv.chunk_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var buf []float32
+	for rows.Next() {
+		var chunk, note int64
+		var blob []byte
+		if err := rows.Scan(&chunk, &note, &blob); err != nil {
+			return nil, err
+		}
+		buf = embed.DecodeVector(blob, buf)
+		if len(buf) != stored.Dims {
+			continue
+		}
+		if t, ok := titles[note]; ok && TitleWeight != 0 && len(t) == len(buf) {
+			for i := range buf {
+				buf[i] += TitleWeight * t[i]
+			}
+			embed.Normalize(buf)
+		}
+		b.Add(note, chunk, buf)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return b.Matrix(), nil
+}
+
+// EmbedQuery embeds a query with the configured provider, after checking
+// that it is the one the index's vectors came from.
+func (ix *Index) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	if err := ix.vectorsUsable(ctx); err != nil {
+		return nil, err
+	}
+	return embed.Query(ctx, ix.emb.provider, text)
+}
+
+func (ix *Index) vectorStatus(ctx context.Context) VectorStatus {
+	vs := VectorStatus{Configured: "none", DefaultMode: "lexical"}
+	st := ix.emb
+	if st.err != nil {
+		vs.ConfigError = st.err.Error()
+	} else if st.provider != nil {
+		vs.Configured = st.provider.Identity().String()
+	}
+	if id, ok := storedIdentity(ctx, ix.DB); ok {
+		vs.Provider, vs.Model, vs.Dims = id.Provider, id.Model, id.Dims
+		vs.Mismatch = st.provider != nil && !sameSpace(id, st.provider.Identity())
+	}
+	ix.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM chunk_vectors").Scan(&vs.Chunks)
+	ix.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM vectors").Scan(&vs.Cached)
+	if ok, _ := ix.HasVectors(ctx); ok && vs.Chunks > 0 {
+		vs.DefaultMode = "hybrid"
+		per := int64(vs.Dims) * 4
+		if st.settings.Int8 {
+			per = int64(vs.Dims) + 4
+		}
+		vs.MemoryBytes = int64(vs.Chunks) * (per + 12)
+	}
+	if s := ix.Meta(ctx, "last_embed_at"); s != "" {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			vs.LastEmbedded = time.Unix(n, 0).UTC().Format(time.RFC3339)
+		}
+	}
+	return vs
+}

@@ -1,0 +1,65 @@
+package search_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/loci-dev/loci/internal/search"
+	"github.com/loci-dev/loci/internal/testutil"
+)
+
+// evalModes indexes a vault (with built-in embeddings) and runs a golden
+// set in each mode.
+func evalModes(t *testing.T, root, golden string) map[string]*search.Report {
+	t.Helper()
+	gs, err := search.LoadGolden(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := indexVault(t, root)
+	s := &search.Searcher{DB: ix.DB, Vectors: ix}
+	out := map[string]*search.Report{}
+	for _, mode := range []string{search.ModeLexical, search.ModeSemantic, search.ModeHybrid} {
+		rep, err := search.Evaluate(context.Background(), gs, 10, func(ctx context.Context, q string) ([]string, error) {
+			r, err := s.Search(ctx, search.Query{Text: q, Limit: 10, Mode: mode})
+			if err != nil {
+				return nil, err
+			}
+			return paths(r), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[mode] = rep
+		t.Logf("%-8s nDCG@10 %.3f MRR %.3f Hit@1 %.3f Recall@10 %.3f", mode, rep.Overall.NDCG10, rep.Overall.MRR, rep.Overall.Hit1, rep.Overall.Recall10)
+	}
+	return out
+}
+
+// TestGoldenObsidianHelp keeps the committed golden set honest: hybrid must
+// beat lexical overall and on paraphrases.
+func TestGoldenObsidianHelp(t *testing.T) {
+	root := testutil.Corpus(t, "obsidian-help/en")
+	reps := evalModes(t, root, filepath.Join(testutil.RepoRoot(), "testdata", "golden", "obsidian-help-en.json"))
+	lex, hyb := reps[search.ModeLexical], reps[search.ModeHybrid]
+	if hyb.Overall.NDCG10 <= lex.Overall.NDCG10 || hyb.Overall.NDCG10 < 0.6 {
+		t.Errorf("hybrid nDCG@10 %.3f vs lexical %.3f", hyb.Overall.NDCG10, lex.Overall.NDCG10)
+	}
+	if hyb.ByCategory["paraphrase"].NDCG10 <= lex.ByCategory["paraphrase"].NDCG10 {
+		t.Errorf("paraphrases: hybrid %.3f vs lexical %.3f", hyb.ByCategory["paraphrase"].NDCG10, lex.ByCategory["paraphrase"].NDCG10)
+	}
+}
+
+// TestGoldenDBpedia is the proof: on dbpedia-entity-5k hybrid
+// (built-in embeddings) beats lexical on nDCG@10.
+func TestGoldenDBpedia(t *testing.T) {
+	if testing.Short() {
+		t.Skip("indexes 5,000 notes")
+	}
+	dir := testutil.Corpus(t, "eval/dbpedia-entity-5k")
+	reps := evalModes(t, filepath.Join(dir, "vault"), filepath.Join(dir, "golden.json"))
+	if l, h := reps[search.ModeLexical].Overall.NDCG10, reps[search.ModeHybrid].Overall.NDCG10; h <= l {
+		t.Errorf("hybrid nDCG@10 %.3f does not beat lexical %.3f", h, l)
+	}
+}
