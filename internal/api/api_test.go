@@ -57,7 +57,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{vault: dir, outside: outside, reg: ops.All()}
-	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}, Audit: func(r ops.AuditRecord) {
+	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}, Writes: ops.WriteSettings{Enabled: true}, Audit: func(r ops.AuditRecord) {
 		f.mu.Lock()
 		f.audit = append(f.audit, r)
 		f.mu.Unlock()
@@ -236,7 +236,7 @@ func TestOperations(t *testing.T) {
 
 	var sr searchOut
 	f.do(t, "POST", "/v1/ops/search_notes", `{"query":"spaced repetition","limit":2}`).into(t, &sr)
-	if len(sr.Results) != 2 || sr.Results[0].Path != "Ideas/Spaced repetition.md" || sr.Mode != "lexical" || sr.Results[0].Snippet == "" {
+	if len(sr.Results) != 2 || sr.Results[0].Path != "Ideas/Spaced repetition.md" || sr.Mode != "hybrid" || sr.Results[0].Snippet == "" {
 		t.Errorf("search_notes: %+v", sr)
 	}
 	var filtered searchOut
@@ -492,8 +492,24 @@ func TestPathTraversal(t *testing.T) {
 		}
 		tested++
 		o, _ := f.reg.Get(op.Name)
+		input := func(p string) string {
+			if !o.IsWrite() {
+				return minimalInput(t, o, map[string]any{"path": p})
+			}
+			// A write: its example (a valid call), previewed, on that path.
+			in := map[string]any{}
+			if err := json.Unmarshal([]byte(o.Example), &in); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"note", "name", "page", "parent", "sibling", "position", "apply"} {
+				delete(in, k) // path names the target instead
+			}
+			in["path"] = p
+			b, _ := json.Marshal(in)
+			return string(b)
+		}
 		for _, p := range hostile {
-			r := f.do(t, "POST", "/v1/ops/"+op.Name, minimalInput(t, o, map[string]any{"path": p}))
+			r := f.do(t, "POST", "/v1/ops/"+op.Name, input(p))
 			if r.Status != 403 || r.Error == nil || r.Error.Code != errs.CodePathDenied {
 				t.Errorf("%s path %q: %d %+v", op.Name, p, r.Status, r.Error)
 			}
@@ -501,7 +517,7 @@ func TestPathTraversal(t *testing.T) {
 				t.Errorf("%s path %q leaked the secret", op.Name, p)
 			}
 		}
-		r := f.do(t, "POST", "/v1/ops/"+op.Name, minimalInput(t, o, map[string]any{"path": nfd}))
+		r := f.do(t, "POST", "/v1/ops/"+op.Name, input(nfd))
 		if r.Error != nil && r.Error.Code == errs.CodePathDenied {
 			t.Errorf("%s NFD path denied: %+v", op.Name, r.Error)
 		}

@@ -159,6 +159,11 @@ func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, er
 		dirs = []string{g.vault}
 	}
 	env := &ops.Env{}
+	ws, err := g.writeSettings(dirs[0], false)
+	if err != nil {
+		return nil, err
+	}
+	env.Writes = ws
 	seen := map[string]bool{}
 	for _, d := range dirs {
 		g.vault = d

@@ -77,6 +77,9 @@ func newMCPConfigCmd(g *globals) *cobra.Command {
 					idx, _ := filepath.Abs(g.indexDir)
 					c.args = append(c.args, "--index-dir", idx)
 				}
+				if g.enableWrites {
+					c.args = append(c.args, "--enable-writes") // the client's agent may then write (docs/writes.md)
+				}
 			}
 			out, err := c.render(client)
 			if err != nil {

@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"reflect"
 	"strings"
 
@@ -26,6 +28,10 @@ func inputFields(t reflect.Type) []field {
 	var out []field
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && f.Tag.Get("json") == "" {
+			out = append(out, inputFields(f.Type)...) // shared inputs (write options, guards)
+			continue
+		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "" || name == "-" || name == "vault" {
 			continue // the CLI picks the vault with the global --vault folder flag
@@ -75,6 +81,7 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 		cmd.Args = cobra.MinimumNArgs(minArgs) // `loci search two words` needs no quotes
 	}
 	values := map[string]any{}
+	jsonFlags := map[string]bool{}
 	positional := map[string]bool{}
 	for _, a := range op.CLI.Args {
 		positional[a] = true
@@ -94,8 +101,14 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 			values[f.json] = fs.Bool(f.flag, false, help)
 		case f.kind == reflect.Slice && f.typ.Elem().Kind() == reflect.String:
 			values[f.json] = fs.StringSlice(f.flag, nil, help+" (repeatable)")
+		case f.kind == reflect.Pointer && f.typ.Elem().Kind() == reflect.Bool:
+			values[f.json] = fs.Bool(f.flag, false, help)
 		case f.kind == reflect.Map && f.typ.Key().Kind() == reflect.String && f.typ.Elem().Kind() == reflect.String:
 			values[f.json] = fs.StringToString(f.flag, nil, help+" (key=value, repeatable)")
+		default:
+			// Lists of objects, free-form values: JSON text, @file or - (stdin).
+			values[f.json] = fs.String(f.flag, "", help+" (JSON; @file reads a file, - reads stdin)")
+			jsonFlags[f.json] = true
 		}
 	}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -110,13 +123,36 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 				in[a] = args[i]
 			}
 		}
+		var flagErr error
 		cmd.Flags().Visit(func(pf *pflag.Flag) {
 			for _, f := range fields {
-				if f.flag == pf.Name {
-					in[f.json] = reflect.ValueOf(values[f.json]).Elem().Interface()
+				if f.flag != pf.Name {
+					continue
+				}
+				v := reflect.ValueOf(values[f.json]).Elem().Interface()
+				switch {
+				case jsonFlags[f.json]:
+					parsed, err := jsonFlag(cmd, f.flag, v.(string))
+					if err != nil {
+						flagErr = err
+						return
+					}
+					in[f.json] = parsed
+				case f.json == "content" && v == "-":
+					b, err := io.ReadAll(cmd.InOrStdin())
+					if err != nil {
+						flagErr = errs.Wrap(err, errs.CodeInvalidInput, "cannot read stdin")
+						return
+					}
+					in[f.json] = string(b)
+				default:
+					in[f.json] = v
 				}
 			}
 		})
+		if flagErr != nil {
+			return flagErr
+		}
 		raw, err := json.Marshal(in)
 		if err != nil {
 			return errs.Wrap(err, errs.CodeInvalidInput, "cannot encode arguments")
@@ -126,6 +162,11 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 			return err
 		}
 		defer env.Close()
+		// The person at the terminal may write (unless the config, the
+		// environment or --read-only say otherwise).
+		if env.Writes, err = g.writeSettings(g.vault, true); err != nil {
+			return err
+		}
 		res := reg.Call(cmd.Context(), env, ops.Caller{Surface: "cli"}, op.Name, raw)
 		if res.Err != nil {
 			return res.Err
@@ -170,4 +211,27 @@ func firstSentence(s string) string {
 		s = s[:cut] + "…"
 	}
 	return s
+}
+
+// jsonFlag reads a flag holding JSON: inline, from a file (@path) or from
+// stdin (-).
+func jsonFlag(cmd *cobra.Command, name, v string) (any, error) {
+	b := []byte(v)
+	switch {
+	case v == "-":
+		var err error
+		if b, err = io.ReadAll(cmd.InOrStdin()); err != nil {
+			return nil, errs.Wrap(err, errs.CodeInvalidInput, "cannot read stdin")
+		}
+	case strings.HasPrefix(v, "@"):
+		var err error
+		if b, err = os.ReadFile(v[1:]); err != nil {
+			return nil, errs.Wrap(err, errs.CodeInvalidInput, "cannot read --"+name+" file")
+		}
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, errs.New(errs.CodeInvalidInput, "--%s is not valid JSON: %v", name, err)
+	}
+	return out, nil
 }

@@ -29,8 +29,11 @@ type globals struct {
 	indexDir string
 	format   string
 	exclude  []string
-	stdout   io.Writer
-	stderr   io.Writer
+	// enableWrites and readOnly gate the write operations (docs/writes.md).
+	enableWrites bool
+	readOnly     bool
+	stdout       io.Writer
+	stderr       io.Writer
 }
 
 // Main runs the CLI and returns the process exit code.
@@ -66,7 +69,7 @@ func newRoot(g *globals) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "loci",
 		Short:         "A local-first memory engine for Markdown vaults (Obsidian, Logseq)",
-		Long:          "loci indexes a folder of Markdown notes into a local SQLite index and lets people and agents search, navigate and (soon) safely edit it.",
+		Long:          "loci indexes a folder of Markdown notes into a local SQLite index and lets people and agents search, navigate and safely edit it (previewed, etag-guarded, undoable writes: docs/writes.md).",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       Version,
@@ -79,6 +82,8 @@ func newRoot(g *globals) *cobra.Command {
 	root.PersistentFlags().StringVar(&g.indexDir, "index-dir", os.Getenv("LOCI_INDEX_DIR"), "index directory (env LOCI_INDEX_DIR; default <vault>/.loci)")
 	root.PersistentFlags().StringVar(&g.format, "format", "text", "output format: text or json")
 	root.PersistentFlags().StringSliceVar(&g.exclude, "exclude", config.EnvList("LOCI_EXCLUDE"), "extra glob(s) of vault-relative paths to skip (env LOCI_EXCLUDE)")
+	root.PersistentFlags().BoolVar(&g.enableWrites, "enable-writes", false, "let MCP and REST clients (agents) call the write operations (env LOCI_ENABLE_WRITES=1; docs/writes.md)")
+	root.PersistentFlags().BoolVar(&g.readOnly, "read-only", false, "refuse every write operation, from any surface (env LOCI_READ_ONLY=1)")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if g.format != "text" && g.format != "json" {
 			return errs.New(errs.CodeInvalidInput, "--format must be text or json, not %q", g.format)

@@ -187,6 +187,14 @@ func (s *serving) printBanner(g *globals, o serveOptions) {
 	if len(s.env.Vaults) > 0 {
 		hint += " --vault " + shellQuote(s.env.Vaults[0].Vault.Root)
 	}
+	switch {
+	case s.env.Writes.ReadOnly:
+		fmt.Fprintf(w, "  writes   off (read-only mode)\n")
+	case s.env.Writes.Enabled:
+		fmt.Fprintf(w, "  writes   on: clients may edit notes (previewed, etag-guarded, undoable; docs/writes.md)\n")
+	default:
+		fmt.Fprintf(w, "  writes   off (--enable-writes lets clients edit notes)\n")
+	}
 	fmt.Fprintf(w, "  connect  %s\n", hint)
 	fmt.Fprintf(w, "Press Ctrl-C to stop.\n")
 }

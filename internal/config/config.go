@@ -18,6 +18,39 @@ type File struct {
 	Exclude []string `yaml:"exclude"`
 	// IndexDir overrides where the index lives.
 	IndexDir string `yaml:"index_dir"`
+	// Writes configures the write operations (see docs/writes.md).
+	Writes Writes `yaml:"writes"`
+	// Embed configures the embedding provider (see docs/search.md).
+	Embed Embed `yaml:"embed"`
+	// Search tunes hybrid retrieval (see docs/search.md).
+	Search Search `yaml:"search"`
+}
+
+// Embed is the embed section of the config file; LOCI_EMBED_* variables
+// override it (internal/embed resolves the effective settings).
+type Embed struct {
+	Provider     string  `yaml:"provider"`    // builtin (default) | openai | none
+	Model        string  `yaml:"model"`       // openai: model name
+	BaseURL      string  `yaml:"base_url"`    // openai: endpoint base, e.g. http://localhost:11434/v1
+	APIKey       string  `yaml:"api_key"`     // openai: prefer api_key_env
+	APIKeyEnv    string  `yaml:"api_key_env"` // openai: environment variable holding the key
+	Dims         int     `yaml:"dims"`        // openai: requested dimensions
+	BatchSize    int     `yaml:"batch_size"`
+	Concurrency  int     `yaml:"concurrency"`
+	MaxRetries   int     `yaml:"max_retries"`
+	PricePerMTok float64 `yaml:"price_per_mtok"` // USD per million tokens, for the cost estimate
+	OnMismatch   string  `yaml:"on_mismatch"`    // fail (default) | reembed
+	Int8         bool    `yaml:"int8"`           // int8 vectors in memory
+}
+
+// Search is the search section of the config file: the fusion of lexical
+// and vector rankings (reciprocal rank fusion) and graph expansion.
+type Search struct {
+	RRFK           float64 `yaml:"rrf_k"`           // RRF constant k (default 60)
+	LexicalWeight  float64 `yaml:"lexical_weight"`  // weight of the BM25 ranking (default 1)
+	SemanticWeight float64 `yaml:"semantic_weight"` // weight of the vector ranking (default 1)
+	GraphWeight    float64 `yaml:"graph_weight"`    // share of a seed's score a linked note gets (default 0.5)
+	MinSimilarity  float64 `yaml:"min_similarity"`  // cosine floor of the vector ranking (default 0.2; negative: none)
 }
 
 // Load reads the config file for a vault root. A missing file is not an error.

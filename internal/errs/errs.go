@@ -26,6 +26,23 @@ const (
 	CodeUnknownOp      = "unknown_operation"
 	CodeBlockNotFound  = "block_not_found"
 	CodeNotLogseqGraph = "not_logseq_graph"
+
+	// Codes of the write pipeline (docs/writes.md).
+	CodeEtagMismatch     = "etag_mismatch"          // if_match differs from the note's current etag
+	CodeWritesDisabled   = "writes_disabled"        // write operations are off (or read-only mode)
+	CodeIdempotencyReuse = "idempotency_key_reused" // the key was used before with a different input
+	CodeConflict         = "conflict"               // the change does not fit the note as it is now
+	CodeInvalidUTF8      = "invalid_utf8"           // the note is not UTF-8 text, so it is never edited
+	CodeNoteLocked       = "note_locked"            // another writer held the note's lock too long
+	CodeUndoNotFound     = "undo_not_found"         // no journal entry to undo
+)
+
+// Codes of semantic retrieval.
+const (
+	// CodeEmbedMismatch: the index holds vectors of another embedding model.
+	CodeEmbedMismatch = "embedding_mismatch"
+	// CodeEmbedUnavailable: no vectors, or the embedding service failed.
+	CodeEmbedUnavailable = "embedding_unavailable"
 )
 
 // Codes of the HTTP surface for requests that name no operation.
@@ -102,10 +119,18 @@ func ExitCode(err error) int {
 		return 3
 	case CodePathDenied, CodeUnauthorized, CodeForbidden:
 		return 4
-	case CodeIndexMissing, CodeIndexSchema:
+	case CodeIndexMissing, CodeIndexSchema, CodeEmbedMismatch:
 		return 5
 	case CodeIndexBusy:
 		return 6
+	case CodeEtagMismatch, CodeConflict, CodeIdempotencyReuse, CodeNoteLocked:
+		return 7
+	case CodeWritesDisabled:
+		return 4
+	case CodeInvalidUTF8:
+		return 2
+	case CodeUndoNotFound:
+		return 3
 	default:
 		return 1
 	}

@@ -185,10 +185,11 @@ func instructions(reg *ops.Registry, env *ops.Env) string {
 	b.WriteString("- Cite what you use as path:line so the user can check it.\n")
 	writes := false
 	for _, op := range reg.List() {
-		writes = writes || !op.Annotations.ReadOnly
+		writes = writes || (op.IsWrite() && env.Writes.Allowed())
 	}
 	if writes {
 		b.WriteString("- read_note returns an etag (SHA-256 of the file); every edit must pass it back as if_match so a change made meanwhile is never overwritten — read again on etag_mismatch.\n")
+		b.WriteString("- Writes preview by default: the result shows a unified diff and nothing changes until you call again with apply=true. Show the user the diff before applying unless they asked you to act. Each applied write returns an undo_id (undo reverts it) and the new etag for the next edit.\n")
 	} else {
 		b.WriteString("- read_note returns an etag (SHA-256 of the file): the same etag means the same content.\n")
 	}

@@ -34,7 +34,14 @@ func (s *Server) addTools() {
 	// The SDK serializes each input schema when its tool is added (to check
 	// it); do that first, in parallel, into caches that are then reused
 	// there and by every tools/list.
-	list := s.reg.List()
+	// Write operations are not advertised while writes are off (they would
+	// only answer writes_disabled); see docs/writes.md.
+	var list []*ops.Op
+	for _, op := range s.reg.List() {
+		if s.env.Advertised(op) {
+			list = append(list, op)
+		}
+	}
 	ins := make([]*cachedSchema, len(list))
 	var wg sync.WaitGroup
 	for i, op := range list {

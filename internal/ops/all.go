@@ -9,5 +9,6 @@ func All() *Registry {
 	registerTreeOps(r)
 	registerFrontmatterOps(r)
 	registerLogseqOps(r)
+	registerWriteOps(r)
 	return r
 }

@@ -15,6 +15,42 @@ type Caller struct {
 	Subject string // authenticated principal, if any
 }
 
+type callerKey struct{}
+
+// WithCaller returns a context carrying the caller; the dispatch pipeline
+// sets it so that handlers (the write pipeline's audit and undo journal)
+// know who is calling.
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom returns the caller set by WithCaller (zero if none).
+func CallerFrom(ctx context.Context) Caller {
+	c, _ := ctx.Value(callerKey{}).(Caller)
+	return c
+}
+
+// IsWrite reports whether an operation changes the vault: every operation
+// not annotated read-only. Write operations are gated by Env.Writes.
+func (op *Op) IsWrite() bool { return !op.Annotations.ReadOnly }
+
+// ToolsetWrites is the toolset of the write operations and their history.
+const ToolsetWrites = "writes"
+
+// Advertised reports whether surfaces that list operations to agents (MCP)
+// should offer op under env: the writes toolset only when writes are allowed.
+func (e *Env) Advertised(op *Op) bool {
+	return (op.Toolset != ToolsetWrites && !op.IsWrite()) || e.Writes.Allowed()
+}
+
+// gate refuses a write operation when writes are off.
+func (e *Env) gate(op *Op) *errs.Error {
+	if !op.IsWrite() {
+		return nil
+	}
+	return e.Writes.check(op.Name)
+}
+
 // AuditRecord describes one dispatched call. It never holds note contents,
 // arguments or results: only who, what and how it ended.
 type AuditRecord struct {
@@ -47,6 +83,10 @@ func (r *Registry) Call(ctx context.Context, env *Env, caller Caller, name strin
 	if !ok {
 		return Result{Err: errs.New(errs.CodeUnknownOp, "unknown operation %q", name), Duration: time.Since(start)}
 	}
+	if err := env.gate(op); err != nil {
+		return Result{Err: err, Duration: time.Since(start)}
+	}
+	ctx = WithCaller(ctx, caller)
 	in, err := op.Decode(raw)
 	if err != nil {
 		return Result{Err: errs.As(err), Duration: time.Since(start)}
@@ -59,6 +99,10 @@ func (r *Registry) Call(ctx context.Context, env *Env, caller Caller, name strin
 func (r *Registry) CallTyped(ctx context.Context, env *Env, caller Caller, op *Op, in any) (res Result) {
 	start := time.Now()
 	defer func() { env.audit(caller, op.Name, start, res) }()
+	if err := env.gate(op); err != nil {
+		return Result{Err: err, Duration: time.Since(start)}
+	}
+	ctx = WithCaller(ctx, caller)
 	raw, err := json.Marshal(in)
 	if err != nil {
 		return Result{Err: errs.Wrap(err, errs.CodeInvalidInput, "cannot encode input")}

@@ -37,6 +37,10 @@ a file name or ` + "`[[wikilink]]`" + ` text; lists are paginated with ` + "`lim
 ` + "`next_cursor`" + `); every input takes ` + "`vault`" + ` to pick one of several served vaults. Any operation may also fail
 with ` + "`internal`" + ` or ` + "`payload_too_large`" + ` (narrow the request).
 
+Operations marked *writes* change the vault. They preview by default (` + "`apply`" + ` writes), take ` + "`if_match`" + `,
+` + "`idempotency_key`" + ` and ` + "`reindex`" + `, are journaled for ` + "`undo`" + `, and are off unless enabled
+(` + "`writes_disabled`" + `): the safety contract is in [writes.md](writes.md).
+
 `)
 	ops := r.List()
 	b.WriteString("| operation | CLI | summary |\n| --- | --- | --- |\n")

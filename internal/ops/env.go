@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
@@ -21,6 +22,10 @@ type VaultHandle struct {
 
 	mu    sync.Mutex
 	state SyncState
+
+	writerOnce sync.Once
+	writer     *vault.Writer
+	writerErr  error
 }
 
 // Env is what handlers run against: the opened vaults (the first is the
@@ -32,6 +37,12 @@ type Env struct {
 
 	// Audit, when set, receives one record per dispatched call.
 	Audit func(AuditRecord)
+
+	// Writes gates and tunes the write operations; the zero value leaves
+	// them off (docs/writes.md).
+	Writes WriteSettings
+	// Now is the clock of the write operations (default time.Now).
+	Now func() time.Time
 
 	bus bus
 }

@@ -20,7 +20,7 @@ var traversal = []string{`"../x.md"`, `"/etc/passwd"`, `"%2e%2e/x.md"`, `"..\\x.
 
 func TestGetContext(t *testing.T) {
 	env := demoEnv(t)
-	out := call[GetContextOut](t, env, "get_context", `{"query": "index fresh"}`)
+	out := call[GetContextOut](t, env, "get_context", `{"query": "index fresh", "mode": "lexical"}`)
 	if out.Mode != "lexical" || len(out.Notes) == 0 || len(out.Notes) > 5 {
 		t.Fatalf("get_context = %+v", out)
 	}
@@ -40,7 +40,7 @@ func TestGetContext(t *testing.T) {
 		}
 	}
 
-	out = call[GetContextOut](t, env, "get_context", `{"query": "index fresh", "limit": 1, "preview_chars": 40}`)
+	out = call[GetContextOut](t, env, "get_context", `{"query": "index fresh", "limit": 1, "preview_chars": 40, "mode": "lexical"}`)
 	if len(out.Notes) != 1 {
 		t.Fatalf("limit 1 = %d notes", len(out.Notes))
 	}
@@ -59,7 +59,7 @@ func TestGetContext(t *testing.T) {
 		t.Errorf("no-match = %+v", out)
 	}
 
-	for _, in := range []string{`{}`, `{"query": "  "}`, `{"query": "x", "mode": "semantic"}`, `{"query": "x", "mode": "fuzzy"}`,
+	for _, in := range []string{`{}`, `{"query": "  "}`, `{"query": "x", "mode": "fuzzy"}`,
 		`{"query": "x", "limit": 21}`, `{"query": "x", "preview_chars": -1}`, `{"query": "x", "preview_chars": 5000}`,
 		`{"query": "x", "bogus": 1}`, `{"query": 3}`, `{"query": "x", "path_glob": "[bad"}`} {
 		wantCode(t, env, "get_context", in, errs.CodeInvalidInput)

@@ -50,7 +50,11 @@ type Op struct {
 	// docs/tools.md); every op may also fail with internal or payload_too_large.
 	Errors []string
 	// Example is a JSON input that shows a typical call.
-	Example     string
+	Example string
+	// Toolset groups operations that surfaces switch on and off together
+	// ("writes": the write operations and their history, advertised over
+	// MCP only when writes are enabled).
+	Toolset     string
 	InputType   reflect.Type
 	OutputType  reflect.Type
 	InputSchema *jsonschema.Schema
@@ -72,6 +76,8 @@ type Def[In, Out any] struct {
 	// Example is a JSON input that shows a typical call; a test checks
 	// that it decodes and validates.
 	Example string
+	// Toolset groups operations switched on and off together (see Op).
+	Toolset string
 	Handler func(ctx context.Context, env *Env, in *In) (*Out, error)
 }
 
@@ -107,7 +113,7 @@ func Add[In, Out any](r *Registry, d Def[In, Out]) {
 	h := d.Handler
 	r.ops[d.Name] = &Op{
 		Name: d.Name, Title: d.Title, Description: d.Description, Annotations: d.Annotations, CLI: d.CLI,
-		Errors: append([]string(nil), d.Errors...), Example: d.Example,
+		Errors: append([]string(nil), d.Errors...), Example: d.Example, Toolset: d.Toolset,
 		InputType: reflect.TypeFor[In](), OutputType: reflect.TypeFor[Out](),
 		InputSchema: in, OutputSchema: out, resolved: res,
 		handler: func(ctx context.Context, env *Env, in any) (any, error) {

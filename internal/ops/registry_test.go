@@ -23,13 +23,16 @@ var knownCodes = []string{
 	errs.CodeInvalidInput, errs.CodeNotFound, errs.CodePathDenied, errs.CodeVaultNotFound, errs.CodeIndexMissing,
 	errs.CodeIndexBusy, errs.CodeIndexSchema, errs.CodeAmbiguous, errs.CodeInternal, errs.CodeUnauthorized,
 	errs.CodeForbidden, errs.CodeTooLarge, errs.CodeRateLimited, errs.CodeBlockNotFound, errs.CodeNotLogseqGraph,
+	errs.CodeEmbedMismatch, errs.CodeEmbedUnavailable,
+	errs.CodeEtagMismatch, errs.CodeWritesDisabled, errs.CodeIdempotencyReuse, errs.CodeConflict, errs.CodeInvalidUTF8,
+	errs.CodeNoteLocked, errs.CodeUndoNotFound,
 }
 
 // readOps are the operations that only read: read-only and idempotent, never destructive.
 var readOps = []string{
-	"search_notes", "read_note", "get_links", "list_tags", "index_status", "get_context", "resolve_note",
+	"search_notes", "read_note", "get_links", "list_tags", "index_status", "get_context", "resolve_note", "find_similar",
 	"find_broken_links", "list_frontmatter_keys", "get_vault_tree", "frontmatter_validate", "suggest_typed_links",
-	"recent_notes", "list_pages", "get_page", "get_block",
+	"recent_notes", "list_pages", "get_page", "get_block", "write_history",
 }
 
 type toolSnap struct {

@@ -310,3 +310,7 @@ func (v *Vault) Walk(ctx context.Context, fn func(File) error) error {
 		return fn(File{Rel: rel, Size: info.Size(), ModTime: info.ModTime().UnixNano()})
 	})
 }
+
+// Graphs returns the vault-relative roots of the Logseq graphs in the vault
+// ("" for a graph at the root), in discovery order.
+func (v *Vault) Graphs() []string { return append([]string(nil), v.graphs...) }

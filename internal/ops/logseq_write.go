@@ -1,0 +1,902 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/index"
+)
+
+// CreatePageIn is the input of create_page.
+type CreatePageIn struct {
+	Name       string            `json:"name" jsonschema:"the page name; a/b makes a namespaced page (file a___b.md)"`
+	Graph      string            `json:"graph,omitempty" jsonschema:"vault-relative folder of the Logseq graph, when the vault holds several (default: the first)"`
+	Properties map[string]string `json:"properties,omitempty" cli:"property" jsonschema:"page properties, written as key:: value lines at the top"`
+	Blocks     []string          `json:"blocks,omitempty" cli:"block" jsonschema:"top-level blocks, in order: each one's text without the bullet (several lines allowed)"`
+	WriteOpts
+}
+
+// Validate checks the name and the properties.
+func (in *CreatePageIn) Validate() error {
+	if _, err := pageFileName(in.Name); err != nil {
+		return err
+	}
+	if err := checkProps(in.Properties, false); err != nil {
+		return err
+	}
+	return in.validate()
+}
+
+// UpdatePageIn is the input of update_page.
+type UpdatePageIn struct {
+	Name       string            `json:"name,omitempty" jsonschema:"the page name (case-insensitive; aliases and journal dates like 2026-11-20 work too)"`
+	Path       string            `json:"path,omitempty" jsonschema:"vault-relative path of the page file, instead of name"`
+	Append     []string          `json:"append,omitempty" cli:"append" jsonschema:"top-level blocks to add at the end of the page: each one's text without the bullet"`
+	Properties map[string]string `json:"properties,omitempty" cli:"property" jsonschema:"page properties to set; an empty value removes the property"`
+	Guard
+	WriteOpts
+}
+
+// Validate checks that there is a page and a change.
+func (in *UpdatePageIn) Validate() error {
+	if err := onePage(in.Name, in.Path); err != nil {
+		return err
+	}
+	if len(in.Append) == 0 && len(in.Properties) == 0 {
+		return errs.New(errs.CodeInvalidInput, "nothing to change: pass append and/or properties")
+	}
+	if err := checkProps(in.Properties, false); err != nil {
+		return err
+	}
+	if _, err := in.etag(); err != nil {
+		return err
+	}
+	return in.validate()
+}
+
+// DeletePageIn is the input of delete_page.
+type DeletePageIn struct {
+	Name string `json:"name,omitempty" jsonschema:"the page name (case-insensitive; aliases and journal dates work too)"`
+	Path string `json:"path,omitempty" jsonschema:"vault-relative path of the page file, instead of name"`
+	Guard
+	WriteOpts
+}
+
+// Validate checks the page.
+func (in *DeletePageIn) Validate() error {
+	if err := onePage(in.Name, in.Path); err != nil {
+		return err
+	}
+	if _, err := in.etag(); err != nil {
+		return err
+	}
+	return in.validate()
+}
+
+// BlockAnchor says where a block goes: in a page, under a parent block, or
+// beside a sibling.
+type BlockAnchor struct {
+	Page     string `json:"page,omitempty" jsonschema:"the page (by name) to put the block in, at its top level"`
+	Path     string `json:"path,omitempty" jsonschema:"the page file (vault-relative path), instead of page"`
+	Parent   string `json:"parent,omitempty" jsonschema:"uuid of the block to put it under, as a child"`
+	Sibling  string `json:"sibling,omitempty" jsonschema:"uuid of the block to put it next to"`
+	Position string `json:"position,omitempty" jsonschema:"first or last (default) among the page's or parent's blocks; before or after (default) the sibling"`
+}
+
+func (a *BlockAnchor) check() error {
+	n := 0
+	for _, s := range []string{a.Page + a.Path, a.Parent, a.Sibling} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 || (a.Page != "" && a.Path != "") {
+		return errs.New(errs.CodeInvalidInput, "say where the block goes with exactly one of page (or path), parent or sibling")
+	}
+	for _, u := range []string{a.Parent, a.Sibling} {
+		if u != "" && !uuidRe.MatchString(cleanUUID(u)) {
+			return errs.New(errs.CodeInvalidInput, "%q is not a block uuid", u).With("uuid", u)
+		}
+	}
+	switch a.Position {
+	case "":
+		if a.Sibling != "" {
+			a.Position = "after"
+		} else {
+			a.Position = "last"
+		}
+	case "first", "last":
+		if a.Sibling != "" {
+			return errs.New(errs.CodeInvalidInput, "with sibling, position is before or after")
+		}
+	case "before", "after":
+		if a.Sibling == "" {
+			return errs.New(errs.CodeInvalidInput, "with page or parent, position is first or last")
+		}
+	default:
+		return errs.New(errs.CodeInvalidInput, "position must be first, last, before or after, not %q", a.Position)
+	}
+	return nil
+}
+
+// CreateBlockIn is the input of create_block.
+type CreateBlockIn struct {
+	BlockAnchor
+	Content    string            `json:"content" jsonschema:"the block's text without the bullet (several lines allowed; a line starting with - makes a child block)"`
+	Properties map[string]string `json:"properties,omitempty" cli:"property" jsonschema:"block properties (key:: value lines); an id:: uuid is always added so the block can be addressed"`
+	Guard
+	WriteOpts
+}
+
+// Validate checks the anchor and the properties.
+func (in *CreateBlockIn) Validate() error {
+	if err := in.BlockAnchor.check(); err != nil {
+		return err
+	}
+	if err := checkProps(in.Properties, false); err != nil {
+		return err
+	}
+	if _, err := in.etag(); err != nil {
+		return err
+	}
+	return in.validate()
+}
+
+// UpdateBlockIn is the input of update_block.
+type UpdateBlockIn struct {
+	UUID             string            `json:"uuid" jsonschema:"the block's uuid (its id:: property)"`
+	Content          string            `json:"content,omitempty" jsonschema:"the block's new text without the bullet (default: keep it); its properties and children stay"`
+	Properties       map[string]string `json:"properties,omitempty" cli:"property" jsonschema:"properties to set; an empty value removes one (id:: cannot be changed)"`
+	RemoveProperties []string          `json:"remove_properties,omitempty" cli:"remove-property" jsonschema:"properties to remove"`
+	Guard
+	WriteOpts
+}
+
+// Validate checks the uuid and that something changes.
+func (in *UpdateBlockIn) Validate() error {
+	if !uuidRe.MatchString(cleanUUID(in.UUID)) {
+		return errs.New(errs.CodeInvalidInput, "%q is not a block uuid", in.UUID).With("uuid", in.UUID)
+	}
+	if in.Content == "" && len(in.Properties) == 0 && len(in.RemoveProperties) == 0 {
+		return errs.New(errs.CodeInvalidInput, "nothing to change: pass content, properties or remove_properties")
+	}
+	if err := checkProps(in.Properties, false); err != nil {
+		return err
+	}
+	for _, k := range in.RemoveProperties {
+		if err := checkProps(map[string]string{k: ""}, false); err != nil {
+			return err
+		}
+	}
+	if _, err := in.etag(); err != nil {
+		return err
+	}
+	return in.validate()
+}
+
+// DeleteBlockIn is the input of delete_block.
+type DeleteBlockIn struct {
+	UUID string `json:"uuid" jsonschema:"the block's uuid; its children are deleted with it"`
+	Guard
+	WriteOpts
+}
+
+// Validate checks the uuid.
+func (in *DeleteBlockIn) Validate() error {
+	if !uuidRe.MatchString(cleanUUID(in.UUID)) {
+		return errs.New(errs.CodeInvalidInput, "%q is not a block uuid", in.UUID).With("uuid", in.UUID)
+	}
+	if _, err := in.etag(); err != nil {
+		return err
+	}
+	return in.validate()
+}
+
+// MoveBlockIn is the input of move_block.
+type MoveBlockIn struct {
+	UUID string `json:"uuid" jsonschema:"the block to move (with its children); its uuid and every id:: below it stay"`
+	BlockAnchor
+	Guard
+	WriteOpts
+}
+
+// Validate checks the uuid and the anchor.
+func (in *MoveBlockIn) Validate() error {
+	if !uuidRe.MatchString(cleanUUID(in.UUID)) {
+		return errs.New(errs.CodeInvalidInput, "%q is not a block uuid", in.UUID).With("uuid", in.UUID)
+	}
+	if err := in.BlockAnchor.check(); err != nil {
+		return err
+	}
+	if _, err := in.etag(); err != nil {
+		return err
+	}
+	return in.validate()
+}
+
+// BlockWriteOut is the output of the block operations.
+type BlockWriteOut struct {
+	WriteResult
+	UUID string `json:"uuid" jsonschema:"the block's uuid (for create_block: the new block's)"`
+	Line int    `json:"line,omitempty" jsonschema:"1-based line of the block in its page after the change"`
+}
+
+func onePage(name, p string) error {
+	switch {
+	case strings.TrimSpace(name) == "" && p == "":
+		return errs.New(errs.CodeInvalidInput, "pass name (the page name) or path")
+	case name != "" && p != "":
+		return errs.New(errs.CodeInvalidInput, "pass either name or path, not both")
+	}
+	return nil
+}
+
+// pageFileName turns a page name into its file name, as Logseq does with
+// :file/name-format :triple-lowbar ("a/b" → "a___b.md"; characters file
+// systems refuse are percent-encoded).
+func pageFileName(name string) (string, error) {
+	n := strings.TrimSpace(name)
+	bad := func(why string) (string, error) {
+		return "", errs.New(errs.CodeInvalidInput, "page name %q %s", name, why).With("name", name)
+	}
+	switch {
+	case n == "":
+		return bad("is empty")
+	case strings.HasPrefix(n, "."):
+		return bad("starts with a dot")
+	case strings.ContainsAny(n, "\\"):
+		return bad("contains a backslash")
+	case len(n) > 200:
+		return bad("is too long")
+	}
+	var b strings.Builder
+	for _, r := range n {
+		switch {
+		case unicode.IsControl(r):
+			return bad("contains a control character")
+		case strings.ContainsRune(`<>:"|?*`, r):
+			fmt.Fprintf(&b, "%%%02X", r)
+		case r == '/':
+			b.WriteString("___")
+		default:
+			b.WriteRune(r)
+		}
+	}
+	for _, seg := range strings.Split(n, "/") {
+		if strings.TrimSpace(seg) == "" {
+			return bad("has an empty namespace part")
+		}
+	}
+	return b.String() + ".md", nil
+}
+
+func registerLogseqWrites(r *Registry) {
+	logseqErrors := withErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeNotLogseqGraph, errs.CodeBlockNotFound, errs.CodeInvalidUTF8)
+	Add(r, Def[CreatePageIn, WriteResult]{
+		Name:  "create_page",
+		Title: "Create a Logseq page",
+		Description: "Create a page in the vault's Logseq graph (pages/ folder; namespaces a/b become a___b.md) with page properties and top-level blocks. " +
+			"Fails with conflict when a page of that name (or alias) exists. Preview by default.",
+		Annotations: Annotations{},
+		CLI:         CLI{Use: "create-page", Args: []string{"name"}, Text: textWrite, Short: "Create a Logseq page (preview; --apply writes it)"},
+		Errors:      logseqErrors,
+		Example:     `{"name": "Reading/2026", "properties": {"tags": "reading"}, "blocks": ["How to Take Smart Notes", "The Art of Doing Science"]}`,
+		Toolset:     ToolsetWrites,
+		Handler:     createPage,
+	})
+	Add(r, Def[UpdatePageIn, WriteResult]{
+		Name:  "update_page",
+		Title: "Update a Logseq page",
+		Description: "Append top-level blocks to a Logseq page and/or set or remove its page properties (key:: value lines; an empty value removes one). " +
+			"The rest of the file keeps its bytes. Preview by default.",
+		Annotations: Annotations{Destructive: true},
+		CLI:         CLI{Use: "update-page", Args: []string{"name"}, Text: textWrite, Short: "Append blocks to a Logseq page or set its properties (preview; --apply writes it)"},
+		Errors:      logseqErrors,
+		Example:     `{"name": "Loci", "append": ["Tried the write operations"], "properties": {"status": "active"}}`,
+		Toolset:     ToolsetWrites,
+		Handler:     updatePage,
+	})
+	Add(r, Def[DeletePageIn, WriteResult]{
+		Name:        "delete_page",
+		Title:       "Delete a Logseq page",
+		Description: "Move a Logseq page's file to the vault's .trash/ folder; the result warns about pages that still reference it. Undo restores it. Preview by default.",
+		Annotations: Annotations{Destructive: true},
+		CLI:         CLI{Use: "delete-page", Args: []string{"name"}, Text: textWrite, Short: "Move a Logseq page to .trash/ (preview; --apply does it)"},
+		Errors:      logseqErrors,
+		Example:     `{"name": "graph/design"}`,
+		Toolset:     ToolsetWrites,
+		Handler:     deletePage,
+	})
+	Add(r, Def[CreateBlockIn, BlockWriteOut]{
+		Name:  "create_block",
+		Title: "Create a Logseq block",
+		Description: "Add a block to a Logseq page: at the top level of a page, under a parent block, or before/after a sibling (position first, last, before, after), " +
+			"with properties. Written in the file's own indentation; the block gets an id:: uuid (returned) so it can be addressed later. Preview by default.",
+		Annotations: Annotations{},
+		CLI:         CLI{Use: "create-block", Text: textWrite, Short: "Add a block to a Logseq page (preview; --apply writes it)"},
+		Errors:      logseqErrors,
+		Example:     `{"parent": "6745a1b2-0000-4000-8000-000000000001", "position": "last", "content": "A new child block", "properties": {"status": "draft"}}`,
+		Toolset:     ToolsetWrites,
+		Handler:     createBlock,
+	})
+	Add(r, Def[UpdateBlockIn, BlockWriteOut]{
+		Name:  "update_block",
+		Title: "Update a Logseq block",
+		Description: "Change a Logseq block's text and/or properties, by uuid. Its children, its other properties and its id:: stay as they are. " +
+			"if_match is the etag of the page file. Preview by default.",
+		Annotations: Annotations{Destructive: true},
+		CLI:         CLI{Use: "update-block", Args: []string{"uuid"}, Text: textWrite, Short: "Change a Logseq block's text or properties (preview; --apply writes it)"},
+		Errors:      logseqErrors,
+		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001", "properties": {"status": "done"}}`,
+		Toolset:     ToolsetWrites,
+		Handler:     updateBlock,
+	})
+	Add(r, Def[DeleteBlockIn, BlockWriteOut]{
+		Name:  "delete_block",
+		Title: "Delete a Logseq block",
+		Description: "Remove a Logseq block and its children from its page, by uuid; the result warns about ((references)) to the removed blocks. " +
+			"The undo journal keeps the page as it was. Preview by default.",
+		Annotations: Annotations{Destructive: true},
+		CLI:         CLI{Use: "delete-block", Args: []string{"uuid"}, Text: textWrite, Short: "Remove a Logseq block and its children (preview; --apply does it)"},
+		Errors:      logseqErrors,
+		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001"}`,
+		Toolset:     ToolsetWrites,
+		Handler:     deleteBlock,
+	})
+	Add(r, Def[MoveBlockIn, BlockWriteOut]{
+		Name:  "move_block",
+		Title: "Move a Logseq block",
+		Description: "Move a Logseq block with its children: into a page, under a parent block, or next to a sibling, in the same page or another one. " +
+			"Lines are re-indented to the target's style; every id:: uuid stays, so ((references)) keep working. Both pages change as one undoable unit. Preview by default.",
+		Annotations: Annotations{Destructive: true},
+		CLI:         CLI{Use: "move-block", Args: []string{"uuid"}, Text: textWrite, Short: "Move a Logseq block with its children (preview; --apply does it)"},
+		Errors:      logseqErrors,
+		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001", "page": "graph/design", "position": "first"}`,
+		Toolset:     ToolsetWrites,
+		Handler:     moveBlock,
+	})
+}
+
+// pageGraph picks the graph a new page goes into.
+func pageGraph(vh *VaultHandle, graph string) (string, error) {
+	gs := vh.Vault.Graphs()
+	if len(gs) == 0 {
+		return "", errs.New(errs.CodeNotLogseqGraph, "vault %s holds no Logseq graph (no logseq/config.edn)", vh.Name).With("vault", vh.Name)
+	}
+	if graph == "" {
+		return gs[0], nil
+	}
+	g := strings.Trim(strings.ReplaceAll(graph, "\\", "/"), "/")
+	for _, x := range gs {
+		if strings.EqualFold(x, g) {
+			return x, nil
+		}
+	}
+	return "", errs.New(errs.CodeInvalidInput, "no Logseq graph at %q", graph).With("graphs", gs)
+}
+
+func createPage(ctx context.Context, env *Env, in *CreatePageIn) (*WriteResult, error) {
+	vh, w, err := writeVault(env, in.Vault)
+	if err != nil {
+		return nil, err
+	}
+	g, err := pageGraph(vh, in.Graph)
+	if err != nil {
+		return nil, err
+	}
+	file, _ := pageFileName(in.Name)
+	rel := path.Join(g, "pages", file)
+	if rel, _, err = w.Target(rel); err != nil {
+		return nil, err
+	}
+	name := strings.TrimSpace(in.Name)
+	if ms, err := vh.Index.LookupNote(ctx, strings.ToLower(name)); err == nil {
+		for _, m := range ms {
+			if m.Kind != "note" && (m.Match == index.MatchPath || m.Match == "title" || m.Match == "alias" || m.Match == "filename") {
+				return nil, errs.New(errs.CodeConflict, "a page named %q exists already: %s", name, m.Path).With("path", m.Path)
+			}
+		}
+	}
+	return idempotent(ctx, env, vh, "create_page", in, &in.WriteOpts, func() (*WriteResult, error) {
+		return runWrite(ctx, env, writeSpec{op: "create_page", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, build: func(s *stage) error {
+			f, err := s.read(rel)
+			if err != nil {
+				return err
+			}
+			if f.exists {
+				return errs.New(errs.CodeConflict, "%s already exists", rel).With("path", rel).With("current_etag", f.etag)
+			}
+			var lines []string
+			keys := make([]string, 0, len(in.Properties))
+			for k := range in.Properties {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				lines = append(lines, strings.TrimRight(k+":: "+in.Properties[k], " "))
+			}
+			if len(lines) > 0 && len(in.Blocks) > 0 {
+				lines = append(lines, "")
+			}
+			for _, b := range in.Blocks {
+				lines = append(lines, blockLines("", b, nil, "")...)
+			}
+			if len(lines) == 0 {
+				lines = []string{"-"}
+			}
+			s.main = rel
+			s.create(rel, strings.Join(lines, "\n")+"\n")
+			return nil
+		}})
+	})
+}
+
+// pageFor resolves a page by name or path and checks it may be written.
+func pageFor(ctx context.Context, env *Env, vault, name, p string) (*VaultHandle, string, error) {
+	vh, err := logseqVault(ctx, env, vault)
+	if err != nil {
+		return nil, "", err
+	}
+	w, err := env.Writer(vh)
+	if err != nil {
+		return nil, "", err
+	}
+	if p != "" {
+		if _, _, err := w.Target(p); err != nil {
+			return nil, "", err
+		}
+	}
+	n, _, err := findPage(ctx, vh, name, p)
+	if err != nil {
+		return nil, "", err
+	}
+	rel, _, err := w.Target(n.Path)
+	return vh, rel, err
+}
+
+func updatePage(ctx context.Context, env *Env, in *UpdatePageIn) (*WriteResult, error) {
+	vh, rel, err := pageFor(ctx, env, in.Vault, in.Name, in.Path)
+	if err != nil {
+		return nil, err
+	}
+	want, _ := in.etag()
+	return idempotent(ctx, env, vh, "update_page", in, &in.WriteOpts, func() (*WriteResult, error) {
+		return runWrite(ctx, env, writeSpec{op: "update_page", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
+			f, err := s.readText(rel)
+			if err != nil {
+				return err
+			}
+			if err := checkGuard(f, want); err != nil {
+				return err
+			}
+			d := newOutline(rel, f.text)
+			keys := make([]string, 0, len(in.Properties))
+			for k := range in.Properties {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				v := in.Properties[k]
+				switch {
+				case hasFM(d.lines) && v == "":
+					if d.lines, _, err = fmDelete(d.lines, rel, k); err != nil {
+						return err
+					}
+				case hasFM(d.lines):
+					if d.lines, err = fmSet(d.lines, rel, k, v); err != nil {
+						return err
+					}
+				case v == "":
+					d.lines = propsDelete(d.lines, k)
+				default:
+					if err := d.setProperty(k, v); err != nil {
+						return err
+					}
+				}
+			}
+			if len(in.Append) > 0 {
+				d.reparse()
+				at, indent := d.insertAt(-1, -1, "last")
+				var add []string
+				for _, b := range in.Append {
+					add = append(add, blockLines(indent, b, nil, "")...)
+				}
+				// A page holding only the empty placeholder block gets it replaced.
+				if kids := d.children(-1); len(kids) == 1 && strings.TrimSpace(strings.TrimLeft(d.lines[d.blocks[kids[0]].line], " \t-")) == "" &&
+					d.blocks[kids[0]].subEnd == d.blocks[kids[0]].line+1 {
+					d.lines = splice(d.lines, d.blocks[kids[0]].line, at, add)
+				} else {
+					d.lines = splice(d.lines, at, at, add)
+				}
+			}
+			if len(d.lines) > 0 {
+				d.eol = d.eol || f.text == ""
+			}
+			s.main = rel
+			s.put(f, d.text())
+			return nil
+		}})
+	})
+}
+
+func deletePage(ctx context.Context, env *Env, in *DeletePageIn) (*WriteResult, error) {
+	vh, rel, err := pageFor(ctx, env, in.Vault, in.Name, in.Path)
+	if err != nil {
+		return nil, err
+	}
+	want, _ := in.etag()
+	return idempotent(ctx, env, vh, "delete_page", in, &in.WriteOpts, func() (*WriteResult, error) {
+		return runWrite(ctx, env, writeSpec{op: "delete_page", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
+			f, err := s.read(rel)
+			if err != nil {
+				return err
+			}
+			if !f.exists {
+				return errs.New(errs.CodeNotFound, "page file not found: %s", rel).With("path", rel)
+			}
+			if err := checkGuard(f, want); err != nil {
+				return err
+			}
+			s.main = rel
+			s.trash(f)
+			s.warnings = append(s.warnings, inboundWarning(ctx, vh, rel)...)
+			return nil
+		}})
+	})
+}
+
+// blockPage finds the page file holding a block (from the index).
+func blockPage(ctx context.Context, env *Env, vault, uuid string) (*VaultHandle, string, error) {
+	vh, err := logseqVault(ctx, env, vault)
+	if err != nil {
+		return nil, "", err
+	}
+	uuid = cleanUUID(uuid)
+	noteID, _, err := vh.Index.BlockByUUID(ctx, uuid)
+	if err != nil {
+		return nil, "", err
+	}
+	var p string
+	if err := vh.Index.DB.QueryRowContext(ctx, "SELECT path FROM notes WHERE id = ?", noteID).Scan(&p); err != nil {
+		return nil, "", errs.New(errs.CodeBlockNotFound, "no block has id %s", uuid).With("uuid", uuid)
+	}
+	w, err := env.Writer(vh)
+	if err != nil {
+		return nil, "", err
+	}
+	rel, _, err := w.Target(p)
+	return vh, rel, err
+}
+
+// findBlock locates a block in a page read under its lock.
+func findBlock(d *outlineDoc, uuid string) (int, error) {
+	i, ok := d.find(cleanUUID(uuid))
+	if !ok {
+		return 0, errs.New(errs.CodeBlockNotFound, "block %s is no longer in %s (the page changed since it was indexed); read it again", cleanUUID(uuid), d.rel).
+			With("uuid", cleanUUID(uuid)).With("path", d.rel)
+	}
+	return i, nil
+}
+
+// anchorPage resolves a block anchor to its page file.
+func anchorPage(ctx context.Context, env *Env, vault string, a *BlockAnchor) (*VaultHandle, string, error) {
+	switch {
+	case a.Parent != "":
+		return blockPage(ctx, env, vault, a.Parent)
+	case a.Sibling != "":
+		return blockPage(ctx, env, vault, a.Sibling)
+	}
+	return pageFor(ctx, env, vault, a.Page, a.Path)
+}
+
+// anchorAt returns where a block goes in d, and its indentation.
+func anchorAt(d *outlineDoc, a *BlockAnchor) (int, string, error) {
+	parent, sibling := -1, -1
+	switch {
+	case a.Parent != "":
+		i, err := findBlock(d, a.Parent)
+		if err != nil {
+			return 0, "", err
+		}
+		parent = i
+	case a.Sibling != "":
+		i, err := findBlock(d, a.Sibling)
+		if err != nil {
+			return 0, "", err
+		}
+		sibling = i
+	}
+	at, indent := d.insertAt(parent, sibling, a.Position)
+	return at, indent, nil
+}
+
+func createBlock(ctx context.Context, env *Env, in *CreateBlockIn) (*BlockWriteOut, error) {
+	vh, rel, err := anchorPage(ctx, env, in.Vault, &in.BlockAnchor)
+	if err != nil {
+		return nil, err
+	}
+	want, _ := in.etag()
+	uuid := newUUID()
+	return idempotent(ctx, env, vh, "create_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
+		line := 0
+		res, err := runWrite(ctx, env, writeSpec{op: "create_block", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
+			f, err := s.readText(rel)
+			if err != nil {
+				return err
+			}
+			if err := checkGuard(f, want); err != nil {
+				return err
+			}
+			d := newOutline(rel, f.text)
+			at, indent, err := anchorAt(d, &in.BlockAnchor)
+			if err != nil {
+				return err
+			}
+			if at > 0 && at == len(d.lines) && len(d.lines) > 0 && !d.eol {
+				d.eol = true
+			}
+			d.lines = splice(d.lines, at, at, blockLines(indent, in.Content, in.Properties, uuid))
+			line = at + 1
+			s.main = rel
+			s.put(f, d.text())
+			return nil
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return &BlockWriteOut{WriteResult: *res, UUID: uuid, Line: line}, nil
+	})
+}
+
+func updateBlock(ctx context.Context, env *Env, in *UpdateBlockIn) (*BlockWriteOut, error) {
+	vh, rel, err := blockPage(ctx, env, in.Vault, in.UUID)
+	if err != nil {
+		return nil, err
+	}
+	want, _ := in.etag()
+	uuid := strings.ToLower(cleanUUID(in.UUID))
+	return idempotent(ctx, env, vh, "update_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
+		line := 0
+		res, err := runWrite(ctx, env, writeSpec{op: "update_block", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
+			f, err := s.readText(rel)
+			if err != nil {
+				return err
+			}
+			if err := checkGuard(f, want); err != nil {
+				return err
+			}
+			d := newOutline(rel, f.text)
+			i, err := findBlock(d, uuid)
+			if err != nil {
+				return err
+			}
+			b := d.blocks[i]
+			d.lines = splice(d.lines, b.line, b.end, rewriteBlock(d.lines[b.line:b.end], b.indent, in))
+			line = b.line + 1
+			s.main = rel
+			s.put(f, d.text())
+			return nil
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return &BlockWriteOut{WriteResult: *res, UUID: uuid, Line: line}, nil
+	})
+}
+
+// rewriteBlock returns a block's own lines with new text and/or properties.
+// Lines that do not change keep their bytes; id:: is never touched.
+func rewriteBlock(own []string, indent string, in *UpdateBlockIn) []string {
+	first := own[0]
+	afterBullet := strings.TrimPrefix(strings.TrimPrefix(first[len(indent):], "-"), " ")
+	type prop struct {
+		key, line string
+	}
+	var props []prop
+	k := 1
+	firstIsProp := false
+	if key, _, ok := propLine(afterBullet); ok {
+		firstIsProp = true
+		props = append(props, prop{key, indent + "  " + strings.TrimLeft(afterBullet, " \t")})
+	}
+	for ; k < len(own); k++ {
+		key, _, ok := propLine(own[k])
+		if !ok {
+			break
+		}
+		props = append(props, prop{key, own[k]})
+	}
+	body := own[k:]
+	// Properties: set in place, add new ones sorted, drop removed ones.
+	remove := map[string]bool{}
+	for _, r := range in.RemoveProperties {
+		remove[strings.ToLower(r)] = true
+	}
+	var newKeys []string
+	for key, v := range in.Properties {
+		if v == "" {
+			remove[strings.ToLower(key)] = true
+			continue
+		}
+		found := false
+		for j := range props {
+			if strings.EqualFold(props[j].key, key) {
+				props[j].line = indent + "  " + props[j].key + ":: " + v
+				found = true
+			}
+		}
+		if !found {
+			newKeys = append(newKeys, key)
+		}
+	}
+	sort.Strings(newKeys)
+	var kept []string
+	for _, p := range props {
+		if remove[strings.ToLower(p.key)] && !strings.EqualFold(p.key, "id") {
+			continue
+		}
+		kept = append(kept, p.line)
+	}
+	// New properties go before id:: (Logseq's order).
+	var added []string
+	for _, key := range newKeys {
+		added = append(added, indent+"  "+key+":: "+in.Properties[key])
+	}
+	idAt := len(kept)
+	for j, l := range kept {
+		if key, _, _ := propLine(l); strings.EqualFold(key, "id") {
+			idAt = j
+		}
+	}
+	kept = append(kept[:idAt], append(added, kept[idAt:]...)...)
+	var head string
+	if in.Content != "" {
+		text := contentLines(in.Content)
+		head = strings.TrimRight(indent+"- "+text[0], " ")
+		body = nil
+		for _, l := range text[1:] {
+			if l == "" {
+				body = append(body, "")
+			} else {
+				body = append(body, indent+"  "+l)
+			}
+		}
+	} else if firstIsProp {
+		// A block made only of properties keeps its first one on the bullet line.
+		if len(kept) == 0 {
+			head = indent + "-"
+		} else {
+			head = indent + "- " + strings.TrimLeft(kept[0], " \t")
+			kept = kept[1:]
+		}
+	} else {
+		head = first
+	}
+	out := append([]string{head}, kept...)
+	return append(out, body...)
+}
+
+func deleteBlock(ctx context.Context, env *Env, in *DeleteBlockIn) (*BlockWriteOut, error) {
+	vh, rel, err := blockPage(ctx, env, in.Vault, in.UUID)
+	if err != nil {
+		return nil, err
+	}
+	want, _ := in.etag()
+	uuid := strings.ToLower(cleanUUID(in.UUID))
+	return idempotent(ctx, env, vh, "delete_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
+		res, err := runWrite(ctx, env, writeSpec{op: "delete_block", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
+			f, err := s.readText(rel)
+			if err != nil {
+				return err
+			}
+			if err := checkGuard(f, want); err != nil {
+				return err
+			}
+			d := newOutline(rel, f.text)
+			i, err := findBlock(d, uuid)
+			if err != nil {
+				return err
+			}
+			b := d.blocks[i]
+			for k := i; k < len(d.blocks) && d.blocks[k].line < b.subEnd; k++ {
+				if u := d.blocks[k].uuid; u != "" {
+					if refs, err := vh.Index.BlockRefs(ctx, u); err == nil && len(refs) > 0 {
+						var at []string
+						for _, r := range refs {
+							at = append(at, fmt.Sprintf("%s:%d", r.Path, r.Line))
+						}
+						s.warnings = append(s.warnings, fmt.Sprintf("block %s is referenced by ((%s)) at %s; those references will be broken", u, u, strings.Join(at, ", ")))
+					}
+				}
+			}
+			d.lines = splice(d.lines, b.line, b.subEnd, nil)
+			s.main = rel
+			s.put(f, d.text())
+			return nil
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return &BlockWriteOut{WriteResult: *res, UUID: uuid}, nil
+	})
+}
+
+func moveBlock(ctx context.Context, env *Env, in *MoveBlockIn) (*BlockWriteOut, error) {
+	_, dst, err := anchorPage(ctx, env, in.Vault, &in.BlockAnchor)
+	if err != nil {
+		return nil, err
+	}
+	vh, src, err := blockPage(ctx, env, in.Vault, in.UUID)
+	if err != nil {
+		return nil, err
+	}
+	want, _ := in.etag()
+	uuid := strings.ToLower(cleanUUID(in.UUID))
+	return idempotent(ctx, env, vh, "move_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
+		line := 0
+		res, err := runWrite(ctx, env, writeSpec{op: "move_block", vh: vh, opts: &in.WriteOpts, locks: []string{src, dst}, guardPath: src, guardEtag: want, build: func(s *stage) error {
+			sf, err := s.readText(src)
+			if err != nil {
+				return err
+			}
+			if err := checkGuard(sf, want); err != nil {
+				return err
+			}
+			sd := newOutline(src, sf.text)
+			i, err := findBlock(sd, uuid)
+			if err != nil {
+				return err
+			}
+			b := sd.blocks[i]
+			inside := map[string]bool{}
+			for k := i; k < len(sd.blocks) && sd.blocks[k].line < b.subEnd; k++ {
+				if u := sd.blocks[k].uuid; u != "" {
+					inside[u] = true
+				}
+			}
+			for _, u := range []string{in.Parent, in.Sibling} {
+				if u != "" && inside[strings.ToLower(cleanUUID(u))] && src == dst {
+					return errs.New(errs.CodeConflict, "block %s cannot move next to or under itself or one of its children", uuid).With("uuid", uuid)
+				}
+			}
+			// Cut the subtree, then place it in the target (re-parsed after the cut).
+			rest := newOutline(src, sf.text)
+			rest.lines = splice(rest.lines, b.line, b.subEnd, nil)
+			rest.reparse()
+			td, tf := rest, sf
+			if dst != src {
+				if tf, err = s.readText(dst); err != nil {
+					return err
+				}
+				td = newOutline(dst, tf.text)
+			}
+			at, indent, err := anchorAt(td, &in.BlockAnchor)
+			if err != nil {
+				return err
+			}
+			if at == len(td.lines) && len(td.lines) > 0 {
+				td.eol = true
+			}
+			td.lines = splice(td.lines, at, at, sd.subtree(i, indent, td.unit))
+			line = at + 1
+			s.main = src
+			if dst != src {
+				s.put(sf, rest.text())
+				s.put(tf, td.text())
+				s.main = dst
+			} else {
+				s.put(sf, td.text())
+			}
+			return nil
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return &BlockWriteOut{WriteResult: *res, UUID: uuid, Line: line}, nil
+	})
+}

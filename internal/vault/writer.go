@@ -1,0 +1,481 @@
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/loci-dev/loci/internal/errs"
+)
+
+// WriterOptions configure a vault's write pipeline.
+type WriterOptions struct {
+	// WritePaths, when set, are the only doublestar globs writes may touch;
+	// DenyPaths are never touched (deny wins).
+	WritePaths []string
+	DenyPaths  []string
+	// Journal bounds (defaults DefaultJournalMaxBytes, DefaultJournalMaxAge).
+	JournalMaxBytes int64
+	JournalMaxAge   time.Duration
+	// LockTimeout bounds waiting for a note's lock (default DefaultLockTimeout).
+	LockTimeout time.Duration
+	// IdempotencyTTL is how long idempotency keys are remembered (default 24h).
+	IdempotencyTTL time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Writer is the one way loci changes a vault. Every write goes through it:
+// path policy, per-note locks (in the process and across processes),
+// write-ahead undo journal, atomic file replacement, audit log. Its state
+// lives in <vault>/.loci/ (journal/, idempotency/, audit.log, write.lock).
+type Writer struct {
+	v       *Vault
+	dir     string
+	opt     WriterOptions
+	locks   *locker
+	journal *journal
+	idem    *idemStore
+	audit   *auditLog
+}
+
+// NewWriter returns the write pipeline of v.
+func NewWriter(v *Vault, opt WriterOptions) (*Writer, error) {
+	for _, g := range append(append([]string{}, opt.WritePaths...), opt.DenyPaths...) {
+		if !doublestar.ValidatePattern(g) {
+			return nil, errs.New(errs.CodeInvalidInput, "invalid write_paths/deny_paths glob %q", g)
+		}
+	}
+	if opt.JournalMaxBytes <= 0 {
+		opt.JournalMaxBytes = DefaultJournalMaxBytes
+	}
+	if opt.JournalMaxAge <= 0 {
+		opt.JournalMaxAge = DefaultJournalMaxAge
+	}
+	if opt.LockTimeout <= 0 {
+		opt.LockTimeout = DefaultLockTimeout
+	}
+	if opt.IdempotencyTTL <= 0 {
+		opt.IdempotencyTTL = DefaultIdempotencyTTL
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	dir := filepath.Join(v.Root, ".loci")
+	return &Writer{
+		v: v, dir: dir, opt: opt,
+		locks:   lockerFor(filepath.Join(dir, "write.lock")),
+		journal: &journal{dir: filepath.Join(dir, "journal"), maxBytes: opt.JournalMaxBytes, maxAge: opt.JournalMaxAge},
+		idem:    &idemStore{dir: filepath.Join(dir, "idempotency"), ttl: opt.IdempotencyTTL},
+		audit:   &auditLog{path: filepath.Join(dir, "audit.log")},
+	}, nil
+}
+
+// Vault returns the vault written.
+func (w *Writer) Vault() *Vault { return w.v }
+
+// AuditPath is where applied writes are logged.
+func (w *Writer) AuditPath() string { return w.audit.path }
+
+// Target checks that a caller-supplied path may be written and returns its
+// canonical vault-relative form and absolute location. Refused: everything
+// CleanRel refuses (absolute paths, '..', encoded traversal, .obsidian/,
+// .git/, .trash/, .loci/), hidden files and folders, files other than .md,
+// paths excluded from the index, paths outside write_paths or inside
+// deny_paths, and any path that goes through a symbolic link.
+func (w *Writer) Target(rel string) (string, string, error) {
+	clean, err := CleanRel(rel)
+	if err != nil {
+		return "", "", err
+	}
+	deny := func(reason string) (string, string, error) {
+		return "", "", errs.New(errs.CodePathDenied, "path %q may not be written: %s", clean, reason).With("path", clean).With("reason", reason)
+	}
+	for _, seg := range strings.Split(clean, "/") {
+		if strings.HasPrefix(seg, ".") {
+			return deny("hidden files and folders are not written")
+		}
+	}
+	if !strings.EqualFold(path.Ext(clean), ".md") {
+		return deny("only Markdown notes (.md) are written")
+	}
+	if w.v.Excluded(clean) {
+		return deny("the path is excluded from the vault by the exclude config")
+	}
+	for _, g := range w.opt.DenyPaths {
+		if ok, _ := doublestar.Match(g, clean); ok {
+			return deny("it matches deny_paths " + g)
+		}
+	}
+	if len(w.opt.WritePaths) > 0 {
+		allowed := false
+		for _, g := range w.opt.WritePaths {
+			if ok, _ := doublestar.Match(g, clean); ok {
+				allowed = true
+				break
+			}
+		}
+		if !allowed {
+			return deny("it is outside write_paths (" + strings.Join(w.opt.WritePaths, ", ") + ")")
+		}
+	}
+	// Every existing component must be a real folder (or, last, a regular
+	// file): a write never follows a symbolic link, even one inside the vault.
+	abs := w.v.Root
+	segs := strings.Split(clean, "/")
+	for i, seg := range segs {
+		abs = filepath.Join(abs, seg)
+		st, err := os.Lstat(abs)
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return "", "", errs.Wrap(err, errs.CodePathDenied, "cannot check path").With("path", clean)
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return deny("it goes through a symbolic link (" + strings.Join(segs[:i+1], "/") + "); write the real path")
+		}
+		if i < len(segs)-1 && !st.IsDir() {
+			return deny(strings.Join(segs[:i+1], "/") + " is not a folder")
+		}
+		if i == len(segs)-1 && !st.Mode().IsRegular() {
+			return deny("it is not a regular file")
+		}
+	}
+	return clean, filepath.Join(w.v.Root, filepath.FromSlash(clean)), nil
+}
+
+// Lock takes the write locks of the given vault-relative paths (or other
+// keys) and returns their release. Hold them from reading a note until its
+// change is committed: that is what makes the etag check and the write one
+// step for every other writer, in this process or another.
+func (w *Writer) Lock(ctx context.Context, keys ...string) (func(), error) {
+	return w.locks.lock(ctx, w.opt.LockTimeout, keys...)
+}
+
+// ReadState reads a note for a change: its bytes and etag, or exists=false.
+func (w *Writer) ReadState(rel string) (data []byte, etag string, exists bool, err error) {
+	clean, abs, err := w.Target(rel)
+	if err != nil {
+		return nil, "", false, err
+	}
+	b, err := os.ReadFile(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", false, nil
+	}
+	if err != nil {
+		return nil, "", false, errs.Wrap(err, errs.CodeInternal, "cannot read note").With("path", clean)
+	}
+	return b, Etag(b), true, nil
+}
+
+// OpKind says what a FileOp does.
+type OpKind string
+
+const (
+	OpPut    OpKind = "put"    // create or replace with Data
+	OpCreate OpKind = "create" // create with Data; the path must be free
+	OpTrash  OpKind = "trash"  // move the note to <vault>/.trash/
+	OpRemove OpKind = "remove" // unlink (its bytes live on elsewhere, e.g. a move's new path)
+)
+
+// FileOp is one file of a Change.
+type FileOp struct {
+	Kind OpKind
+	Path string
+	Data []byte
+	// Guard, when true, requires the file's etag to be Etag right now
+	// ("" = the file must not exist); otherwise etag_mismatch.
+	Guard bool
+	Etag  string
+}
+
+// Change is one atomic unit of writes: journaled as one entry, undone as one.
+type Change struct {
+	Operation      string
+	Surface        string
+	Session        string
+	Subject        string
+	IdempotencyKey string
+	Undoes         []string
+	Ops            []FileOp
+}
+
+// FileResult is what happened to one file.
+type FileResult struct {
+	Path      string `json:"path"`
+	Action    string `json:"action"` // create, update, delete, remove
+	OldEtag   string `json:"old_etag,omitempty"`
+	NewEtag   string `json:"new_etag,omitempty"`
+	TrashPath string `json:"trash_path,omitempty"`
+}
+
+// Receipt is the outcome of Commit.
+type Receipt struct {
+	// ID is the journal entry ("" when nothing needed changing).
+	ID    string
+	Files []FileResult
+	// Warning is set when the change is applied but its audit record could
+	// not be written.
+	Warning string
+}
+
+type applied struct {
+	op        FileOp
+	abs       string
+	before    []byte
+	existed   bool
+	trashAbs  string
+	trashRel  string
+	newEtag   string
+	oldEtag   string
+	action    string
+	journalAt int
+}
+
+// Commit applies a change: every path is checked against the policy, read,
+// and compared with its guard; ops that would not change anything are
+// dropped; the undo journal entry is written (and fsynced) first; then each
+// file is written atomically, in order; the audit log gets one line. If a
+// file fails, the files already written are restored and the entry dropped.
+// The caller must hold the locks of every path (Lock).
+func (w *Writer) Commit(ctx context.Context, c *Change) (*Receipt, error) {
+	now := w.opt.Now()
+	var todo []*applied
+	for _, op := range c.Ops {
+		clean, abs, err := w.Target(op.Path)
+		if err != nil {
+			return nil, err
+		}
+		op.Path = clean
+		a := &applied{op: op, abs: abs}
+		b, err := os.ReadFile(abs)
+		switch {
+		case err == nil:
+			a.before, a.existed, a.oldEtag = b, true, Etag(b)
+		case errors.Is(err, fs.ErrNotExist):
+		default:
+			return nil, errs.Wrap(err, errs.CodeInternal, "cannot read note").With("path", clean)
+		}
+		if op.Guard && op.Etag != a.oldEtag {
+			e := errs.New(errs.CodeEtagMismatch, "%s changed since it was read (etag %s, expected %s); read it again", clean, short(a.oldEtag), short(op.Etag)).
+				With("path", clean).With("current_etag", a.oldEtag).With("expected_etag", op.Etag)
+			if !a.existed {
+				e.Message = fmt.Sprintf("%s no longer exists (expected etag %s)", clean, short(op.Etag))
+			}
+			return nil, e
+		}
+		switch op.Kind {
+		case OpCreate:
+			if a.existed {
+				return nil, errs.New(errs.CodeConflict, "%s already exists; loci never overwrites it", clean).With("path", clean).With("current_etag", a.oldEtag)
+			}
+			a.action, a.newEtag = "create", Etag(op.Data)
+		case OpPut:
+			a.newEtag = Etag(op.Data)
+			if a.existed && a.newEtag == a.oldEtag {
+				continue // nothing to change
+			}
+			a.action = "update"
+			if !a.existed {
+				a.action = "create"
+			}
+		case OpTrash, OpRemove:
+			if !a.existed {
+				return nil, errs.New(errs.CodeNotFound, "note not found: %s", clean).With("path", clean)
+			}
+			a.action = "delete"
+			if op.Kind == OpRemove {
+				a.action = "remove"
+			}
+		default:
+			return nil, errs.New(errs.CodeInternal, "unknown write %q", op.Kind)
+		}
+		todo = append(todo, a)
+	}
+	if len(todo) == 0 {
+		return &Receipt{}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	// Write-ahead: the bytes before every change are durable before any file moves.
+	e := &JournalEntry{ID: newID(now), Time: now.UTC(), Operation: c.Operation, Surface: c.Surface, Session: c.Session,
+		Subject: c.Subject, IdempotencyKey: c.IdempotencyKey, Undoes: c.Undoes}
+	befores := map[int][]byte{}
+	for i, a := range todo {
+		a.journalAt = i
+		jf := JournalFile{Path: a.op.Path, Action: a.action, BeforeEtag: a.oldEtag, AfterEtag: a.newEtag}
+		if a.op.Kind == OpTrash {
+			a.trashRel, a.trashAbs = w.trashTarget(a.op.Path)
+			jf.TrashPath = a.trashRel
+		}
+		if a.existed {
+			befores[i] = a.before
+		}
+		e.Files = append(e.Files, jf)
+	}
+	if err := w.journal.record(e, befores); err != nil {
+		return nil, errs.Wrap(err, errs.CodeInternal, "cannot write the undo journal; nothing was changed").With("journal", w.journal.dir)
+	}
+
+	rewrite := false
+	for i, a := range todo {
+		if err := w.apply(a); err != nil {
+			for k := i - 1; k >= 0; k-- {
+				w.rollback(todo[k])
+			}
+			w.journal.drop(e.ID)
+			if errors.Is(err, errExist) {
+				return nil, errs.New(errs.CodeConflict, "%s already exists; loci never overwrites it", a.op.Path).With("path", a.op.Path)
+			}
+			return nil, errs.Wrap(err, errs.CodeInternal, "cannot write "+a.op.Path+"; every file of the change was restored").With("path", a.op.Path)
+		}
+		if a.trashRel != e.Files[i].TrashPath {
+			e.Files[i].TrashPath = a.trashRel
+			rewrite = true
+		}
+	}
+	if rewrite {
+		w.journal.rewrite(e)
+	}
+
+	rec := &Receipt{ID: e.ID}
+	wr := &WriteRecord{Time: now.UTC(), Vault: w.v.Name, Surface: c.Surface, Session: c.Session, Subject: c.Subject,
+		Operation: c.Operation, IdempotencyKey: c.IdempotencyKey, UndoID: e.ID, Undoes: c.Undoes}
+	for _, a := range todo {
+		fr := FileResult{Path: a.op.Path, Action: a.action, OldEtag: a.oldEtag, NewEtag: a.newEtag, TrashPath: a.trashRel}
+		rec.Files = append(rec.Files, fr)
+		wr.Paths = append(wr.Paths, a.op.Path)
+		wr.Changes = append(wr.Changes, AuditChange(fr))
+	}
+	if err := w.audit.append(wr); err != nil {
+		rec.Warning = "the change is applied but its audit record could not be written: " + err.Error()
+	}
+	if w.journal.pruneDue(now) {
+		w.journal.prune(now)
+	}
+	return rec, nil
+}
+
+func (w *Writer) apply(a *applied) error {
+	switch a.op.Kind {
+	case OpCreate:
+		return writeFileAtomic(a.abs, a.op.Data, true)
+	case OpPut:
+		return writeFileAtomic(a.abs, a.op.Data, !a.existed)
+	case OpRemove:
+		return removeFile(a.abs)
+	case OpTrash:
+		for n := 0; n < 1000; n++ {
+			err := moveNoReplace(a.abs, a.trashAbs)
+			if !errors.Is(err, errExist) {
+				return err
+			}
+			a.trashRel, a.trashAbs = w.trashTarget(a.op.Path)
+		}
+		return errors.New("no free name in the trash")
+	}
+	return nil
+}
+
+// rollback restores a file applied earlier in a change that failed.
+func (w *Writer) rollback(a *applied) {
+	switch {
+	case a.op.Kind == OpTrash:
+		moveNoReplace(a.trashAbs, a.abs)
+	case a.existed:
+		writeFileAtomic(a.abs, a.before, false)
+	default:
+		removeFile(a.abs)
+	}
+}
+
+// trashTarget picks a free name under <vault>/.trash/ for rel, keeping its
+// folders (Projects/A.md → .trash/Projects/A.md, then "A 2.md", ...).
+func (w *Writer) trashTarget(rel string) (string, string) {
+	dir, file := path.Split(rel)
+	ext := path.Ext(file)
+	stem := strings.TrimSuffix(file, ext)
+	for n := 1; ; n++ {
+		name := file
+		if n > 1 {
+			name = fmt.Sprintf("%s %d%s", stem, n, ext)
+		}
+		tr := ".trash/" + dir + name
+		abs := filepath.Join(w.v.Root, filepath.FromSlash(tr))
+		if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) || n > 10000 {
+			return tr, abs
+		}
+	}
+}
+
+// TrashTarget is where a delete of rel would put it now (a preview; the
+// name is picked again when the delete is applied).
+func (w *Writer) TrashTarget(rel string) string {
+	tr, _ := w.trashTarget(rel)
+	return tr
+}
+
+// RemoveTrashCopy deletes a file loci put in the trash if it still has the
+// given etag (undoing a delete restores the note and drops that copy).
+func (w *Writer) RemoveTrashCopy(trashRel, etag string) bool {
+	if !strings.HasPrefix(trashRel, ".trash/") || strings.Contains(trashRel, "..") {
+		return false
+	}
+	abs := filepath.Join(w.v.Root, filepath.FromSlash(trashRel))
+	b, err := os.ReadFile(abs)
+	if err != nil || Etag(b) != etag {
+		return false
+	}
+	return removeFile(abs) == nil
+}
+
+// Journal returns every journal entry, oldest first.
+func (w *Writer) Journal() ([]*JournalEntry, error) { return w.journal.list() }
+
+// JournalEntry returns one entry by id.
+func (w *Writer) JournalEntry(id string) (*JournalEntry, error) { return w.journal.load(id) }
+
+// JournalBlob returns the bytes a journaled file had before its change.
+func (w *Writer) JournalBlob(id, blob string) ([]byte, error) { return w.journal.blob(id, blob) }
+
+// PruneJournal applies the journal's size and age bounds now.
+func (w *Writer) PruneJournal() { w.journal.prune(w.opt.Now()) }
+
+// IdempotencyLookup returns the stored result of key, or nil.
+func (w *Writer) IdempotencyLookup(key string) (*IdempotencyRecord, error) {
+	return w.idem.lookup(key, w.opt.Now())
+}
+
+// IdempotencyStore remembers the result of the first applied call with a key.
+func (w *Writer) IdempotencyStore(r *IdempotencyRecord) error {
+	r.Time = w.opt.Now().UTC()
+	return w.idem.store(r, w.opt.Now())
+}
+
+// IdempotencyLockKey is the lock key that serializes calls sharing an
+// idempotency key.
+func IdempotencyLockKey(key string) string { return "\x00idempotency\x00" + key }
+
+// Now returns the writer's clock.
+func (w *Writer) Now() time.Time { return w.opt.Now() }
+
+func short(etag string) string {
+	if etag == "" {
+		return "(none)"
+	}
+	if len(etag) > 12 {
+		return etag[:12] + "…"
+	}
+	return etag
+}
