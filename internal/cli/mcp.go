@@ -28,13 +28,14 @@ func newMCPCmd(g *globals) *cobra.Command {
 	var logLevel string
 	var resync time.Duration
 	var noSync bool
+	var fo freshOptions
 	cmd := &cobra.Command{
 		Use:   "mcp [vault...]",
 		Short: "Serve vaults to an MCP client over stdio",
 		Long: "Serve one or more vaults to an MCP client (Claude Desktop, Claude Code, Codex, Cursor, ...) over stdin/stdout. " +
 			"Every loci operation is a tool, every note a resource (loci://<vault>/<path>), with prompts for answering from notes.\n\n" +
 			"The server answers at once from the existing index while an incremental sync runs in the background " +
-			"(index_status shows it), then re-syncs every --resync. Logs go to stderr; stdout carries only the protocol. " +
+			"(index_status shows it), then watches the vault's files and re-indexes what changes (or, with --no-watch, re-syncs every --resync). Logs go to stderr; stdout carries only the protocol. " +
 			"With no arguments the --vault folder (default: the current directory) is served.",
 		Example: "  loci mcp ~/Notes\n  loci mcp ~/Notes ~/Work --resync 30s",
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -49,6 +50,11 @@ func newMCPCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer env.Close()
+			closeLog, err := openEventsLog(env, fo.eventsLog)
+			if err != nil {
+				return err
+			}
+			defer closeLog()
 			srv := mcpserver.New(registry(), env, mcpserver.Options{Name: "loci", Version: Version, Logger: logger})
 			defer srv.Close()
 
@@ -58,7 +64,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					backgroundSync(syncCtx, env, resync, logger)
+					keepFresh(syncCtx, env, fo, resync, logger)
 				}()
 			}
 			names := make([]string, len(env.Vaults))
@@ -78,8 +84,9 @@ func newMCPCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "stderr log level: debug, info, warn or error")
-	cmd.Flags().DurationVar(&resync, "resync", time.Minute, "re-sync the index this often to pick up edits (0 = only at startup)")
-	cmd.Flags().BoolVar(&noSync, "no-sync", false, "serve the index as it is, without syncing")
+	cmd.Flags().DurationVar(&resync, "resync", time.Minute, "with --no-watch: re-sync the index this often to pick up edits (0 = only at startup)")
+	cmd.Flags().BoolVar(&noSync, "no-sync", false, "serve the index as it is, without syncing or watching")
+	fo.flags(cmd)
 	return cmd
 }
 
@@ -94,8 +101,23 @@ const startupSyncDelay = 500 * time.Millisecond
 // interval, until ctx ends. Changes reach MCP clients through env's change
 // bus (resource notifications).
 func backgroundSync(ctx context.Context, env *ops.Env, interval time.Duration, log *slog.Logger) {
+	syncVaults(ctx, env, env.Vaults, interval, log)
+}
+
+// syncVaults is backgroundSync over some of the vaults.
+func syncVaults(ctx context.Context, env *ops.Env, vaults []*ops.VaultHandle, interval time.Duration, log *slog.Logger) {
+	// Load the embedder and the vector matrix now, in parallel with the
+	// client's handshake, so the first hybrid query does not pay for them.
+	for _, vh := range vaults {
+		go func() {
+			if ok, err := vh.Index.HasVectors(ctx); ok && err == nil {
+				vh.Index.VectorMatrix(ctx)
+				vh.Index.EmbedQuery(ctx, "warm up")
+			}
+		}()
+	}
 	indexed := true
-	for _, vh := range env.Vaults {
+	for _, vh := range vaults {
 		indexed = indexed && vh.Index.Meta(ctx, "last_full_index_at") != ""
 	}
 	if indexed {
@@ -106,7 +128,7 @@ func backgroundSync(ctx context.Context, env *ops.Env, interval time.Duration, l
 		}
 	}
 	for {
-		for _, vh := range env.Vaults {
+		for _, vh := range vaults {
 			if ctx.Err() != nil {
 				return
 			}

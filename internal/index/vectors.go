@@ -6,6 +6,9 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -502,12 +505,44 @@ func (ix *Index) VectorMatrix(ctx context.Context) (*embed.Matrix, error) {
 	if st.matrix != nil && st.rev == rev {
 		return st.matrix, nil
 	}
+	// A flat cache file beside the database loads in one read; decoding the
+	// BLOBs costs ~0.1 s per 10k chunks, which a CLI call or an MCP
+	// server's first query would otherwise pay every time.
+	stored, _ := storedIdentity(ctx, ix.DB)
+	key := fmt.Sprintf("%s|%s|%s|%d|int8=%v|title=%g", rev, stored.Provider, stored.Model, stored.Dims, ix.emb.settings.Int8, TitleWeight)
+	cachePath := filepath.Join(ix.Dir, "vectors.cache")
+	if b, err := os.ReadFile(cachePath); err == nil {
+		if m, err := embed.UnmarshalMatrix(b, key); err == nil {
+			st.matrix, st.rev = m, rev
+			return m, nil
+		}
+	}
 	m, err := ix.loadMatrix(ctx)
 	if err != nil {
 		return nil, err
 	}
 	st.matrix, st.rev = m, rev
+	writeFileAtomic(cachePath, m.MarshalBinary(key)) // best effort: a read-only index dir just stays slower
 	return m, nil
+}
+
+func writeFileAtomic(path string, b []byte) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".vectors-*.tmp")
+	if err != nil {
+		return
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+	}
 }
 
 func (ix *Index) loadMatrix(ctx context.Context) (*embed.Matrix, error) {

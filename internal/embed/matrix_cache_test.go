@@ -1,0 +1,41 @@
+package embed
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestMatrixCacheRoundTrip(t *testing.T) {
+	for _, quant := range []bool{false, true} {
+		b := NewMatrixBuilder(4, quant, 3)
+		b.Add(10, 100, Normalize([]float32{1, 2, 3, 4}))
+		b.Add(10, 101, Normalize([]float32{4, 3, 2, 1}))
+		b.Add(11, 102, Normalize([]float32{1, 0, 0, 1}))
+		m := b.Matrix()
+		enc := m.MarshalBinary("rev-7")
+		got, err := UnmarshalMatrix(enc, "rev-7")
+		if err != nil {
+			t.Fatalf("quant=%v: %v", quant, err)
+		}
+		if !reflect.DeepEqual(got, m) {
+			t.Fatalf("quant=%v: round trip differs\n got %+v\nwant %+v", quant, got, m)
+		}
+		if _, err := UnmarshalMatrix(enc, "rev-8"); err == nil {
+			t.Errorf("stale key accepted")
+		}
+		for _, cut := range []int{0, 5, len(enc) / 2, len(enc) - 1} {
+			if _, err := UnmarshalMatrix(enc[:cut], "rev-7"); err == nil {
+				t.Errorf("truncated cache (%d bytes) accepted", cut)
+			}
+		}
+	}
+}
+
+func FuzzUnmarshalMatrix(f *testing.F) {
+	b := NewMatrixBuilder(2, false, 1)
+	b.Add(1, 1, Normalize([]float32{1, 1}))
+	f.Add(b.Matrix().MarshalBinary("k"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		UnmarshalMatrix(data, "k")
+	})
+}
