@@ -31,7 +31,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loci-dev/loci/internal/index"
-	"github.com/loci-dev/loci/internal/search"
+	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/textseg"
 	"github.com/loci-dev/loci/internal/vault"
 )
@@ -63,22 +63,30 @@ func main() {
 	check(err)
 	queries := makeQueries(ctx, ix, 200)
 
-	// In-process baseline.
-	s := &search.Searcher{DB: ix.DB}
+	ix.Close()
+	// In-process baseline: the same operation through the registry's
+	// dispatch (default mode: hybrid when vectors exist), no transport.
+	vh, err := ops.OpenVault(ctx, *vaultDir, idx, nil, true)
+	check(err)
+	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
+	reg := ops.All()
 	var inproc []time.Duration
 	for round := 0; round < 2; round++ {
 		inproc = inproc[:0]
 		for _, q := range queries {
+			raw, _ := json.Marshal(map[string]any{"query": q, "limit": 10})
 			t := time.Now()
-			_, err := s.Search(ctx, search.Query{Text: q, Limit: 10})
-			check(err)
+			res := reg.Call(ctx, env, ops.Caller{Surface: "bench"}, "search_notes", raw)
+			if res.Err != nil {
+				check(res.Err)
+			}
 			inproc = append(inproc, time.Since(t))
 		}
 	}
-	ix.Close()
+	env.Close()
 
 	fmt.Printf("vault %s, %d queries drawn from note titles\n", *vaultDir, len(queries))
-	fmt.Printf("  in-process search         p50 %6.2f ms  p99 %6.2f ms\n", msd(pct(inproc, 50)), msd(pct(inproc, 99)))
+	fmt.Printf("  in-process search_notes   p50 %6.2f ms  p99 %6.2f ms\n", msd(pct(inproc, 50)), msd(pct(inproc, 99)))
 
 	// CLI baseline: a process per query, index already built.
 	var cli []time.Duration
