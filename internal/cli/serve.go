@@ -16,6 +16,7 @@ import (
 	"github.com/loci-dev/loci/internal/mcpserver"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/server"
+	"github.com/loci-dev/loci/internal/web"
 )
 
 func init() { commandFactories = append(commandFactories, newServeCmd) }
@@ -31,6 +32,7 @@ type serveOptions struct {
 	resync       time.Duration
 	noSync       bool
 	logLevel     string
+	fresh        freshOptions
 }
 
 func newServeCmd(g *globals) *cobra.Command {
@@ -60,8 +62,9 @@ func newServeCmd(g *globals) *cobra.Command {
 	f.BoolVar(&o.noAuth, "no-auth", false, "serve without a token (loopback addresses only; any local process can then read the vault)")
 	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "extra Host header value to accept (host or host:port, repeatable)")
 	f.StringSliceVar(&o.allowOrigins, "allow-origin", nil, "extra browser origin to accept, e.g. https://app.example (repeatable)")
-	f.DurationVar(&o.resync, "resync", time.Minute, "re-sync the index this often to pick up edits (0 = only at startup)")
-	f.BoolVar(&o.noSync, "no-sync", false, "serve the index as it is, without syncing")
+	f.DurationVar(&o.resync, "resync", time.Minute, "with --no-watch: re-sync the index this often to pick up edits (0 = only at startup)")
+	f.BoolVar(&o.noSync, "no-sync", false, "serve the index as it is, without syncing or watching")
+	o.fresh.flags(cmd)
 	f.StringVar(&o.logLevel, "log-level", "info", "stderr log level: debug (logs every request), info, warn or error")
 	return cmd
 }
@@ -76,6 +79,8 @@ type serving struct {
 	tokenSource string // "env", the token file's path, or "" with --no-auth
 	resync      time.Duration
 	noSync      bool
+	fresh       freshOptions
+	closeLog    func()
 }
 
 // startServe opens the vaults, builds the MCP and REST handlers and the
@@ -109,6 +114,9 @@ func (g *globals) startServe(ctx context.Context, dirs []string, o serveOptions)
 			return nil, err
 		}
 	}
+	if s.closeLog, err = openEventsLog(env, o.fresh.eventsLog); err != nil {
+		return nil, err
+	}
 	env.Audit = func(r ops.AuditRecord) {
 		logger.Debug("call", "surface", r.Surface, "session", r.Session, "op", r.Operation, "code", r.Code, "ms", r.DurationMs)
 	}
@@ -119,6 +127,7 @@ func (g *globals) startServe(ctx context.Context, dirs []string, o serveOptions)
 	s.srv, err = server.New(server.Options{
 		Addr: o.addr, Token: s.token, AllowedHosts: o.allowHosts, AllowedOrigins: o.allowOrigins,
 		MCP: s.mcp.HTTPHandler(), API: api.New(reg, env, api.Options{Version: Version, Logger: logger}), Logger: logger,
+		Web: web.New(reg, env, web.Options{Token: s.token, Version: Version, Logger: logger}),
 	})
 	if err != nil {
 		return nil, err
@@ -126,7 +135,7 @@ func (g *globals) startServe(ctx context.Context, dirs []string, o serveOptions)
 	if err = s.srv.Listen(); err != nil {
 		return nil, err
 	}
-	s.resync, s.noSync = o.resync, o.noSync
+	s.resync, s.noSync, s.fresh = o.resync, o.noSync, o.fresh
 	return s, nil
 }
 
@@ -140,7 +149,7 @@ func (s *serving) run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			backgroundSync(syncCtx, s.env, s.resync, s.log)
+			keepFresh(syncCtx, s.env, s.fresh, s.resync, s.log)
 		}()
 	}
 	err := s.srv.Serve(ctx)
@@ -158,6 +167,9 @@ func (s *serving) close() {
 	if s.mcp != nil {
 		s.mcp.Close()
 	}
+	if s.closeLog != nil {
+		s.closeLog()
+	}
 	s.env.Close()
 }
 
@@ -171,7 +183,8 @@ func (s *serving) printBanner(g *globals, o serveOptions) {
 	w := g.stdout
 	fmt.Fprintf(w, "loci %s serving %s\n", Version, strings.Join(names, ", "))
 	fmt.Fprintf(w, "  MCP      %s/mcp\n", base)
-	fmt.Fprintf(w, "  REST     %s/v1/   (operations: %s/v1/ops, OpenAPI: %s/openapi.json)\n", base, base, base)
+	fmt.Fprintf(w, "  web UI   %s\n", web.LoginURL(base, s.token))
+	fmt.Fprintf(w, "  REST     %s/v1/   (operations: %s/v1/ops, OpenAPI: %s/openapi.json, events: %s/v1/events)\n", base, base, base, base)
 	switch s.tokenSource {
 	case "":
 		fmt.Fprintf(w, "  token    none (--no-auth: any local process can call loci)\n")

@@ -62,6 +62,10 @@ type SyncResult struct {
 	Millis    int64         `json:"duration_ms"`
 	// Changed lists the vault-relative paths added, updated or removed.
 	Changed []string `json:"-"`
+	// Created and Deleted are the paths of Changed that were added or
+	// removed (the rest were updated).
+	Created []string `json:"-"`
+	Deleted []string `json:"-"`
 	// Embed reports the embedding pass (nil when embeddings are off).
 	Embed *EmbedStats `json:"embed,omitempty"`
 }
@@ -290,6 +294,7 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 			res.Indexed++
 			if p.prev == nil {
 				res.Added++
+				res.Created = append(res.Created, p.file.Rel)
 			}
 			res.Changed = append(res.Changed, p.file.Rel)
 		}
@@ -315,6 +320,7 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 			}
 			res.Removed++
 			res.Changed = append(res.Changed, rel)
+			res.Deleted = append(res.Deleted, rel)
 		}
 		if _, err := w.tx.ExecContext(ctx, "DELETE FROM failures WHERE path=?", rel); err != nil {
 			return nil, err

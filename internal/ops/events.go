@@ -16,12 +16,57 @@ type Change struct {
 	ListChanged bool
 }
 
-// bus fans out index changes to surfaces (MCP resource notifications today,
-// SSE events later).
+// Event kinds published on the bus (GET /v1/events, the NDJSON events log).
+const (
+	EventNoteCreated       = "note.created"
+	EventNoteUpdated       = "note.updated"
+	EventNoteDeleted       = "note.deleted"
+	EventNoteMoved         = "note.moved"
+	EventSyncStarted       = "index.sync_started"
+	EventSyncFinished      = "index.sync_finished"
+	EventSyncFailed        = "index.sync_failed"
+	EventFileFailed        = "index.file_failed"
+	EventWriteApplied      = "write.applied"
+	EventWatcherStarted    = "watcher.started"
+	EventWatcherStopped    = "watcher.stopped"
+	EventWatcherError      = "watcher.error"
+	EventWatcherOverflow   = "watcher.overflow"
+	EventWatcherExcluded   = "watcher.path_excluded"
+	EventWatcherReconciled = "watcher.reconciled"
+)
+
+// EventKinds lists every kind, for documentation and filters.
+var EventKinds = []string{
+	EventNoteCreated, EventNoteUpdated, EventNoteDeleted, EventNoteMoved,
+	EventSyncStarted, EventSyncFinished, EventSyncFailed, EventFileFailed,
+	EventWriteApplied,
+	EventWatcherStarted, EventWatcherStopped, EventWatcherError, EventWatcherOverflow, EventWatcherExcluded, EventWatcherReconciled,
+}
+
+// Event is one typed event of the bus.
+type Event struct {
+	// ID increases by one per event within a process.
+	ID   uint64    `json:"id"`
+	Kind string    `json:"kind"`
+	Time time.Time `json:"time"`
+	// Vault is the vault's name, when the event is about one.
+	Vault string `json:"vault,omitempty"`
+	// Path is the vault-relative path the event is about, if any; From is
+	// the old path of a move.
+	Path string `json:"path,omitempty"`
+	From string `json:"from,omitempty"`
+	// Data holds kind-specific fields (counts, errors, undo ids, ...).
+	Data map[string]any `json:"data,omitempty"`
+}
+
+// bus fans out index changes and typed events to surfaces (MCP resource
+// notifications, GET /v1/events, the events log, the web UI).
 type bus struct {
-	mu   sync.Mutex
-	subs map[int]func(Change)
-	next int
+	mu     sync.Mutex
+	subs   map[int]func(Change)
+	evSubs map[int]func(Event)
+	next   int
+	seq    uint64
 }
 
 // Subscribe registers fn for every change; the returned func unsubscribes.
@@ -41,6 +86,49 @@ func (e *Env) Subscribe(fn func(Change)) func() {
 	}
 }
 
+// SubscribeEvents registers fn for every typed event; the returned func
+// unsubscribes. fn runs on the publisher's goroutine and must not block
+// (queue the event and return).
+func (e *Env) SubscribeEvents(fn func(Event)) func() {
+	e.bus.mu.Lock()
+	defer e.bus.mu.Unlock()
+	if e.bus.evSubs == nil {
+		e.bus.evSubs = map[int]func(Event){}
+	}
+	id := e.bus.next
+	e.bus.next++
+	e.bus.evSubs[id] = fn
+	return func() {
+		e.bus.mu.Lock()
+		delete(e.bus.evSubs, id)
+		e.bus.mu.Unlock()
+	}
+}
+
+// Emit publishes a typed event, stamping its ID and time (if unset).
+func (e *Env) Emit(ev Event) {
+	e.bus.mu.Lock()
+	e.bus.seq++
+	ev.ID = e.bus.seq
+	if ev.Time.IsZero() {
+		ev.Time = time.Now().UTC()
+	}
+	subs := make([]func(Event), 0, len(e.bus.evSubs))
+	for _, fn := range e.bus.evSubs {
+		subs = append(subs, fn)
+	}
+	e.bus.mu.Unlock()
+	for _, fn := range subs {
+		fn(ev)
+	}
+}
+
+func (e *Env) hasEventSubs() bool {
+	e.bus.mu.Lock()
+	defer e.bus.mu.Unlock()
+	return len(e.bus.evSubs) > 0
+}
+
 func (e *Env) publish(c Change) {
 	e.bus.mu.Lock()
 	subs := make([]func(Change), 0, len(e.bus.subs))
@@ -58,26 +146,88 @@ type SyncState struct {
 	Running    bool      `json:"running" jsonschema:"a sync is running now"`
 	LastError  string    `json:"last_error,omitempty" jsonschema:"error of the last sync, if it failed"`
 	LastSyncAt time.Time `json:"last_sync_at,omitzero" jsonschema:"when the last sync ended (UTC)"`
+	// LastFullSyncAt and LastIncrementalSyncAt split LastSyncAt by scope.
+	LastFullSyncAt        time.Time `json:"last_full_sync_at,omitzero" jsonschema:"when the last whole-vault sync of this process ended (UTC)"`
+	LastIncrementalSyncAt time.Time `json:"last_incremental_sync_at,omitzero" jsonschema:"when the last sync of changed paths only (watcher, writes) ended (UTC)"`
+}
+
+// WatchState is what index_status reports about the file watcher.
+type WatchState struct {
+	State         string    `json:"state" jsonschema:"off, starting, watching, degraded (watching with errors) or stopped"`
+	Heartbeat     time.Time `json:"heartbeat,omitzero" jsonschema:"last time the watcher loop reported alive (UTC)"`
+	Dirs          int       `json:"dirs" jsonschema:"folders watched"`
+	Queue         int       `json:"queue" jsonschema:"changed paths waiting for the next batch"`
+	DebounceMs    int64     `json:"debounce_ms" jsonschema:"batching delay after the last change"`
+	LastEventAt   time.Time `json:"last_event_at,omitzero" jsonschema:"last file event seen (UTC)"`
+	LastBatchAt   time.Time `json:"last_batch_at,omitzero" jsonschema:"last batch synced (UTC)"`
+	LastReconcile time.Time `json:"last_reconcile_at,omitzero" jsonschema:"last periodic reconcile scan (UTC)"`
+	Batches       int64     `json:"batches" jsonschema:"batches synced since start"`
+	Overflows     int64     `json:"overflows" jsonschema:"times the OS dropped events (a full sync followed)"`
+	LastError     string    `json:"last_error,omitempty" jsonschema:"last watcher error"`
 }
 
 // Sync brings one vault's index up to date and publishes what changed.
 func (e *Env) Sync(ctx context.Context, vh *VaultHandle, opt index.SyncOptions) (*index.SyncResult, error) {
+	full := len(opt.Paths) == 0
+	if e.hasEventSubs() {
+		e.Emit(Event{Kind: EventSyncStarted, Vault: vh.Name, Data: map[string]any{"full": full, "paths": len(opt.Paths)}})
+	}
 	vh.mu.Lock()
 	vh.state.Running = true
 	vh.mu.Unlock()
 	res, err := vh.Index.Sync(ctx, opt)
 	vh.mu.Lock()
 	vh.state.Running = false
-	vh.state.LastSyncAt = time.Now().UTC()
+	now := time.Now().UTC()
+	vh.state.LastSyncAt = now
 	vh.state.LastError = ""
 	if err != nil {
 		vh.state.LastError = err.Error()
+	} else if full {
+		vh.state.LastFullSyncAt = now
+	} else {
+		vh.state.LastIncrementalSyncAt = now
 	}
 	vh.mu.Unlock()
 	if err == nil && len(res.Changed) > 0 {
 		e.publish(Change{Vault: vh.Name, Paths: res.Changed, ListChanged: res.Removed > 0 || res.Added > 0})
 	}
+	if e.hasEventSubs() {
+		e.emitSync(vh, full, res, err)
+	}
 	return res, err
+}
+
+func (e *Env) emitSync(vh *VaultHandle, full bool, res *index.SyncResult, err error) {
+	if err != nil {
+		e.Emit(Event{Kind: EventSyncFailed, Vault: vh.Name, Data: map[string]any{"full": full, "error": err.Error()}})
+		return
+	}
+	created := map[string]bool{}
+	for _, p := range res.Created {
+		created[p] = true
+	}
+	deleted := map[string]bool{}
+	for _, p := range res.Deleted {
+		deleted[p] = true
+	}
+	for _, p := range res.Changed {
+		kind := EventNoteUpdated
+		switch {
+		case created[p]:
+			kind = EventNoteCreated
+		case deleted[p]:
+			kind = EventNoteDeleted
+		}
+		e.Emit(Event{Kind: kind, Vault: vh.Name, Path: p})
+	}
+	for _, f := range res.Failures {
+		e.Emit(Event{Kind: EventFileFailed, Vault: vh.Name, Path: f.Path, Data: map[string]any{"error": f.Error}})
+	}
+	e.Emit(Event{Kind: EventSyncFinished, Vault: vh.Name, Data: map[string]any{
+		"full": full, "indexed": res.Indexed, "unchanged": res.Unchanged, "removed": res.Removed,
+		"failed": res.Failed, "duration_ms": res.Duration.Milliseconds(),
+	}})
 }
 
 // State returns the vault's background sync state.
@@ -85,4 +235,25 @@ func (vh *VaultHandle) State() SyncState {
 	vh.mu.Lock()
 	defer vh.mu.Unlock()
 	return vh.state
+}
+
+// WatchState returns the vault's watcher state (nil when no watcher runs).
+func (vh *VaultHandle) WatchState() *WatchState {
+	vh.mu.Lock()
+	defer vh.mu.Unlock()
+	if vh.watch == nil {
+		return nil
+	}
+	w := *vh.watch
+	return &w
+}
+
+// UpdateWatchState lets the watcher record its state under the handle's lock.
+func (vh *VaultHandle) UpdateWatchState(fn func(*WatchState)) {
+	vh.mu.Lock()
+	defer vh.mu.Unlock()
+	if vh.watch == nil {
+		vh.watch = &WatchState{State: "starting"}
+	}
+	fn(vh.watch)
 }

@@ -359,6 +359,7 @@ func runWrite(ctx context.Context, env *Env, spec writeSpec) (*WriteResult, erro
 	}
 	res.Etag = res.NewEtag
 	env.reindexAfter(ctx, spec.vh, spec.opts, res, s.touched())
+	env.emitWrite(spec.vh, spec.op, c, res)
 	return res, nil
 }
 
@@ -543,4 +544,22 @@ var writeErrors = []string{errs.CodeInvalidInput, errs.CodeWritesDisabled, errs.
 
 func withErrors(extra ...string) []string {
 	return append(append([]string{}, writeErrors...), extra...)
+}
+
+// emitWrite publishes write.applied (and note.moved for each move) on the
+// event bus.
+func (e *Env) emitWrite(vh *VaultHandle, op string, c Caller, res *WriteResult) {
+	if !e.hasEventSubs() {
+		return
+	}
+	paths := make([]string, 0, len(res.Changes))
+	for _, ch := range res.Changes {
+		paths = append(paths, ch.Path)
+		if ch.Action == "move" && ch.To != "" {
+			e.Emit(Event{Kind: EventNoteMoved, Vault: vh.Name, Path: ch.To, From: ch.Path, Data: map[string]any{"undo_id": res.UndoID}})
+		}
+	}
+	e.Emit(Event{Kind: EventWriteApplied, Vault: vh.Name, Path: res.Path, Data: map[string]any{
+		"operation": op, "action": res.Action, "undo_id": res.UndoID, "paths": paths, "surface": c.Surface, "reindexed": res.Reindexed,
+	}})
 }

@@ -39,11 +39,18 @@ func (s *Server) routes() http.Handler {
 	}
 	mcp := protected(s.mcpStreams(s.opt.MCP))
 	rest := protected(s.opt.API)
+	events := protected(s.longLived(s.opt.API))
+	var web http.Handler
+	if s.opt.Web != nil {
+		web = s.limitBody(s.opt.Web)
+	}
 	mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		switch {
 		case p == "/mcp":
 			mcp.ServeHTTP(w, r)
+		case p == "/v1/events" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			events.ServeHTTP(w, r)
 		case p == "/v1" || strings.HasPrefix(p, "/v1/") || p == "/openapi.json":
 			rest.ServeHTTP(w, r)
 		case p == "/healthz":
@@ -53,6 +60,8 @@ func (s *Server) routes() http.Handler {
 				return
 			}
 			api.WriteResult(w, nil)
+		case s.opt.Web != nil && (p == "/" || strings.HasPrefix(p, "/ui/")):
+			web.ServeHTTP(w, r)
 		case p == "/":
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
 				w.Header().Set("Allow", "GET, HEAD")
@@ -280,20 +289,33 @@ func (s *Server) mcpStreams(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		rc := http.NewResponseController(w)
-		_ = rc.SetReadDeadline(time.Time{})
-		_ = rc.SetWriteDeadline(time.Time{})
-		ctx, cancel := context.WithCancel(r.Context())
-		defer cancel()
-		go func() {
-			select {
-			case <-s.stopping:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		next.ServeHTTP(w, r.WithContext(ctx))
+		s.serveStream(next, w, r)
 	})
+}
+
+// longLived lifts the deadlines of a streaming route (GET /v1/events) and
+// ends it at shutdown, like the MCP event stream.
+func (s *Server) longLived(next http.Handler) http.Handler {
+	if next == nil {
+		return nil
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveStream(next, w, r) })
+}
+
+func (s *Server) serveStream(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stopping:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	next.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // recoverAndLog turns a panic into a 500 JSON error and logs each request at

@@ -59,6 +59,9 @@ type Options struct {
 	MCP http.Handler
 	// API serves /v1/ and /openapi.json; nil answers 404.
 	API http.Handler
+	// Web serves the browser UI at / and /ui/ (it authenticates by itself:
+	// session cookie or bearer token); nil serves a static landing page.
+	Web http.Handler
 
 	Logger *slog.Logger
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -494,5 +495,45 @@ func TestEventStreamOutlivesWriteTimeout(t *testing.T) {
 	}
 	if f.srv.hs.WriteTimeout != 50*time.Millisecond {
 		t.Errorf("WriteTimeout %s", f.srv.hs.WriteTimeout)
+	}
+}
+
+// TestEventsStreamOutlivesWriteTimeout: GET /v1/events (SSE) is exempt from
+// WriteTimeout like the MCP stream, needs the token, and gets keep-alives.
+func TestEventsStreamOutlivesWriteTimeout(t *testing.T) {
+	env := &ops.Env{}
+	f := start(t, func(o *Options) {
+		o.WriteTimeout = 50 * time.Millisecond
+		o.API = api.New(ops.All(), env, api.Options{KeepAlive: 150 * time.Millisecond})
+	})
+	if r := f.req(t, "GET", "/v1/events", nil, nil); r.status != http.StatusUnauthorized {
+		t.Fatalf("no token: %d", r.status)
+	}
+	req, _ := http.NewRequest("GET", f.base+"/v1/events?kinds=index", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	var got []string
+	for len(got) < 2 {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream cut after %q: %v", got, err)
+		}
+		if strings.HasPrefix(line, ": keep-alive") {
+			got = append(got, line)
+			// After the first keep-alive (past the write timeout), an event.
+			env.Emit(ops.Event{Kind: ops.EventNoteCreated, Path: "filtered-out.md"})
+			env.Emit(ops.Event{Kind: ops.EventSyncFinished, Vault: "v"})
+		}
+		if strings.HasPrefix(line, "event: ") {
+			got = append(got, line)
+			if line != "event: index.sync_finished\n" {
+				t.Fatalf("unexpected %q (filter ?kinds=index)", line)
+			}
+		}
 	}
 }

@@ -1,0 +1,161 @@
+// Command freshness measures edit→searchable latency under the file watcher:
+// it copies a vault to a temporary folder, indexes it, starts the watcher
+// (default 300 ms debounce, as `loci serve` runs it), then makes N edits,
+// each appending a unique word to a random note on disk, and times how long
+// until search_notes finds that word. It prints p50/p90/p99/max.
+//
+// Usage: go run ./bench/freshness [-vault DIR] [-edits 200] [-debounce 300ms] [-gap 50ms]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/testutil"
+	"github.com/loci-dev/loci/internal/vault"
+	"github.com/loci-dev/loci/internal/watch"
+)
+
+func main() {
+	vaultDir := flag.String("vault", "", "vault to copy and edit (default ../shared/corpora/obsidian-hub, else demo/vault)")
+	edits := flag.Int("edits", 200, "number of edits")
+	debounce := flag.Duration("debounce", watch.DefaultDebounce, "watcher debounce")
+	gap := flag.Duration("gap", 50*time.Millisecond, "pause between one edit becoming searchable and the next edit")
+	mode := flag.String("mode", "lexical", "search mode of the probe query: lexical, semantic or hybrid (hybrid also pays for reloading the vector matrix after each change)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the edit phase here")
+	flag.Parse()
+	ctx := context.Background()
+	src := *vaultDir
+	if src == "" {
+		src = filepath.Join(testutil.SharedDir(), "corpora", "obsidian-hub")
+		if _, err := os.Stat(src); err != nil {
+			src = testutil.DemoVault()
+		}
+	}
+	tmp, err := os.MkdirTemp("", "loci-freshness-")
+	check(err)
+	defer os.RemoveAll(tmp)
+	root := filepath.Join(tmp, "vault")
+	copyTree(src, root)
+	vh, err := ops.OpenVault(ctx, root, filepath.Join(tmp, "index"), nil, false)
+	check(err)
+	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
+	defer env.Close()
+	res, err := env.Sync(ctx, vh, index.SyncOptions{NoEmbed: true})
+	check(err)
+	var notes []string
+	check(vh.Vault.Walk(ctx, func(f vault.File) error { notes = append(notes, f.Rel); return nil }))
+	fmt.Printf("vault %s: %d notes indexed (%s)\n", src, res.Indexed+res.Unchanged, res.Duration.Round(time.Millisecond))
+
+	var syncMs []int64
+	env.SubscribeEvents(func(ev ops.Event) {
+		if ev.Kind == ops.EventSyncFinished {
+			syncMs = append(syncMs, ev.Data["duration_ms"].(int64))
+		}
+	})
+	wctx, stop := context.WithCancel(ctx)
+	ready := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		check(watch.Run(wctx, env, vh, watch.Options{Debounce: *debounce, NoInitialSync: true, Reconcile: -1, Ready: ready}))
+	}()
+	<-ready
+	reg := ops.All()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
+	rng := rand.New(rand.NewSource(1))
+	lat := make([]time.Duration, 0, *edits)
+	for i := range *edits {
+		rel := notes[rng.Intn(len(notes))]
+		word := fmt.Sprintf("zqfresh%dx%d", i, rng.Intn(1e6))
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		b, err := os.ReadFile(p)
+		check(err)
+		start := time.Now()
+		check(os.WriteFile(p, append(b, []byte("\n\n"+word+"\n")...), 0o644))
+		in, _ := json.Marshal(map[string]any{"query": word, "limit": 1, "mode": *mode})
+		deadline := start.Add(30 * time.Second)
+		for {
+			r := reg.Call(ctx, env, ops.Caller{Surface: "bench"}, "search_notes", in)
+			if r.Err == nil {
+				out, _ := json.Marshal(r.Output)
+				if strings.Contains(string(out), word) || strings.Contains(string(out), jsonPath(rel)) {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				check(fmt.Errorf("edit %d of %s not searchable after 30 s", i, rel))
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		lat = append(lat, time.Since(start))
+		time.Sleep(*gap)
+	}
+	stop()
+	<-done
+	sort.Slice(syncMs, func(i, j int) bool { return syncMs[i] < syncMs[j] })
+	if len(syncMs) > 0 {
+		fmt.Printf("%d watcher syncs: p50 %d ms  p99 %d ms  max %d ms\n", len(syncMs), syncMs[len(syncMs)/2], syncMs[min(len(syncMs)-1, len(syncMs)*99/100)], syncMs[len(syncMs)-1])
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	q := func(p float64) time.Duration {
+		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(time.Millisecond)
+	}
+	over := 0
+	for _, d := range lat {
+		if d > time.Second {
+			over++
+		}
+	}
+	fmt.Printf("%d edits, debounce %s, %s probe: edit→searchable p50 %s  p90 %s  p99 %s  max %s  (over 1 s: %d)\n",
+		len(lat), *debounce, *mode, q(0.50), q(0.90), q(0.99), lat[len(lat)-1].Round(time.Millisecond), over)
+}
+
+func jsonPath(rel string) string { b, _ := json.Marshal(rel); return string(b) }
+
+func copyTree(src, dst string) {
+	check(filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") && rel != "." {
+				return fs.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	}))
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "freshness:", err)
+		os.Exit(1)
+	}
+}

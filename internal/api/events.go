@@ -1,0 +1,107 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/loci-dev/loci/internal/ops"
+)
+
+// DefaultKeepAlive is the interval of SSE keep-alive comments.
+const DefaultKeepAlive = 15 * time.Second
+
+// KindFilter matches event kinds against a ?kinds= list: exact kinds
+// ("note.created"), families ("note", "index.*") or everything (empty, "*").
+type KindFilter []string
+
+// ParseKinds splits a comma-separated kinds list.
+func ParseKinds(s string) KindFilter {
+	var f KindFilter
+	for _, k := range strings.Split(s, ",") {
+		if k = strings.TrimSpace(k); k != "" && k != "*" {
+			f = append(f, strings.TrimSuffix(strings.TrimSuffix(k, "*"), "."))
+		}
+	}
+	return f
+}
+
+// Match reports whether kind passes the filter.
+func (f KindFilter) Match(kind string) bool {
+	if len(f) == 0 {
+		return true
+	}
+	for _, k := range f {
+		if kind == k || strings.HasPrefix(kind, k+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// serveEvents streams the event bus as Server-Sent Events: one
+// "event: <kind>" / "id: <n>" / "data: <json>" record per event, a
+// keep-alive comment every KeepAlive, filtered by ?kinds= and ?vault=. A
+// client too slow to keep up loses events and is told so by a
+// "stream.dropped" event carrying the count.
+func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
+	filter := ParseKinds(r.URL.Query().Get("kinds"))
+	vault := r.URL.Query().Get("vault")
+	rc := http.NewResponseController(w)
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	ch := make(chan ops.Event, 1024)
+	var dropped atomic.Int64
+	unsub := h.env.SubscribeEvents(func(ev ops.Event) {
+		if (vault != "" && ev.Vault != vault && ev.Vault != "") || !filter.Match(ev.Kind) {
+			return
+		}
+		select {
+		case ch <- ev:
+		default:
+			dropped.Add(1)
+		}
+	})
+	defer unsub()
+	fmt.Fprintf(w, "retry: 2000\n: loci events (kinds: %s)\n\n", strings.Join(filter, ","))
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	ka := h.opt.KeepAlive
+	if ka <= 0 {
+		ka = DefaultKeepAlive
+	}
+	tick := time.NewTicker(ka)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+		case ev := <-ch:
+			if n := dropped.Swap(0); n > 0 {
+				fmt.Fprintf(w, "event: stream.dropped\ndata: {\"dropped\":%d}\n\n", n)
+			}
+			b, _ := json.Marshal(ev)
+			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Kind, b); err != nil {
+				return
+			}
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+	}
+}

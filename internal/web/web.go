@@ -1,0 +1,293 @@
+// Package web is loci's browser UI, served at / by `loci serve`: a search
+// page (lexical, semantic or hybrid), a note view (rendered Markdown,
+// frontmatter, outgoing links, backlinks, typed links), the index status and
+// the recent activity (applied writes, with an undo button). Pages are
+// rendered on the server with html/template; the CSS and the small
+// keyboard script are embedded. Every page calls operations through the
+// registry (reg.Call), like the CLI, MCP and REST surfaces: this package
+// holds no business rules.
+//
+// Login: `loci serve` prints http://host:port/?token=<token>; opening it sets
+// an HttpOnly, SameSite=Strict session cookie and redirects to /, so the
+// token leaves the address bar. The cookie is accepted by the UI only; the
+// API keeps the bearer token. Forms that change something (undo) carry a
+// per-session CSRF token and must come from the same origin.
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/ops"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// CookieName is the session cookie of the UI.
+const CookieName = "loci_session"
+
+const maxSessions = 256
+
+// Options configure the UI.
+type Options struct {
+	// Token is the server's bearer token; empty means no authentication
+	// (--no-auth on loopback).
+	Token   string
+	Version string
+	Logger  *slog.Logger
+}
+
+// Handler serves the UI.
+type Handler struct {
+	reg   *ops.Registry
+	env   *ops.Env
+	opt   Options
+	log   *slog.Logger
+	tmpl  *template.Template
+	files http.Handler
+	want  [32]byte
+
+	mu       sync.Mutex
+	sessions map[string]*session
+}
+
+type session struct {
+	csrf    string
+	created time.Time
+}
+
+// New returns the UI handler.
+func New(reg *ops.Registry, env *ops.Env, opt Options) *Handler {
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	static, _ := fs.Sub(assets, "assets/static")
+	h := &Handler{reg: reg, env: env, opt: opt, log: log, sessions: map[string]*session{},
+		want: sha256.Sum256([]byte(opt.Token)), files: http.StripPrefix("/ui/static/", http.FileServerFS(static))}
+	h.tmpl = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html"))
+	return h
+}
+
+// Routes reports whether path belongs to the UI.
+func Routes(path string) bool { return path == "/" || strings.HasPrefix(path, "/ui/") }
+
+// LoginURL is the URL `loci serve` prints: base/?token=<token>.
+func LoginURL(base, token string) string {
+	if token == "" {
+		return base + "/"
+	}
+	return base + "/?token=" + url.QueryEscape(token)
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	p := r.URL.Path
+	if strings.HasPrefix(p, "/ui/static/") {
+		hd.Set("Cache-Control", "no-cache")
+		h.files.ServeHTTP(w, r)
+		return
+	}
+	// Login by URL: ?token= sets the cookie, then a redirect drops the token.
+	if tok := r.URL.Query().Get("token"); tok != "" && p == "/" && h.opt.Token != "" {
+		if !h.tokenOK(tok) {
+			h.loginPage(w, r, "That token is not valid (see `loci token`).")
+			return
+		}
+		h.startSession(w)
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	if p == "/ui/login" && r.Method == http.MethodPost {
+		if !h.sameOrigin(r) || !h.tokenOK(r.PostFormValue("token")) {
+			h.loginPage(w, r, "That token is not valid (see `loci token`).")
+			return
+		}
+		h.startSession(w)
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	if p == "/ui/logout" && r.Method == http.MethodPost {
+		if s, id := h.session(r); s != nil && h.sameOrigin(r) && h.csrfOK(s, r) {
+			h.mu.Lock()
+			delete(h.sessions, id)
+			h.mu.Unlock()
+		}
+		http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	s, _ := h.session(r)
+	if s == nil {
+		if h.opt.Token == "" {
+			s = h.startSession(w) // --no-auth: a session only for the CSRF token
+		} else if tok, ok := bearer(r.Header.Get("Authorization")); ok && h.tokenOK(tok) {
+			s = &session{} // a scripted client with the bearer token (no forms)
+		} else {
+			h.loginPage(w, r, "")
+			return
+		}
+	}
+	ctx := r.Context()
+	switch {
+	case p == "/" && isGet(r):
+		h.searchPage(ctx, w, r, s)
+	case p == "/ui/note" && isGet(r):
+		h.notePage(ctx, w, r, s)
+	case p == "/ui/status" && isGet(r):
+		h.statusPage(ctx, w, r, s)
+	case p == "/ui/activity" && isGet(r):
+		h.activityPage(ctx, w, r, s)
+	case p == "/ui/undo" && r.Method == http.MethodPost:
+		h.undo(ctx, w, r, s)
+	default:
+		w.WriteHeader(http.StatusNotFound)
+		h.render(w, "error", page{Title: "Not found", Session: s, Error: "No such page: " + p})
+	}
+}
+
+func isGet(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
+
+func bearer(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+func (h *Handler) tokenOK(tok string) bool {
+	got := sha256.Sum256([]byte(tok))
+	return h.opt.Token != "" && subtle.ConstantTimeCompare(got[:], h.want[:]) == 1
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (h *Handler) startSession(w http.ResponseWriter) *session {
+	id := randomHex(32)
+	s := &session{csrf: randomHex(32), created: time.Now()}
+	h.mu.Lock()
+	if len(h.sessions) >= maxSessions {
+		var oldest string
+		for k, v := range h.sessions {
+			if oldest == "" || v.created.Before(h.sessions[oldest].created) {
+				oldest = k
+			}
+		}
+		delete(h.sessions, oldest)
+	}
+	h.sessions[id] = s
+	h.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	return s
+}
+
+func (h *Handler) session(r *http.Request) (*session, string) {
+	c, err := r.Cookie(CookieName)
+	if err != nil || c.Value == "" {
+		return nil, ""
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sessions[c.Value], c.Value
+}
+
+// sameOrigin requires the Origin (or, without it, the Referer) of a form
+// post to be this very server.
+func (h *Handler) sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		ref, err := url.Parse(r.Header.Get("Referer"))
+		if err != nil || ref.Host == "" {
+			// Referrer-Policy: no-referrer hides it from our own pages, and
+			// every browser that posts a form sends Origin; a request with
+			// neither is not from a browser page.
+			return r.Header.Get("Sec-Fetch-Site") == "" || r.Header.Get("Sec-Fetch-Site") == "same-origin"
+		}
+		return strings.EqualFold(ref.Host, r.Host)
+	}
+	u, err := url.Parse(o)
+	return err == nil && strings.EqualFold(u.Host, r.Host)
+}
+
+func (h *Handler) csrfOK(s *session, r *http.Request) bool {
+	got := r.PostFormValue("csrf")
+	return s.csrf != "" && subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf)) == 1
+}
+
+// call runs an operation through the registry and decodes its output.
+func call[T any](ctx context.Context, h *Handler, name string, in any) (*T, *errs.Error) {
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return nil, errs.Wrap(err, errs.CodeInternal, "cannot encode input")
+	}
+	res := h.reg.Call(ctx, h.env, ops.Caller{Surface: "web", Subject: "token"}, name, raw)
+	if res.Err != nil {
+		return nil, res.Err
+	}
+	b, err := json.Marshal(res.Output)
+	if err != nil {
+		return nil, errs.Wrap(err, errs.CodeInternal, "cannot encode output")
+	}
+	var out T
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, errs.Wrap(err, errs.CodeInternal, "cannot decode output")
+	}
+	return &out, nil
+}
+
+// page is what every template gets.
+type page struct {
+	Title   string
+	Nav     string
+	Session *session
+	Query   string
+	Mode    string
+	Error   string
+	Notice  string
+	Data    any
+}
+
+func (p page) CSRF() string {
+	if p.Session == nil {
+		return ""
+	}
+	return p.Session.csrf
+}
+
+func (h *Handler) render(w http.ResponseWriter, name string, p page) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := h.tmpl.ExecuteTemplate(w, name, p); err != nil {
+		h.log.Error("web: template", "template", name, "error", err)
+	}
+}
+
+func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request, msg string) {
+	w.WriteHeader(http.StatusUnauthorized)
+	h.render(w, "login", page{Title: "Log in", Error: msg})
+}
