@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
@@ -36,6 +37,9 @@ type Options struct {
 	MaxBodyBytes int64
 	// Logger receives internal errors (never note contents or arguments).
 	Logger *slog.Logger
+	// KeepAlive is the interval of keep-alive comments on GET /v1/events
+	// (default 15 s).
+	KeepAlive time.Duration
 }
 
 // Handler serves the REST API.
@@ -92,10 +96,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, http.MethodGet) {
 			WriteResult(w, h.routes())
 		}
+	case p == "/v1/events":
+		if allow(w, r, http.MethodGet) {
+			h.serveEvents(w, r)
+		}
 	case p == "/v1/ops":
 		if allow(w, r, http.MethodGet) {
 			WriteResult(w, map[string]any{"operations": h.catalog()})
 		}
+	case strings.HasPrefix(p, "/v1/ai/"):
+		// POST /v1/ai/<op>: alias of POST /v1/ops/ai_<op> (SSE with Accept: text/event-stream).
+		rest := strings.TrimPrefix(p, "/v1/ai/")
+		if rest == "" || strings.ContainsAny(rest, "/%") {
+			WriteError(w, errs.New(errs.CodeUnknownOp, "unknown AI operation %q", rest))
+			return
+		}
+		h.serveAI(w, r, "ai_"+rest)
 	case strings.HasPrefix(p, "/v1/ops/"):
 		name := strings.TrimPrefix(p, "/v1/ops/")
 		if name == "" || strings.ContainsAny(name, "/%") {
@@ -104,6 +120,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		switch r.Method {
 		case http.MethodPost:
+			if strings.HasPrefix(name, "ai_") && wantsSSE(r) {
+				h.serveAI(w, r, name)
+				return
+			}
 			h.callOp(w, r, name)
 		case http.MethodGet, http.MethodHead:
 			op, ok := h.reg.Get(name)
@@ -260,6 +280,12 @@ var statusTable = []StatusEntry{
 	{errs.CodeEmbedMismatch, http.StatusConflict},
 	{errs.CodeEmbedUnavailable, http.StatusServiceUnavailable},
 	{"cancelled", http.StatusServiceUnavailable},
+	{errs.CodeAIUnavailable, http.StatusServiceUnavailable},
+	{errs.CodeAIQuota, http.StatusTooManyRequests},
+	{errs.CodeAIProvider, http.StatusBadGateway},
+	{errs.CodeAIGrounding, http.StatusUnprocessableEntity},
+	{errs.CodeAIInputTooLarge, http.StatusUnprocessableEntity},
+	{errs.CodeAISchemaInvalid, http.StatusUnprocessableEntity},
 }
 
 // StatusTable returns the error-code → HTTP status mapping, in a stable order.

@@ -91,7 +91,7 @@ func (g *globals) openEnv(ctx context.Context, _ bool) (*ops.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ops.Env{Vaults: []*ops.VaultHandle{vh}}, nil
+	return &ops.Env{Vaults: []*ops.VaultHandle{vh}, AI: g.aiRuntime(vh)}, nil
 }
 
 // progress draws a bar on a terminal, or plain lines every 10% otherwise.
@@ -180,5 +180,6 @@ func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, er
 		seen[vh.Name] = true
 		env.Vaults = append(env.Vaults, vh)
 	}
+	env.AI = g.aiRuntime(env.Vaults[0])
 	return env, nil
 }

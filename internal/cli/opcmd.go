@@ -52,6 +52,9 @@ func inputFields(t reflect.Type) []field {
 func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 	fields := inputFields(op.InputType)
 	use := op.CLI.Use
+	if i := strings.LastIndex(use, " "); i >= 0 {
+		use = use[i+1:] // "ai ask": a subcommand of the "ai" group (root.go)
+	}
 	for _, a := range op.CLI.Args {
 		use += " <" + a + ">"
 	}
@@ -167,9 +170,22 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 		if env.Writes, err = g.writeSettings(g.vault, true); err != nil {
 			return err
 		}
-		res := reg.Call(cmd.Context(), env, ops.Caller{Surface: "cli"}, op.Name, raw)
+		ctx := cmd.Context()
+		stream := in["stream"] == true
+		if stream {
+			// --stream: NDJSON progress events, then the final result.
+			ctx = ops.WithStream(ctx, ndjsonStream(g.stdout))
+		}
+		res := reg.Call(ctx, env, ops.Caller{Surface: "cli"}, op.Name, raw)
 		if res.Err != nil {
+			if stream {
+				ndjsonStream(g.stdout)("ai.error", res.Err)
+			}
 			return res.Err
+		}
+		if stream {
+			ndjsonStream(g.stdout)("ai.complete", res.Output)
+			return nil
 		}
 		return g.print(res.Output, op.CLI.Text)
 	}

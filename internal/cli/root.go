@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -95,12 +96,30 @@ func newRoot(g *globals) *cobra.Command {
 		root.AddCommand(f(g))
 	}
 	reg := registry()
+	groups := map[string]*cobra.Command{}
 	for _, op := range reg.List() {
-		if op.CLI.Use != "" {
-			root.AddCommand(opCommand(g, reg, op))
+		if op.CLI.Use == "" {
+			continue
 		}
+		// A two-word use ("ai ask") makes a subcommand of a group command.
+		if group, _, ok := strings.Cut(op.CLI.Use, " "); ok {
+			parent := groups[group]
+			if parent == nil {
+				parent = &cobra.Command{Use: group, Short: groupShort[group]}
+				groups[group] = parent
+				root.AddCommand(parent)
+			}
+			parent.AddCommand(opCommand(g, reg, op))
+			continue
+		}
+		root.AddCommand(opCommand(g, reg, op))
 	}
 	return root
+}
+
+// groupShort describes the command groups made from two-word op uses.
+var groupShort = map[string]string{
+	"ai": "AI operations grounded in the vault: ask, summarize, toc, relate, tag, metadata, extract (off until a provider is configured; docs/ai.md)",
 }
 
 // settings resolves the vault's effective settings: flags > env > config file.

@@ -24,6 +24,8 @@ type File struct {
 	Embed Embed `yaml:"embed"`
 	// Search tunes hybrid retrieval (see docs/search.md).
 	Search Search `yaml:"search"`
+	// AI configures the AI operations (see docs/ai.md); off by default.
+	AI AI `yaml:"ai"`
 }
 
 // Embed is the embed section of the config file; LOCI_EMBED_* variables

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
 
@@ -122,7 +123,11 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		if req.Extra != nil && req.Extra.TokenInfo != nil {
 			caller.Subject = req.Extra.TokenInfo.UserID
 		}
-		res := s.reg.Call(ctx, s.env, caller, name, req.Params.Arguments)
+		callCtx := ctx
+		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil && strings.HasPrefix(name, "ai_") {
+			callCtx = ops.WithStream(ctx, aiProgress(ctx, req.Session, tok))
+		}
+		res := s.reg.Call(callCtx, s.env, caller, name, req.Params.Arguments)
 		s.logCall(ctx, req.Session, name, res)
 		if res.Err != nil {
 			return errorResult(res.Err), nil
@@ -180,4 +185,20 @@ func (s *Server) logCall(ctx context.Context, ss *mcp.ServerSession, name string
 	lctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	ss.Log(lctx, &mcp.LoggingMessageParams{Level: level, Logger: "loci", Data: data})
+}
+
+// aiProgress turns the streaming events of an AI operation (ai.partial,
+// ai.citation, ai.usage) into notifications/progress for a call that sent a
+// progress token: the message is the event type and _meta["loci/ai_event"]
+// carries its data. The tool result stays the full structured output.
+func aiProgress(ctx context.Context, ss *mcp.ServerSession, tok any) func(string, any) {
+	var mu sync.Mutex
+	n := 0.0
+	return func(event string, data any) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: n, Message: event,
+			Meta: mcp.Meta{"loci/ai_event": map[string]any{"type": event, "data": data}}})
+	}
 }

@@ -10,5 +10,6 @@ func All() *Registry {
 	registerFrontmatterOps(r)
 	registerLogseqOps(r)
 	registerWriteOps(r)
+	registerAIOps(r)
 	return r
 }

@@ -40,12 +40,17 @@ const ToolsetWrites = "writes"
 // Advertised reports whether surfaces that list operations to agents (MCP)
 // should offer op under env: the writes toolset only when writes are allowed.
 func (e *Env) Advertised(op *Op) bool {
+	if op.Toolset == ToolsetAI {
+		return e.aiAdvertised(op)
+	}
 	return (op.Toolset != ToolsetWrites && !op.IsWrite()) || e.Writes.Allowed()
 }
 
 // gate refuses a write operation when writes are off.
 func (e *Env) gate(op *Op) *errs.Error {
-	if !op.IsWrite() {
+	if !op.IsWrite() || op.Toolset == ToolsetAI {
+		// AI operations only propose unless apply is set; their
+		// handlers check the write gate then (requireWrites).
 		return nil
 	}
 	return e.Writes.check(op.Name)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loci-dev/loci/internal/ai"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/search"
@@ -22,6 +23,7 @@ type VaultHandle struct {
 
 	mu    sync.Mutex
 	state SyncState
+	watch *WatchState
 
 	writerOnce sync.Once
 	writer     *vault.Writer
@@ -44,6 +46,10 @@ type Env struct {
 	// Now is the clock of the write operations (default time.Now).
 	Now func() time.Time
 
+	// AI is the AI runtime (docs/ai.md); nil or unconfigured leaves the
+	// AI operations off (ai_unavailable) and unadvertised.
+	AI *ai.Runtime
+
 	bus bus
 }
 
@@ -65,6 +71,7 @@ func (e *Env) Close() {
 	for _, v := range e.Vaults {
 		v.Index.Close()
 	}
+	e.AI.Close()
 }
 
 // Vault picks a vault by name ("" = the default).

@@ -140,6 +140,8 @@ type IndexStatusIn struct {
 type IndexStatusOut struct {
 	index.Status
 	Sync SyncState `json:"sync" jsonschema:"background sync of this vault: running, last sync time and last error"`
+	// Watcher is the file watcher's state (absent when none runs).
+	Watcher *WatchState `json:"watcher,omitempty" jsonschema:"the file watcher (loci serve, loci mcp): state, heartbeat, queue length, batches; absent when no watcher runs"`
 	// Vaults lists the served vaults when there are several.
 	Vaults []VaultSummary `json:"vaults,omitempty" jsonschema:"the served vaults, when there are several (pass a name as vault to pick one)"`
 }
@@ -292,7 +294,7 @@ func registerNoteOps(r *Registry) {
 			if err != nil {
 				return nil, err
 			}
-			out := &IndexStatusOut{Status: *st, Sync: vh.State()}
+			out := &IndexStatusOut{Status: *st, Sync: vh.State(), Watcher: vh.WatchState()}
 			if len(env.Vaults) > 1 {
 				for i, v := range env.Vaults {
 					out.Vaults = append(out.Vaults, VaultSummary{Name: v.Name, Root: v.Vault.Root, Kind: string(v.Vault.Kind), Default: i == 0})

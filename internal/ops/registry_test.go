@@ -26,6 +26,7 @@ var knownCodes = []string{
 	errs.CodeEmbedMismatch, errs.CodeEmbedUnavailable,
 	errs.CodeEtagMismatch, errs.CodeWritesDisabled, errs.CodeIdempotencyReuse, errs.CodeConflict, errs.CodeInvalidUTF8,
 	errs.CodeNoteLocked, errs.CodeUndoNotFound,
+	errs.CodeAIUnavailable, errs.CodeAIQuota, errs.CodeAIProvider, errs.CodeAIGrounding, errs.CodeAIInputTooLarge, errs.CodeAISchemaInvalid,
 }
 
 // readOps are the operations that only read: read-only and idempotent, never destructive.

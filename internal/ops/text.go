@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/loci-dev/loci/internal/index"
 )
@@ -112,6 +113,12 @@ func textStatus(o any) string {
 		b.WriteString("sync:         running\n")
 	case out.Sync.LastError != "":
 		fmt.Fprintf(&b, "sync:         last run failed: %s\n", out.Sync.LastError)
+	}
+	if w := out.Watcher; w != nil {
+		fmt.Fprintf(&b, "watcher:      %s, %d folders, queue %d, %d batches, heartbeat %s\n", w.State, w.Dirs, w.Queue, w.Batches, w.Heartbeat.Format(time.RFC3339))
+		if w.LastError != "" {
+			fmt.Fprintf(&b, "watcher err:  %s\n", w.LastError)
+		}
 	}
 	if len(out.Vaults) > 1 {
 		b.WriteString("vaults:\n")

@@ -1,0 +1,274 @@
+package ai
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" driver
+
+	"github.com/loci-dev/loci/internal/errs"
+)
+
+// Invocation is the audit record of one AI operation: what was read and
+// what it cost, never prompts or outputs.
+type Invocation struct {
+	Time       time.Time `json:"time"`
+	Operation  string    `json:"operation"`
+	Provider   string    `json:"provider,omitempty"`
+	Model      string    `json:"model,omitempty"`
+	Paths      []string  `json:"paths"`
+	Notes      int       `json:"notes"`
+	Citations  int       `json:"citations"`
+	Usage      Usage     `json:"usage"`
+	CacheHit   bool      `json:"cache_hit,omitempty"`
+	Code       string    `json:"code,omitempty"`
+	DurationMs float64   `json:"duration_ms"`
+	Applied    []string  `json:"applied,omitempty"`
+}
+
+// Runtime is the AI runtime of one vault: settings, the chat provider (nil
+// without one), the cache and cost ledger.
+type Runtime struct {
+	Settings Settings
+	Chat     Provider
+	Now      func() time.Time
+	// OnInvocation, when set, receives every invocation record (the event
+	// bus hooks in here).
+	OnInvocation func(Invocation)
+
+	dir    string
+	dbOnce sync.Once
+	db     *sql.DB
+	dbErr  error
+	mu     sync.Mutex // serializes quota check + spend
+}
+
+// New builds a runtime; dir is the vault's .loci directory (cache, ledger,
+// audit log and, for record/replay, fixtures). No network call happens here.
+func New(s Settings, dir string) *Runtime {
+	s.Defaults()
+	rt := &Runtime{Settings: s, dir: dir}
+	if s.ChatEnabled() {
+		var p Provider = NewOpenAI(&rt.Settings)
+		if fx := os.Getenv("LOCI_AI_FIXTURES"); os.Getenv("LOCI_AI_RECORD") == "1" || os.Getenv("LOCI_AI_REPLAY") == "1" {
+			if fx == "" {
+				fx = filepath.Join(dir, "ai-fixtures")
+			}
+			p = &Recorder{Inner: p, Dir: fx, Replay: os.Getenv("LOCI_AI_REPLAY") == "1"}
+		}
+		rt.Chat = p
+	}
+	return rt
+}
+
+func (r *Runtime) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// Enabled reports whether AI is on (chat or embeddings-only).
+func (r *Runtime) Enabled() bool { return r != nil && r.Settings.Enabled() }
+
+// HasChat reports whether a chat provider is configured.
+func (r *Runtime) HasChat() bool { return r != nil && r.Chat != nil }
+
+// Close closes the cache database.
+func (r *Runtime) Close() {
+	if r != nil && r.db != nil {
+		r.db.Close()
+	}
+}
+
+func (r *Runtime) store() (*sql.DB, error) {
+	r.dbOnce.Do(func() {
+		if err := os.MkdirAll(r.dir, 0o755); err != nil {
+			r.dbErr = err
+			return
+		}
+		q := url.Values{}
+		q.Add("_pragma", "busy_timeout(10000)")
+		q.Add("_pragma", "journal_mode(WAL)")
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(r.dir, "ai-cache.db")+"?"+q.Encode())
+		if err == nil {
+			_, err = db.Exec(`CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, op TEXT NOT NULL, value BLOB NOT NULL, created INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS spend (day TEXT PRIMARY KEY, cost_usd REAL NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, calls INTEGER NOT NULL)`)
+		}
+		r.db, r.dbErr = db, err
+	})
+	if r.dbErr != nil {
+		return nil, errs.Wrap(r.dbErr, errs.CodeInternal, "cannot open the AI cache")
+	}
+	return r.db, nil
+}
+
+// Key hashes the parts of a cache key.
+func Key(parts ...any) string {
+	h := sha256.New()
+	for _, p := range parts {
+		b, _ := json.Marshal(p)
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// CacheGet loads a fresh cached value into dst.
+func (r *Runtime) CacheGet(ctx context.Context, key string, dst any) bool {
+	db, err := r.store()
+	if err != nil {
+		return false
+	}
+	var b []byte
+	var created int64
+	if err := db.QueryRowContext(ctx, `SELECT value, created FROM cache WHERE key = ?`, key).Scan(&b, &created); err != nil {
+		return false
+	}
+	if r.now().Sub(time.Unix(created, 0)) > r.Settings.CacheTTL {
+		db.ExecContext(ctx, `DELETE FROM cache WHERE key = ?`, key)
+		return false
+	}
+	return json.Unmarshal(b, dst) == nil
+}
+
+// CachePut stores a value.
+func (r *Runtime) CachePut(ctx context.Context, key, op string, v any) {
+	db, err := r.store()
+	if err != nil {
+		return
+	}
+	b, _ := json.Marshal(v)
+	db.ExecContext(ctx, `INSERT OR REPLACE INTO cache (key, op, value, created) VALUES (?, ?, ?, ?)`, key, op, b, r.now().Unix())
+	db.ExecContext(ctx, `DELETE FROM cache WHERE created < ?`, r.now().Add(-r.Settings.CacheTTL).Unix())
+}
+
+// CacheEntries counts the cached results.
+func (r *Runtime) CacheEntries(ctx context.Context) int {
+	db, err := r.store()
+	if err != nil {
+		return 0
+	}
+	var n int
+	db.QueryRowContext(ctx, `SELECT COUNT(*) FROM cache WHERE created >= ?`, r.now().Add(-r.Settings.CacheTTL).Unix()).Scan(&n)
+	return n
+}
+
+// Spend is the ledger of one UTC day.
+type Spend struct {
+	Day          string  `json:"day" jsonschema:"UTC day (YYYY-MM-DD)"`
+	CostUSD      float64 `json:"cost_usd" jsonschema:"estimated spend so far today"`
+	InputTokens  int     `json:"input_tokens" jsonschema:"prompt tokens today"`
+	OutputTokens int     `json:"output_tokens" jsonschema:"completion tokens today"`
+	Calls        int     `json:"calls" jsonschema:"provider calls today"`
+	CeilingUSD   float64 `json:"ceiling_usd,omitempty" jsonschema:"the daily ceiling (0: none)"`
+	ResetAt      string  `json:"reset_at" jsonschema:"when the day's ledger resets (next UTC midnight)"`
+}
+
+// Today returns today's ledger.
+func (r *Runtime) Today(ctx context.Context) Spend {
+	now := r.now().UTC()
+	day := now.Format("2006-01-02")
+	sp := Spend{Day: day, CeilingUSD: r.Settings.DailyCostUSD, ResetAt: now.Truncate(24 * time.Hour).Add(24 * time.Hour).Format(time.RFC3339)}
+	if db, err := r.store(); err == nil {
+		db.QueryRowContext(ctx, `SELECT cost_usd, input_tokens, output_tokens, calls FROM spend WHERE day = ?`, day).Scan(&sp.CostUSD, &sp.InputTokens, &sp.OutputTokens, &sp.Calls)
+	}
+	return sp
+}
+
+// Complete runs a chat call under the daily ceiling and books its cost.
+func (r *Runtime) Complete(ctx context.Context, req Request) (*Response, error) {
+	if !r.HasChat() {
+		return nil, Unavailable("chat")
+	}
+	if err := r.checkQuota(ctx); err != nil {
+		return nil, err
+	}
+	if req.MaxTokens <= 0 {
+		req.MaxTokens = r.Settings.MaxOutputTokens
+	}
+	resp, err := r.Chat.Complete(ctx, req)
+	if err != nil {
+		var e *errs.Error
+		if errors.As(err, &e) || ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, errs.Wrap(err, errs.CodeAIProvider, "the AI provider failed: "+err.Error())
+	}
+	if resp.Usage.InputTokens == 0 {
+		n := 0
+		for _, m := range req.Messages {
+			n += EstimateTokens(m.Content)
+		}
+		resp.Usage.InputTokens = n
+		resp.Usage.CostUSD = r.Settings.Cost(r.Settings.Model, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	}
+	r.book(ctx, resp.Usage)
+	return resp, nil
+}
+
+func (r *Runtime) checkQuota(ctx context.Context) error {
+	if r.Settings.DailyCostUSD <= 0 {
+		return nil
+	}
+	sp := r.Today(ctx)
+	if sp.CostUSD >= r.Settings.DailyCostUSD {
+		return errs.New(errs.CodeAIQuota, "the daily AI cost ceiling of $%.4f is reached ($%.4f spent today); it resets at %s", r.Settings.DailyCostUSD, sp.CostUSD, sp.ResetAt).
+			With("reset_at", sp.ResetAt).With("spent_usd", sp.CostUSD).With("ceiling_usd", r.Settings.DailyCostUSD)
+	}
+	return nil
+}
+
+func (r *Runtime) book(ctx context.Context, u Usage) {
+	db, err := r.store()
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	day := r.now().UTC().Format("2006-01-02")
+	db.ExecContext(ctx, `INSERT INTO spend (day, cost_usd, input_tokens, output_tokens, calls) VALUES (?, ?, ?, ?, 1)
+ON CONFLICT(day) DO UPDATE SET cost_usd = cost_usd + excluded.cost_usd, input_tokens = input_tokens + excluded.input_tokens,
+output_tokens = output_tokens + excluded.output_tokens, calls = calls + 1`, day, u.CostUSD, u.InputTokens, u.OutputTokens)
+}
+
+// Record writes an invocation to .loci/ai-audit.jsonl and hands it to
+// OnInvocation.
+func (r *Runtime) Record(inv Invocation) {
+	if r == nil {
+		return
+	}
+	if inv.Paths == nil {
+		inv.Paths = []string{}
+	}
+	if b, err := json.Marshal(inv); err == nil && os.MkdirAll(r.dir, 0o755) == nil {
+		if f, err := os.OpenFile(filepath.Join(r.dir, "ai-audit.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+			f.Write(append(b, '\n'))
+			f.Close()
+		}
+	}
+	if r.OnInvocation != nil {
+		r.OnInvocation(inv)
+	}
+}
+
+// Unavailable is the ai_unavailable error for a missing role.
+func Unavailable(role string) *errs.Error {
+	msg := "AI is off: configure a chat provider (ai.provider, ai.base_url and ai.model in .loci/config.yaml, or LOCI_AI_PROVIDER / LOCI_AI_BASE_URL / LOCI_AI_MODEL); see docs/ai.md"
+	if role == "embeddings" {
+		msg = "this needs embeddings: enable an embedding provider (embed.provider) and run `loci index`"
+	}
+	return errs.New(errs.CodeAIUnavailable, "%s", msg).With("required_role", role)
+}
+
+// Dir is where the runtime keeps its cache, ledger and audit log.
+func (r *Runtime) Dir() string { return r.dir }

@@ -1,0 +1,120 @@
+package api_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loci-dev/loci/internal/ai"
+	"github.com/loci-dev/loci/internal/ai/aitest"
+	"github.com/loci-dev/loci/internal/api"
+	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/testutil"
+)
+
+func aiAPI(t *testing.T, configured bool) (*httptest.Server, *aitest.Server) {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "vault")
+	testutil.WriteFiles(t, root, map[string]string{"A.md": "# A\n\nThe answer is 42.\n"})
+	ctx := context.Background()
+	vh, err := ops.OpenVault(ctx, root, "", nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
+	t.Cleanup(env.Close)
+	if _, err := env.Sync(ctx, vh, index.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fake := aitest.New()
+	t.Cleanup(fake.Close)
+	etag := regexp.MustCompile(`etag="([0-9a-f]+)"`)
+	fake.Handler = func(req aitest.Request) aitest.Reply {
+		e := etag.FindStringSubmatch(req.Last())[1]
+		return aitest.Reply{ChunkDelay: time.Millisecond, Content: aitest.JSON(map[string]any{"supported": true, "answer": "The answer is 42.",
+			"citations": []any{map[string]any{"path": "A.md", "etag": e, "line": 3}}})}
+	}
+	if configured {
+		env.AI = ai.New(ai.Settings{Provider: "openai-compatible", BaseURL: fake.BaseURL(), Model: "fake"}, filepath.Join(t.TempDir(), ".loci"))
+	}
+	ts := httptest.NewServer(api.New(ops.All(), env, api.Options{}))
+	t.Cleanup(ts.Close)
+	return ts, fake
+}
+
+func TestAIUnavailableOverREST(t *testing.T) {
+	ts, fake := aiAPI(t, false)
+	res, err := http.Post(ts.URL+"/v1/ai/ask", "application/json", strings.NewReader(`{"question": "What is the answer?"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var env struct {
+		OK    bool `json:"ok"`
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	json.NewDecoder(res.Body).Decode(&env)
+	if res.StatusCode != 503 || env.Error.Code != "ai_unavailable" || fake.Calls() != 0 {
+		t.Errorf("%d %+v calls %d", res.StatusCode, env, fake.Calls())
+	}
+}
+
+func TestAIAskSSE(t *testing.T) {
+	ts, _ := aiAPI(t, true)
+	body := `{"question": "What is the answer?", "paths": ["A.md"]}`
+	// Plain JSON first (through the alias), then the same call streamed.
+	res, err := http.Post(ts.URL+"/v1/ai/ask", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain struct {
+		OK     bool            `json:"ok"`
+		Result json.RawMessage `json:"result"`
+		Data   json.RawMessage `json:"data"`
+	}
+	json.NewDecoder(res.Body).Decode(&plain)
+	res.Body.Close()
+	if res.StatusCode != 200 || !plain.OK {
+		t.Fatalf("plain %d %+v", res.StatusCode, plain)
+	}
+	req, _ := http.NewRequest("POST", ts.URL+"/v1/ops/ai_ask", strings.NewReader(strings.Replace(body, "}", `, "cache": false}`, 1)))
+	req.Header.Set("Accept", "text/event-stream")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	events := map[string]int{}
+	var final ops.AIAskOut
+	sc := bufio.NewScanner(res.Body)
+	var ev string
+	for sc.Scan() {
+		line := sc.Text()
+		if e, ok := strings.CutPrefix(line, "event: "); ok {
+			ev = e
+			events[ev]++
+		}
+		if d, ok := strings.CutPrefix(line, "data: "); ok && ev == "ai.complete" {
+			json.Unmarshal([]byte(d), &final)
+		}
+	}
+	if events["ai.partial"] == 0 || events["ai.citation"] != 1 || events["ai.complete"] != 1 {
+		t.Errorf("events %v", events)
+	}
+	if final.Answer != "The answer is 42." || len(final.Citations) != 1 || final.Citations[0].Snippet != "The answer is 42." {
+		t.Errorf("final %+v", final)
+	}
+}

@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/loci-dev/loci/internal/ai"
+	"github.com/loci-dev/loci/internal/config"
+	"github.com/loci-dev/loci/internal/ops"
+)
+
+// aiRuntime builds the AI runtime of a vault from its config's ai section
+// and LOCI_AI_* (off when neither names a provider; docs/ai.md). It never
+// calls the provider.
+func (g *globals) aiRuntime(vh *ops.VaultHandle) *ai.Runtime {
+	cfg, _, err := config.Load(vh.Vault.Root)
+	if err != nil {
+		cfg = &config.File{}
+	}
+	return ai.New(ai.FromConfig(cfg.AI), vh.Index.Dir)
+}
+
+// ndjsonStream writes streaming AI events as NDJSON lines (--stream).
+func ndjsonStream(w io.Writer) func(event string, data any) {
+	var mu sync.Mutex
+	return func(event string, data any) {
+		mu.Lock()
+		defer mu.Unlock()
+		b, _ := json.Marshal(struct {
+			Type string `json:"type"`
+			Data any    `json:"data"`
+		}{event, data})
+		fmt.Fprintln(w, string(b))
+	}
+}
