@@ -178,6 +178,7 @@ func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, er
 			return nil, errs.New(errs.CodeInvalidInput, "two vaults are named %q; serve folders with distinct names", vh.Name)
 		}
 		seen[vh.Name] = true
+		vh.Index.AllowStaleMatrix() // a sync never stalls a long-running server's searches
 		env.Vaults = append(env.Vaults, vh)
 	}
 	env.AI = g.aiRuntime(env.Vaults[0])

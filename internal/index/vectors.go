@@ -70,6 +70,20 @@ type embedState struct {
 	mu     sync.Mutex
 	matrix *embed.Matrix
 	rev    string
+	// allowStale lets a long-running server answer with the previous matrix
+	// while the new one loads in the background after a sync (lexical
+	// results are fresh at once; the vectors catch up within ~0.5 s).
+	allowStale bool
+	reloading  bool
+}
+
+// AllowStaleMatrix makes VectorMatrix return the previous matrix while a
+// newer one loads in the background, instead of blocking the query. Long-
+// running servers turn it on so that a sync never stalls searches.
+func (ix *Index) AllowStaleMatrix() {
+	ix.emb.mu.Lock()
+	ix.emb.allowStale = true
+	ix.emb.mu.Unlock()
 }
 
 // TitleWeight is how much of a note's title vector joins each of its
@@ -505,15 +519,38 @@ func (ix *Index) VectorMatrix(ctx context.Context) (*embed.Matrix, error) {
 	if st.matrix != nil && st.rev == rev {
 		return st.matrix, nil
 	}
-	// A flat cache file beside the database loads in one read; decoding the
-	// BLOBs costs ~0.1 s per 10k chunks, which a CLI call or an MCP
-	// server's first query would otherwise pay every time.
+	if st.matrix != nil && st.allowStale {
+		if !st.reloading {
+			st.reloading = true
+			go func() {
+				m, err := ix.buildMatrix(context.Background(), rev)
+				st.mu.Lock()
+				if err == nil {
+					st.matrix, st.rev = m, rev
+				}
+				st.reloading = false
+				st.mu.Unlock()
+			}()
+		}
+		return st.matrix, nil
+	}
+	m, err := ix.buildMatrix(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	st.matrix, st.rev = m, rev
+	return m, nil
+}
+
+// buildMatrix loads the matrix of vectors revision rev: from the flat cache
+// file beside the database when it matches (one read), else by decoding the
+// BLOBs (~0.1 s per 10k chunks), which also rewrites the cache.
+func (ix *Index) buildMatrix(ctx context.Context, rev string) (*embed.Matrix, error) {
 	stored, _ := storedIdentity(ctx, ix.DB)
 	key := fmt.Sprintf("%s|%s|%s|%d|int8=%v|title=%g", rev, stored.Provider, stored.Model, stored.Dims, ix.emb.settings.Int8, TitleWeight)
 	cachePath := filepath.Join(ix.Dir, "vectors.cache")
 	if b, err := os.ReadFile(cachePath); err == nil {
 		if m, err := embed.UnmarshalMatrix(b, key); err == nil {
-			st.matrix, st.rev = m, rev
 			return m, nil
 		}
 	}
@@ -521,7 +558,6 @@ func (ix *Index) VectorMatrix(ctx context.Context) (*embed.Matrix, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.matrix, st.rev = m, rev
 	writeFileAtomic(cachePath, m.MarshalBinary(key)) // best effort: a read-only index dir just stays slower
 	return m, nil
 }

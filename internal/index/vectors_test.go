@@ -9,9 +9,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/loci-dev/loci/internal/embed"
 	"github.com/loci-dev/loci/internal/errs"
@@ -274,5 +276,40 @@ func TestEmbeddingsDisabled(t *testing.T) {
 	}
 	if _, err := ix.VectorMatrix(context.Background()); errs.Code(err) != errs.CodeEmbedUnavailable {
 		t.Errorf("VectorMatrix: %v", err)
+	}
+}
+
+// A long-running server never blocks a search on reloading vectors: it gets
+// the previous matrix while the new one loads, then the new one.
+func TestStaleMatrixWhileReloading(t *testing.T) {
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{"a.md": "# Alpha\n\napples\n", "b.md": "# Beta\n\nbananas\n"})
+	ix := openWith(t, root, &fakeEmbedder{model: "m1"}, embed.Settings{})
+	ix.AllowStaleMatrix()
+	mustSync(t, ix, SyncOptions{})
+	ctx := context.Background()
+	m1, err := ix.VectorMatrix(ctx)
+	if err != nil || m1.Rows != 2 {
+		t.Fatalf("first matrix = %+v, %v", m1, err)
+	}
+	testutil.WriteFiles(t, root, map[string]string{"c.md": "# Gamma\n\ncherries\n"})
+	mustSync(t, ix, SyncOptions{})
+	m2, err := ix.VectorMatrix(ctx)
+	if err != nil || m2 != m1 {
+		t.Fatalf("expected the previous matrix while reloading, got %+v, %v", m2, err)
+	}
+	deadline := time.Now().Add(10 * time.Second) // a guard, not a timing assumption
+	for {
+		m3, err := ix.VectorMatrix(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m3.Rows == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reloaded matrix never arrived")
+		}
+		runtime.Gosched()
 	}
 }
