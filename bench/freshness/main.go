@@ -51,6 +51,7 @@ func main() {
 	copyTree(src, root)
 	vh, err := ops.OpenVault(ctx, root, filepath.Join(tmp, "index"), nil, false)
 	check(err)
+	vh.Index.AllowStaleMatrix() // as loci serve and loci mcp do
 	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
 	defer env.Close()
 	res, err := env.Sync(ctx, vh, index.SyncOptions{NoEmbed: true})
