@@ -7,12 +7,25 @@ export CGO_ENABLED=0
 go vet ./...
 go build ./...
 go test -count=1 ./...
-FUZZTIME="${FUZZTIME:-8s}"
+# A fixed number of executions per target (not a duration): the same work on
+# any machine, and no end-of-time race in the fuzzing coordinator (a timed
+# run occasionally ends with a spurious "context deadline exceeded").
+FUZZTIME="${FUZZTIME:-100000x}"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 for pkg in $(go list ./...); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
   for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
     echo "fuzz $pkg $target ($FUZZTIME)"
-    go test -run='^$' -fuzz="^${target}\$" -fuzztime="$FUZZTIME" "$pkg" >/tmp/loci-fuzz.log 2>&1 || { cat /tmp/loci-fuzz.log; exit 1; }
+    if ! go test -run='^$' -fuzz="^${target}\$" -fuzztime="$FUZZTIME" "$pkg" >"$log" 2>&1; then
+      # A real finding names a failing input under testdata/fuzz; anything
+      # else (the coordinator's deadline race) is retried once.
+      if grep -q "testdata/fuzz/" "$log" || ! grep -q "context deadline exceeded" "$log"; then
+        cat "$log"; exit 1
+      fi
+      echo "  retrying $target after a fuzzing-engine deadline race"
+      go test -run='^$' -fuzz="^${target}\$" -fuzztime="$FUZZTIME" "$pkg" >"$log" 2>&1 || { cat "$log"; exit 1; }
+    fi
   done
 done
 # The plain closing line counts for CI's log reader; go test's own lines are above.
