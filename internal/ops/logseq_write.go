@@ -467,14 +467,10 @@ func updatePage(ctx context.Context, env *Env, in *UpdatePageIn) (*WriteResult, 
 	want, _ := in.etag()
 	return idempotent(ctx, env, vh, "update_page", in, &in.WriteOpts, func() (*WriteResult, error) {
 		return runWrite(ctx, env, writeSpec{op: "update_page", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
-			f, err := s.readText(rel)
+			f, d, err := s.readOutline(rel, want)
 			if err != nil {
 				return err
 			}
-			if err := checkGuard(f, want); err != nil {
-				return err
-			}
-			d := newOutline(rel, f.text)
 			keys := make([]string, 0, len(in.Properties))
 			for k := range in.Properties {
 				keys = append(keys, k)
@@ -551,6 +547,19 @@ func deletePage(ctx context.Context, env *Env, in *DeletePageIn) (*WriteResult, 
 }
 
 // blockPage finds the page file holding a block (from the index).
+// readOutline reads a page for an edit: its text (refused if its etag is not
+// want, when want is set) and its parsed outline.
+func (s *stage) readOutline(rel, want string) (*noteFile, *outlineDoc, error) {
+	f, err := s.readText(rel)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkGuard(f, want); err != nil {
+		return nil, nil, err
+	}
+	return f, newOutline(rel, f.text), nil
+}
+
 func blockPage(ctx context.Context, env *Env, vault, uuid string) (*VaultHandle, string, error) {
 	vh, err := logseqVault(ctx, env, vault)
 	if err != nil {
@@ -625,14 +634,10 @@ func createBlock(ctx context.Context, env *Env, in *CreateBlockIn) (*BlockWriteO
 	return idempotent(ctx, env, vh, "create_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
 		line := 0
 		res, err := runWrite(ctx, env, writeSpec{op: "create_block", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
-			f, err := s.readText(rel)
+			f, d, err := s.readOutline(rel, want)
 			if err != nil {
 				return err
 			}
-			if err := checkGuard(f, want); err != nil {
-				return err
-			}
-			d := newOutline(rel, f.text)
 			at, indent, err := anchorAt(d, &in.BlockAnchor)
 			if err != nil {
 				return err
@@ -663,14 +668,10 @@ func updateBlock(ctx context.Context, env *Env, in *UpdateBlockIn) (*BlockWriteO
 	return idempotent(ctx, env, vh, "update_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
 		line := 0
 		res, err := runWrite(ctx, env, writeSpec{op: "update_block", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
-			f, err := s.readText(rel)
+			f, d, err := s.readOutline(rel, want)
 			if err != nil {
 				return err
 			}
-			if err := checkGuard(f, want); err != nil {
-				return err
-			}
-			d := newOutline(rel, f.text)
 			i, err := findBlock(d, uuid)
 			if err != nil {
 				return err
@@ -790,14 +791,10 @@ func deleteBlock(ctx context.Context, env *Env, in *DeleteBlockIn) (*BlockWriteO
 	uuid := strings.ToLower(cleanUUID(in.UUID))
 	return idempotent(ctx, env, vh, "delete_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
 		res, err := runWrite(ctx, env, writeSpec{op: "delete_block", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
-			f, err := s.readText(rel)
+			f, d, err := s.readOutline(rel, want)
 			if err != nil {
 				return err
 			}
-			if err := checkGuard(f, want); err != nil {
-				return err
-			}
-			d := newOutline(rel, f.text)
 			i, err := findBlock(d, uuid)
 			if err != nil {
 				return err
