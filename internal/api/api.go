@@ -178,6 +178,12 @@ func (h *Handler) call(w http.ResponseWriter, r *http.Request, name string, raw 
 		WriteError(w, res.Err)
 		return
 	}
+	if op, ok := h.reg.Get(name); ok {
+		if b, err := op.NormalizeOutput(res.Output); err == nil {
+			WriteResult(w, json.RawMessage(b)) // arrays are never null, as the OpenAPI schema says
+			return
+		}
+	}
 	WriteResult(w, res.Output)
 }
 

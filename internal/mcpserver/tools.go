@@ -132,7 +132,8 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		if res.Err != nil {
 			return errorResult(res.Err), nil
 		}
-		b, err := json.Marshal(res.Output)
+		op, _ := s.reg.Get(name)
+		b, err := op.NormalizeOutput(res.Output) // arrays are never null, as the output schema says
 		if err != nil {
 			return errorResult(errs.Wrap(err, errs.CodeInternal, "cannot encode the result")), nil
 		}

@@ -105,6 +105,8 @@ func Add[In, Out any](r *Registry, d Def[In, Out]) {
 	if err != nil {
 		panic(fmt.Sprintf("ops: %s output schema: %v", d.Name, err))
 	}
+	tidySchema(in, true)
+	tidySchema(out, false)
 	in.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
 	res, err := in.Resolve(nil)
 	if err != nil {

@@ -205,3 +205,31 @@ func TestErrorCodesAreDeclared(t *testing.T) {
 		}
 	}
 }
+
+// Output schemas type arrays as arrays (never ["null","array"]), and
+// NormalizeOutput makes a handler's nil slices match them.
+func TestArraysAreArrays(t *testing.T) {
+	reg := All()
+	var walk func(path string, s *jsonschema.Schema)
+	walk = func(path string, s *jsonschema.Schema) {
+		if s == nil {
+			return
+		}
+		if slices.Contains(s.Types, "null") && slices.Contains(s.Types, "array") {
+			t.Errorf("%s: nullable array type %v", path, s.Types)
+		}
+		walk(path+".items", s.Items)
+		for k, p := range s.Properties {
+			walk(path+"."+k, p)
+		}
+	}
+	for _, op := range reg.List() {
+		walk(op.Name+".input", op.InputSchema)
+		walk(op.Name+".output", op.OutputSchema)
+	}
+	op, _ := reg.Get("list_tags")
+	b, err := op.NormalizeOutput(&ListTagsOut{})
+	if err != nil || string(b) != `{"tags":[]}` {
+		t.Errorf("NormalizeOutput(nil tags) = %s, %v", b, err)
+	}
+}
