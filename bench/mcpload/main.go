@@ -142,7 +142,15 @@ func main() {
 				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_notes", Arguments: map[string]any{"query": q, "limit": 10}})
 				d := time.Since(t)
 				if err != nil || res.IsError {
-					errCount.Add(1)
+					if errCount.Add(1) <= 3 {
+						msg := fmt.Sprint(err)
+						if res != nil && len(res.Content) > 0 {
+							if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+								msg = tc.Text
+							}
+						}
+						fmt.Fprintf(os.Stderr, "mcpload: call failed: %.300s\n", msg)
+					}
 					continue
 				}
 				local = append(local, d)

@@ -165,7 +165,7 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string) (*Response, 
 	}
 	more := false
 	if mode != ModeSemantic && strict != "" {
-		hits, skipped, err := s.lexHits(ctx, strict, relaxed, allowed, cand)
+		hits, skipped, err := s.lexHits(ctx, terms, strict, relaxed, allowed, cand)
 		if err != nil {
 			return nil, err
 		}

@@ -152,6 +152,42 @@ func buildMatch(terms []term) (strict, relaxed string) {
 	return strict, relaxed
 }
 
+// relaxedCandidates are the terms the relaxed pass ORs together.
+func relaxedCandidates(terms []term) []term {
+	var pos, posNoStop []term
+	for _, t := range terms {
+		if t.neg {
+			continue
+		}
+		pos = append(pos, t)
+		if !isStop(t) {
+			posNoStop = append(posNoStop, t)
+		}
+	}
+	if len(posNoStop) == 0 {
+		return pos
+	}
+	return posNoStop
+}
+
+// relaxedExpr ORs the given terms, with the query's exclusions.
+func relaxedExpr(keep, all []term) string {
+	var or, neg []string
+	for _, t := range keep {
+		or = append(or, ftsTerm(t))
+	}
+	for _, t := range all {
+		if t.neg {
+			neg = append(neg, ftsTerm(t))
+		}
+	}
+	e := "(" + strings.Join(or, " OR ") + ")"
+	if len(neg) > 0 {
+		e += " NOT (" + strings.Join(neg, " OR ") + ")"
+	}
+	return e
+}
+
 // MatchExpr returns the strict FTS5 expression loci runs for a user query
 // ("" when it has no searchable word). Exposed for benchmarks and tests.
 func MatchExpr(q string) string {

@@ -121,7 +121,7 @@ func (s *Searcher) lexical(ctx context.Context, q Query) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	hits, relaxedSkipped, err := s.lexHits(ctx, strict, relaxed, allowed, q.Offset+q.Limit)
+	hits, relaxedSkipped, err := s.lexHits(ctx, terms, strict, relaxed, allowed, q.Offset+q.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,7 @@ func (s *Searcher) lexical(ctx context.Context, q Query) (*Response, error) {
 // lexHits runs the strict pass, then the relaxed one if the strict pass
 // found fewer than want+1 notes. relaxedSkipped reports that the relaxed
 // pass was skipped because the strict one filled want.
-func (s *Searcher) lexHits(ctx context.Context, strict, relaxed string, allowed map[int64]bool, want int) ([]hit, bool, error) {
+func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed string, allowed map[int64]bool, want int) ([]hit, bool, error) {
 	need := want + 1 // one more to know HasMore
 	var hits []hit
 	seen := map[int64]bool{}
@@ -168,7 +168,11 @@ func (s *Searcher) lexHits(ctx context.Context, strict, relaxed string, allowed 
 			relaxedSkipped = true
 			continue
 		}
-		got, err := s.run(ctx, pass.expr, allowed, need, seen)
+		expr := pass.expr
+		if pass.matched == "any" {
+			expr = s.pruneCommon(ctx, terms, expr)
+		}
+		got, err := s.run(ctx, expr, allowed, need, seen)
 		if err != nil {
 			return nil, false, err
 		}
@@ -336,4 +340,34 @@ func checkDate(s string) error {
 func escapeLike(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 	return r.Replace(s)
+}
+
+// pruneCommon drops very common terms from the relaxed (any-term) pass when
+// a rarer one remains: BM25 scores every row that matches any term, so a
+// query like "notes kapoor" spent ~40 ms ranking every chunk that says
+// "notes" in the relaxed pass, only to rank them below the few that say
+// "kapoor". A term is common when it matches more than 4% of the chunks
+// (at least 1,000); the count stops at that bound, so checking is cheap.
+func (s *Searcher) pruneCommon(ctx context.Context, terms []term, expr string) string {
+	cands := relaxedCandidates(terms)
+	if len(cands) < 2 {
+		return expr
+	}
+	var maxID int64
+	if err := s.DB.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM chunks").Scan(&maxID); err != nil {
+		return expr
+	}
+	bound := max(int64(1000), maxID/25)
+	var keep []term
+	for _, t := range cands {
+		var n int64
+		err := s.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)", ftsTerm(t), bound+1).Scan(&n)
+		if err != nil || n <= bound {
+			keep = append(keep, t)
+		}
+	}
+	if len(keep) == 0 || len(keep) == len(cands) {
+		return expr
+	}
+	return relaxedExpr(keep, terms)
 }
