@@ -547,14 +547,24 @@ func deletePage(ctx context.Context, env *Env, in *DeletePageIn) (*WriteResult, 
 }
 
 // blockPage finds the page file holding a block (from the index).
+// readGuarded reads a note's text for an edit, refused with etag_mismatch
+// when want is set and the note is not at that version.
+func (s *stage) readGuarded(rel, want string) (*noteFile, error) {
+	f, err := s.readText(rel)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkGuard(f, want); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
 // readOutline reads a page for an edit: its text (refused if its etag is not
 // want, when want is set) and its parsed outline.
 func (s *stage) readOutline(rel, want string) (*noteFile, *outlineDoc, error) {
-	f, err := s.readText(rel)
+	f, err := s.readGuarded(rel, want)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := checkGuard(f, want); err != nil {
 		return nil, nil, err
 	}
 	return f, newOutline(rel, f.text), nil

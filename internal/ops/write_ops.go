@@ -429,40 +429,46 @@ func safeFileName(title string) string {
 	return s
 }
 
+// noteWrite runs a write to one note named by path or note through the
+// shared pipeline: the vault's writer, target resolution, idempotency, the
+// etag guard (checked before waiting for the lock, and again in build) and
+// the per-note lock. build gets the resolved path and the expected etag.
+func noteWrite(ctx context.Context, env *Env, op string, in any, vaultName, path, note string, g *Guard, opts *WriteOpts, build func(s *stage, rel, want string) error) (*WriteResult, error) {
+	vh, w, err := writeVault(env, vaultName)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := writeTarget(ctx, vh, w, path, note)
+	if err != nil {
+		return nil, err
+	}
+	want, _ := g.etag()
+	return idempotent(ctx, env, vh, op, in, opts, func() (*WriteResult, error) {
+		return runWrite(ctx, env, writeSpec{op: op, vh: vh, opts: opts, locks: []string{rel}, guardPath: rel, guardEtag: want,
+			build: func(s *stage) error { return build(s, rel, want) }})
+	})
+}
+
 func editNote(ctx context.Context, env *Env, in *EditNoteIn) (*WriteResult, error) {
-	vh, w, err := writeVault(env, in.Vault)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := writeTarget(ctx, vh, w, in.Path, in.Note)
-	if err != nil {
-		return nil, err
-	}
-	want, _ := in.etag()
-	return idempotent(ctx, env, vh, "edit_note", in, &in.WriteOpts, func() (*WriteResult, error) {
-		return runWrite(ctx, env, writeSpec{op: "edit_note", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
-			f, err := s.readText(rel)
+	return noteWrite(ctx, env, "edit_note", in, in.Vault, in.Path, in.Note, &in.Guard, &in.WriteOpts, func(s *stage, rel, want string) error {
+		f, err := s.readGuarded(rel, want)
+		if err != nil {
+			return err
+		}
+		outline, _ := s.vh.Vault.LogseqFile(rel)
+		d := newTextDoc(rel, f.text, outline)
+		for i := range in.Patches {
+			note, err := d.apply(i, &in.Patches[i])
 			if err != nil {
 				return err
 			}
-			if err := checkGuard(f, want); err != nil {
-				return err
+			if note != "" {
+				s.warnings = append(s.warnings, note)
 			}
-			outline, _ := vh.Vault.LogseqFile(rel)
-			d := newTextDoc(rel, f.text, outline)
-			for i := range in.Patches {
-				note, err := d.apply(i, &in.Patches[i])
-				if err != nil {
-					return err
-				}
-				if note != "" {
-					s.warnings = append(s.warnings, note)
-				}
-			}
-			s.main = rel
-			s.put(f, d.text())
-			return nil
-		}})
+		}
+		s.main = rel
+		s.put(f, d.text())
+		return nil
 	})
 }
 
@@ -510,35 +516,24 @@ func writeNote(ctx context.Context, env *Env, in *WriteNoteIn) (*WriteResult, er
 }
 
 func deleteNote(ctx context.Context, env *Env, in *DeleteNoteIn) (*WriteResult, error) {
-	vh, w, err := writeVault(env, in.Vault)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := writeTarget(ctx, vh, w, in.Path, in.Note)
-	if err != nil {
-		return nil, err
-	}
-	want, _ := in.etag()
-	return idempotent(ctx, env, vh, "delete_note", in, &in.WriteOpts, func() (*WriteResult, error) {
-		return runWrite(ctx, env, writeSpec{op: "delete_note", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
-			f, err := s.read(rel)
-			if err != nil {
-				return err
-			}
-			if !f.exists {
-				return errs.New(errs.CodeNotFound, "note not found: %s", rel).With("path", rel)
-			}
-			if err := checkGuard(f, want); err != nil {
-				return err
-			}
-			if utf8.Valid(f.raw) {
-				f.text = f.format.Decode(f.raw)
-			}
-			s.main = rel
-			s.trash(f)
-			s.warnings = append(s.warnings, inboundWarning(ctx, vh, rel)...)
-			return nil
-		}})
+	return noteWrite(ctx, env, "delete_note", in, in.Vault, in.Path, in.Note, &in.Guard, &in.WriteOpts, func(s *stage, rel, want string) error {
+		f, err := s.read(rel)
+		if err != nil {
+			return err
+		}
+		if !f.exists {
+			return errs.New(errs.CodeNotFound, "note not found: %s", rel).With("path", rel)
+		}
+		if err := checkGuard(f, want); err != nil {
+			return err
+		}
+		if utf8.Valid(f.raw) {
+			f.text = f.format.Decode(f.raw)
+		}
+		s.main = rel
+		s.trash(f)
+		s.warnings = append(s.warnings, inboundWarning(ctx, s.vh, rel)...)
+		return nil
 	})
 }
 
@@ -576,11 +571,8 @@ func improveFrontmatter(ctx context.Context, env *Env, in *ImproveFrontmatterIn)
 	return idempotent(ctx, env, vh, "improve_frontmatter", in, &in.WriteOpts, func() (*ImproveFrontmatterOut, error) {
 		var fixes []string
 		res, err := runWrite(ctx, env, writeSpec{op: "improve_frontmatter", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
-			f, err := s.readText(rel)
+			f, err := s.readGuarded(rel, want)
 			if err != nil {
-				return err
-			}
-			if err := checkGuard(f, want); err != nil {
 				return err
 			}
 			d := newTextDoc(rel, f.text, false)

@@ -100,11 +100,8 @@ func relocateNote(ctx context.Context, env *Env, in *RelocateNoteIn) (*WriteResu
 			}
 		}
 		return runWrite(ctx, env, writeSpec{op: "relocate_note", vh: vh, opts: &in.WriteOpts, locks: locks, guardPath: rel, guardEtag: want, build: func(s *stage) error {
-			f, err := s.readText(rel)
+			f, err := s.readGuarded(rel, want)
 			if err != nil {
-				return err
-			}
-			if err := checkGuard(f, want); err != nil {
 				return err
 			}
 			dst, err := s.read(to)
