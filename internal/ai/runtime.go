@@ -16,6 +16,7 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" driver
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/safefs"
 )
 
 // Invocation is the audit record of one AI operation: what was read and
@@ -46,6 +47,7 @@ type Runtime struct {
 	OnInvocation func(Invocation)
 
 	dir    string
+	loc    safefs.Loc // dir, reached without following links
 	dbOnce sync.Once
 	db     *sql.DB
 	dbErr  error
@@ -54,9 +56,15 @@ type Runtime struct {
 
 // New builds a runtime; dir is the vault's .loci directory (cache, ledger,
 // audit log and, for record/replay, fixtures). No network call happens here.
-func New(s Settings, dir string) *Runtime {
+func New(s Settings, dir string) *Runtime { return NewAt(s, safefs.At(dir)) }
+
+// NewAt is New with the directory located from a trusted base (the vault
+// root, for the default <vault>/.loci): a link planted at .loci,
+// ai-cache.db or ai-audit.jsonl is refused, never written through.
+func NewAt(s Settings, loc safefs.Loc) *Runtime {
 	s.Defaults()
-	rt := &Runtime{Settings: s, dir: dir}
+	dir := loc.Path()
+	rt := &Runtime{Settings: s, dir: dir, loc: loc}
 	if s.ChatEnabled() {
 		var p Provider = NewOpenAI(&rt.Settings)
 		if fx := os.Getenv("LOCI_AI_FIXTURES"); os.Getenv("LOCI_AI_RECORD") == "1" || os.Getenv("LOCI_AI_REPLAY") == "1" {
@@ -92,7 +100,12 @@ func (r *Runtime) Close() {
 
 func (r *Runtime) store() (*sql.DB, error) {
 	r.dbOnce.Do(func() {
-		if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		if err := r.loc.MkdirAll(0o755); err != nil {
+			r.dbErr = err
+			return
+		}
+		// SQLite opens these by path: none may be a planted link.
+		if err := r.loc.Check("ai-cache.db", "ai-cache.db-wal", "ai-cache.db-shm", "ai-cache.db-journal"); err != nil {
 			r.dbErr = err
 			return
 		}
@@ -107,6 +120,9 @@ CREATE TABLE IF NOT EXISTS spend (day TEXT PRIMARY KEY, cost_usd REAL NOT NULL, 
 		r.db, r.dbErr = db, err
 	})
 	if r.dbErr != nil {
+		if safefs.IsDenied(r.dbErr) {
+			return nil, r.dbErr
+		}
 		return nil, errs.Wrap(r.dbErr, errs.CodeInternal, "cannot open the AI cache")
 	}
 	return r.db, nil
@@ -250,11 +266,8 @@ func (r *Runtime) Record(inv Invocation) {
 	if inv.Paths == nil {
 		inv.Paths = []string{}
 	}
-	if b, err := json.Marshal(inv); err == nil && os.MkdirAll(r.dir, 0o755) == nil {
-		if f, err := os.OpenFile(filepath.Join(r.dir, "ai-audit.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
-			f.Write(append(b, '\n'))
-			f.Close()
-		}
+	if b, err := json.Marshal(inv); err == nil {
+		r.loc.Root.AppendLine(r.loc.Name("ai-audit.jsonl"), append(b, '\n'), 0o600)
 	}
 	if r.OnInvocation != nil {
 		r.OnInvocation(inv)

@@ -19,7 +19,7 @@ func (g *globals) aiRuntime(vh *ops.VaultHandle) *ai.Runtime {
 	if err != nil {
 		cfg = &config.File{}
 	}
-	return ai.New(ai.FromConfig(cfg.AI), vh.Index.Dir)
+	return ai.NewAt(ai.FromConfig(cfg.AI), vh.Index.Loc)
 }
 
 // ndjsonStream writes streaming AI events as NDJSON lines (--stream).

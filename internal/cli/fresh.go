@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/safefs"
 	"github.com/loci-dev/loci/internal/watch"
 )
 
@@ -72,8 +74,23 @@ func openEventsLog(env *ops.Env, name string) (func(), error) {
 	if name == "" {
 		return func() {}, nil
 	}
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	// The user names the file; inside a served vault it is reached from the
+	// vault root so that a link planted on the way is refused, and the
+	// file itself is never a link.
+	abs, err := filepath.Abs(name)
 	if err != nil {
+		return nil, errs.Wrap(err, errs.CodeInvalidInput, "cannot open the events log "+name).With("path", name)
+	}
+	var roots []string
+	for _, vh := range env.Vaults {
+		roots = append(roots, vh.Vault.Root)
+	}
+	loc := safefs.At(filepath.Dir(abs), roots...)
+	f, err := loc.Root.OpenFile(loc.Name(filepath.Base(abs)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		if safefs.IsDenied(err) {
+			return nil, err
+		}
 		return nil, errs.Wrap(err, errs.CodeInvalidInput, "cannot open the events log "+name).With("path", name)
 	}
 	var mu sync.Mutex

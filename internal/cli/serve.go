@@ -110,7 +110,7 @@ func (g *globals) startServe(ctx context.Context, dirs []string, o serveOptions)
 		}
 	}()
 	if !o.noAuth {
-		if s.token, s.tokenSource, _, err = server.ResolveToken(env.Vaults[0].Index.Dir); err != nil {
+		if s.token, s.tokenSource, _, err = server.ResolveToken(env.Vaults[0].Index.Loc); err != nil {
 			return nil, err
 		}
 	}

@@ -3,11 +3,11 @@ package cli
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/safefs"
 	"github.com/loci-dev/loci/internal/server"
 	"github.com/loci-dev/loci/internal/vault"
 )
@@ -66,18 +66,19 @@ func newTokenCmd(g *globals) *cobra.Command {
 }
 
 // tokenDir is the index directory of a vault (where its token lives),
-// resolved as index.Open does, without opening the index.
-func (g *globals) tokenDir(vaultDir string) (string, error) {
+// resolved as index.Open does, without opening the index, and reached from
+// the vault root when it is inside the vault (no link is followed).
+func (g *globals) tokenDir(vaultDir string) (safefs.Loc, error) {
 	v, err := vault.Open(vaultDir, nil)
 	if err != nil {
-		return "", err
+		return safefs.Loc{}, err
 	}
 	dir, _, err := g.settings(vaultDir)
 	if err != nil {
-		return "", err
+		return safefs.Loc{}, err
 	}
 	if dir == "" {
 		dir = index.DefaultDir(v.Root)
 	}
-	return filepath.Abs(dir)
+	return safefs.At(dir, v.Root), nil
 }

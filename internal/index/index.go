@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -19,17 +18,25 @@ import (
 
 	"github.com/loci-dev/loci/internal/embed"
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/safefs"
 	"github.com/loci-dev/loci/internal/vault"
 )
 
 // DBName is the index file inside the index directory.
 const DBName = "index.db"
 
+// DBFiles are the files SQLite keeps for the index, and the index's own
+// files beside it.
+var DBFiles = []string{DBName, DBName + "-wal", DBName + "-shm", DBName + "-journal", "index.lock", "vectors.cache"}
+
 // Index is an open index for one vault.
 type Index struct {
 	Vault *vault.Vault
 	Dir   string // index directory (default <vault>/.loci)
 	DB    *sql.DB
+	// Loc reaches Dir without following links (from the vault root when
+	// Dir is inside the vault): every file loci writes there goes through it.
+	Loc safefs.Loc
 
 	writeMu sync.Mutex // serializes writers inside this process
 
@@ -69,13 +76,25 @@ func Open(ctx context.Context, v *vault.Vault, opt Options) (*Index, error) {
 		dir = DefaultDir(v.Root)
 	}
 	dir, _ = filepath.Abs(dir)
+	loc := safefs.At(dir, v.Root)
 	dbPath := filepath.Join(dir, DBName)
 	if opt.ReadOnly {
-		if _, err := os.Stat(dbPath); err != nil {
+		if _, err := loc.Root.Lstat(loc.Name(DBName)); err != nil {
+			if safefs.IsDenied(err) {
+				return nil, err
+			}
 			return nil, errs.New(errs.CodeIndexMissing, "no index at %s; run `loci index %s` first", dbPath, v.Root).With("index", dbPath)
 		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	} else if err := loc.MkdirAll(0o755); err != nil {
+		if safefs.IsDenied(err) {
+			return nil, err
+		}
 		return nil, errs.Wrap(err, errs.CodeInternal, "cannot create index directory").With("dir", dir)
+	}
+	// SQLite opens these by path; none may be a link planted in the vault
+	// (.loci/index.db-wal → ~/.bashrc would be written through).
+	if err := loc.Check(DBFiles...); err != nil {
+		return nil, err
 	}
 	q := url.Values{}
 	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "temp_store(MEMORY)", "cache_size(-32000)", "mmap_size(268435456)"} {
@@ -86,7 +105,7 @@ func Open(ctx context.Context, v *vault.Vault, opt Options) (*Index, error) {
 	if err != nil {
 		return nil, errs.Wrap(err, errs.CodeInternal, "cannot open index")
 	}
-	ix := &Index{Vault: v, Dir: dir, DB: db}
+	ix := &Index{Vault: v, Dir: dir, DB: db, Loc: loc}
 	ix.setupEmbed(opt)
 	if err := ix.migrate(ctx, opt.ReadOnly); err != nil {
 		db.Close()

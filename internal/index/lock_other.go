@@ -4,26 +4,32 @@ package index
 
 import (
 	"os"
-	"path/filepath"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/safefs"
 )
 
 // writerLock falls back to an exclusive-create lock file where flock is unavailable.
-type writerLock struct{ path string }
+type writerLock struct {
+	loc  safefs.Loc
+	name string
+}
 
-func acquireWriter(dir string, wait bool) (*writerLock, error) {
-	p := filepath.Join(dir, "index.lock.excl")
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+func acquireWriter(loc safefs.Loc, wait bool) (*writerLock, error) {
+	name := loc.Name("index.lock.excl")
+	f, err := loc.Root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
-		return nil, errs.New(errs.CodeIndexBusy, "the index is being written by another process (remove %s if none is running)", p)
+		if safefs.IsDenied(err) {
+			return nil, err
+		}
+		return nil, errs.New(errs.CodeIndexBusy, "the index is being written by another process (remove %s if none is running)", loc.Root.Join(name))
 	}
 	f.Close()
-	return &writerLock{path: p}, nil
+	return &writerLock{loc: loc, name: name}, nil
 }
 
 func (l *writerLock) release() {
 	if l != nil {
-		os.Remove(l.path)
+		l.loc.Root.Remove(l.name)
 	}
 }

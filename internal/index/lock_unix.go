@@ -5,23 +5,27 @@ package index
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/safefs"
 )
 
 // writerLock is an advisory flock on <index dir>/index.lock held for the
 // duration of a sync, so that two processes never write the index at once.
 type writerLock struct{ f *os.File }
 
-func acquireWriter(dir string, wait bool) (*writerLock, error) {
-	p := filepath.Join(dir, "index.lock")
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+func acquireWriter(loc safefs.Loc, wait bool) (*writerLock, error) {
+	p := loc.Root.Join(loc.Name("index.lock"))
+	f, err := loc.Root.OpenFile(loc.Name("index.lock"), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
+		if safefs.IsDenied(err) {
+			return nil, err
+		}
 		return nil, errs.Wrap(err, errs.CodeInternal, "cannot open index lock")
 	}
 	how := syscall.LOCK_EX
@@ -30,7 +34,7 @@ func acquireWriter(dir string, wait bool) (*writerLock, error) {
 	}
 	if err := syscall.Flock(int(f.Fd()), how); err != nil {
 		holder := "another process"
-		if b, rerr := os.ReadFile(p); rerr == nil {
+		if b, rerr := io.ReadAll(io.NewSectionReader(f, 0, 64)); rerr == nil {
 			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil {
 				holder = fmt.Sprintf("process %d", pid)
 			}

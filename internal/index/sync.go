@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -101,7 +100,7 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 	start := time.Now()
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
-	lock, err := acquireWriter(ix.Dir, opt.Wait)
+	lock, err := acquireWriter(ix.Loc, opt.Wait)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +159,13 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 				return nil, err
 			}
 			st, err := os.Stat(abs)
+			if err == nil && !st.IsDir() {
+				// Only what the walk would index: a note, not a link to a
+				// hidden or ignored file.
+				if _, _, rerr := ix.Vault.Resolve(rel); rerr != nil {
+					err = rerr
+				}
+			}
 			switch {
 			case err == nil && st.Mode().IsRegular() && !ix.Vault.Excluded(rel) && strings.EqualFold(path.Ext(rel), ".md"):
 				files = append(files, vault.File{Rel: rel, Size: st.Size(), ModTime: st.ModTime().UnixNano()})
@@ -387,10 +393,12 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 
 func (ix *Index) parseOne(j job) parsed {
 	p := parsed{file: j.file, prev: j.prev}
-	// The walk (or --paths) has already confined the path to the vault.
-	b, err := os.ReadFile(filepath.Join(ix.Vault.Root, filepath.FromSlash(j.file.Rel)))
+	// Read through the vault's one rule for notes: a file swapped for a
+	// link (to .loci/token, outside the vault) or a FIFO since the walk
+	// saw it is refused here, never read or blocked on.
+	b, _, err := ix.Vault.ReadNote(j.file.Rel)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		if errs.Code(err) == errs.CodeNotFound || errors.Is(err, fs.ErrNotExist) {
 			p.gone = true
 		} else {
 			p.err = err

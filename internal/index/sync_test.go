@@ -225,7 +225,7 @@ func TestSingleWriter(t *testing.T) {
 	root := t.TempDir()
 	testutil.WriteFiles(t, root, map[string]string{"a.md": "alpha"})
 	ix := openTest(t, root)
-	lock, err := acquireWriter(ix.Dir, false)
+	lock, err := acquireWriter(ix.Loc, false)
 	if err != nil {
 		t.Fatal(err)
 	}

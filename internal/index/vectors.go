@@ -7,8 +7,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -548,8 +546,8 @@ func (ix *Index) VectorMatrix(ctx context.Context) (*embed.Matrix, error) {
 func (ix *Index) buildMatrix(ctx context.Context, rev string) (*embed.Matrix, error) {
 	stored, _ := storedIdentity(ctx, ix.DB)
 	key := fmt.Sprintf("%s|%s|%s|%d|int8=%v|title=%g", rev, stored.Provider, stored.Model, stored.Dims, ix.emb.settings.Int8, TitleWeight)
-	cachePath := filepath.Join(ix.Dir, "vectors.cache")
-	if b, err := os.ReadFile(cachePath); err == nil {
+	cache := ix.Loc.Name("vectors.cache")
+	if b, err := ix.Loc.Root.ReadFile(cache); err == nil {
 		if m, err := embed.UnmarshalMatrix(b, key); err == nil {
 			return m, nil
 		}
@@ -558,27 +556,10 @@ func (ix *Index) buildMatrix(ctx context.Context, rev string) (*embed.Matrix, er
 	if err != nil {
 		return nil, err
 	}
-	writeFileAtomic(cachePath, m.MarshalBinary(key)) // best effort: a read-only index dir just stays slower
+	// Best effort: a read-only index dir (or a link planted at the cache's
+	// name, which safefs refuses) just stays slower.
+	ix.Loc.Root.WriteCacheFile(cache, m.MarshalBinary(key), 0o644)
 	return m, nil
-}
-
-func writeFileAtomic(path string, b []byte) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".vectors-*.tmp")
-	if err != nil {
-		return
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-	}
 }
 
 func (ix *Index) loadMatrix(ctx context.Context) (*embed.Matrix, error) {

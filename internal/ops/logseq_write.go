@@ -539,7 +539,9 @@ func deletePage(ctx context.Context, env *Env, in *DeletePageIn) (*WriteResult, 
 				return err
 			}
 			s.main = rel
-			s.trash(f)
+			if err := s.trash(f); err != nil {
+				return err
+			}
 			s.warnings = append(s.warnings, inboundWarning(ctx, vh, rel)...)
 			return nil
 		}})

@@ -172,6 +172,8 @@ type stage struct {
 	// texts holds the new text of every written path, for diffs.
 	texts    map[string]string
 	warnings []string
+	// trashPaths is where each trashed note goes (for the preview).
+	trashPaths map[string]string
 	// main is the note the result is about.
 	main string
 }
@@ -256,9 +258,16 @@ func (s *stage) remove(f *noteFile) {
 	s.ops = append(s.ops, vault.FileOp{Kind: vault.OpRemove, Path: f.rel, Guard: true, Etag: f.etag})
 }
 
-// trash plans moving a note to .trash/.
-func (s *stage) trash(f *noteFile) {
+// trash plans moving a note to .trash/. A trash loci may not use (a link
+// planted at .trash) fails the preview as it would fail the write.
+func (s *stage) trash(f *noteFile) error {
+	tr, err := s.w.TrashTarget(f.rel)
+	if err != nil {
+		return err
+	}
 	s.ops = append(s.ops, vault.FileOp{Kind: vault.OpTrash, Path: f.rel, Guard: true, Etag: f.etag})
+	s.trashPaths[f.rel] = tr
+	return nil
 }
 
 // move plans a note's move to a free path, with new text.
@@ -314,7 +323,7 @@ func runWrite(ctx context.Context, env *Env, spec writeSpec) (*WriteResult, erro
 		return nil, err
 	}
 	defer unlock()
-	s := &stage{env: env, vh: spec.vh, w: w, files: map[string]*noteFile{}, moves: map[string]string{}, texts: map[string]string{}}
+	s := &stage{env: env, vh: spec.vh, w: w, files: map[string]*noteFile{}, moves: map[string]string{}, texts: map[string]string{}, trashPaths: map[string]string{}}
 	if err := spec.build(s); err != nil {
 		return nil, err
 	}
@@ -434,7 +443,7 @@ func (s *stage) describe() *WriteResult {
 			res.Changes = append(res.Changes, FileChange{Path: op.Path, Action: "create", NewEtag: vault.Etag(op.Data),
 				Diff: unifiedDiff(op.Path, op.Path, "", s.texts[op.Path], true)})
 		case vault.OpTrash:
-			res.Changes = append(res.Changes, FileChange{Path: op.Path, Action: "delete", OldEtag: oldEtag, TrashPath: s.w.TrashTarget(op.Path)})
+			res.Changes = append(res.Changes, FileChange{Path: op.Path, Action: "delete", OldEtag: oldEtag, TrashPath: s.trashPaths[op.Path]})
 		case vault.OpRemove:
 			if removedByMove[op.Path] {
 				continue

@@ -531,7 +531,9 @@ func deleteNote(ctx context.Context, env *Env, in *DeleteNoteIn) (*WriteResult, 
 			f.text = f.format.Decode(f.raw)
 		}
 		s.main = rel
-		s.trash(f)
+		if err := s.trash(f); err != nil {
+			return err
+		}
 		s.warnings = append(s.warnings, inboundWarning(ctx, s.vh, rel)...)
 		return nil
 	})

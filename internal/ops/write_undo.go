@@ -292,8 +292,8 @@ func planUndo(s *stage, w *vault.Writer, targets []*vault.JournalEntry, paths []
 		case !st.exists:
 			if restores {
 				s.remove(f)
-			} else {
-				s.trash(f)
+			} else if err := s.trash(f); err != nil {
+				return err
 			}
 		default:
 			s.putBytes(f, st.data)

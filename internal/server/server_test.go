@@ -17,6 +17,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/api"
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/safefs"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/testutil"
@@ -379,12 +380,14 @@ func TestGracefulShutdown(t *testing.T) {
 
 func TestToken(t *testing.T) {
 	t.Setenv(EnvToken, "")
-	dir := filepath.Join(t.TempDir(), ".loci")
+	vaultRoot := t.TempDir()
+	dirPath := filepath.Join(vaultRoot, ".loci")
+	dir := safefs.At(dirPath, vaultRoot)
 	tok, src, created, err := ResolveToken(dir)
-	if err != nil || !created || len(tok) != 43 || src != filepath.Join(dir, TokenFile) {
+	if err != nil || !created || len(tok) != 43 || src != filepath.Join(dirPath, TokenFile) {
 		t.Fatalf("first token: %q %q %v %v", tok, src, created, err)
 	}
-	st, err := os.Stat(filepath.Join(dir, TokenFile))
+	st, err := os.Stat(filepath.Join(dirPath, TokenFile))
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("token file mode: %v %v", st.Mode(), err)
 	}
@@ -408,14 +411,14 @@ func TestToken(t *testing.T) {
 	if err != nil || rot == tok || len(rot) != 43 {
 		t.Fatalf("rotate: %q %v", rot, err)
 	}
-	if st, _ := os.Stat(filepath.Join(dir, TokenFile)); st.Mode().Perm() != 0o600 {
+	if st, _ := os.Stat(filepath.Join(dirPath, TokenFile)); st.Mode().Perm() != 0o600 {
 		t.Errorf("rotated mode %v", st.Mode())
 	}
 	if got, _, _ := LoadOrCreateToken(dir); got != rot {
 		t.Errorf("after rotate: %q", got)
 	}
 	// A token readable by others is refused, with a way out.
-	os.Chmod(filepath.Join(dir, TokenFile), 0o644)
+	os.Chmod(filepath.Join(dirPath, TokenFile), 0o644)
 	_, _, err = LoadOrCreateToken(dir)
 	if err == nil || !strings.Contains(err.Error(), "--rotate") {
 		t.Errorf("0644 token file: %v", err)
@@ -431,8 +434,25 @@ func TestToken(t *testing.T) {
 	os.WriteFile(other, []byte(strings.Repeat("a", 43)), 0o600)
 	d2 := t.TempDir()
 	if err := os.Symlink(other, filepath.Join(d2, TokenFile)); err == nil {
-		if _, _, err := LoadOrCreateToken(d2); err == nil {
+		if _, _, err := LoadOrCreateToken(safefs.At(d2)); err == nil {
 			t.Error("a symlinked token file was accepted")
+		}
+	}
+	// So is a token below a linked index folder (.loci → elsewhere): the
+	// link would hand out whatever token file the other place holds, and
+	// a new token would be written outside the vault.
+	v3 := t.TempDir()
+	elsewhere := t.TempDir()
+	os.WriteFile(filepath.Join(elsewhere, TokenFile), []byte(strings.Repeat("b", 43)+"\n"), 0o600)
+	if err := os.Symlink(elsewhere, filepath.Join(v3, ".loci")); err == nil {
+		if tok, _, err := LoadOrCreateToken(safefs.At(filepath.Join(v3, ".loci"), v3)); err == nil {
+			t.Errorf("a token below a linked .loci was accepted: %q", tok)
+		}
+		if _, err := RotateToken(safefs.At(filepath.Join(v3, ".loci"), v3)); err == nil {
+			t.Error("rotate wrote through a linked .loci")
+		}
+		if b, _ := os.ReadFile(filepath.Join(elsewhere, TokenFile)); string(b) != strings.Repeat("b", 43)+"\n" {
+			t.Errorf("the outside token file changed: %q", b)
 		}
 	}
 	// Tokens are random.

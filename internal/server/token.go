@@ -6,11 +6,11 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/safefs"
 )
 
 // Token storage: <index dir of the first vault>/token, mode 0600.
@@ -33,82 +33,101 @@ func GenerateToken() (string, error) {
 }
 
 // TokenPath is where the token of an index directory is stored.
-func TokenPath(indexDir string) string { return filepath.Join(indexDir, TokenFile) }
+func TokenPath(dir safefs.Loc) string { return dir.Root.Join(dir.Name(TokenFile)) }
 
 // ResolveToken returns the token to use: $LOCI_TOKEN when set (source "env"),
-// else the stored token, created on first use (source = its path).
-func ResolveToken(indexDir string) (token, source string, created bool, err error) {
+// else the stored token, created on first use (source = its path). dir is
+// the index directory, reached without following links (safefs.At).
+func ResolveToken(dir safefs.Loc) (token, source string, created bool, err error) {
 	if t := strings.TrimSpace(os.Getenv(EnvToken)); t != "" {
 		if len(t) < MinTokenLen {
 			return "", "", false, errs.New(errs.CodeInvalidInput, "%s is too short (%d characters; at least %d)", EnvToken, len(t), MinTokenLen)
 		}
 		return t, "env", false, nil
 	}
-	token, created, err = LoadOrCreateToken(indexDir)
-	return token, TokenPath(indexDir), created, err
+	token, created, err = LoadOrCreateToken(dir)
+	return token, TokenPath(dir), created, err
 }
 
 // LoadOrCreateToken reads the stored token, creating it (exclusively, mode
-// 0600) when absent. A token file that is a symlink, not a regular file, or
-// readable or writable by group or others is refused rather than trusted or
-// silently fixed: the secret may already have leaked, so the error says to
-// rotate it.
-func LoadOrCreateToken(indexDir string) (string, bool, error) {
-	p := TokenPath(indexDir)
-	if t, err := readToken(p); err == nil {
+// 0600) when absent. A token file that is a symlink (or sits below one),
+// not a regular file, or readable or writable by group or others is refused
+// rather than trusted or silently fixed: the secret may already have
+// leaked, so the error says to rotate it.
+func LoadOrCreateToken(dir safefs.Loc) (string, bool, error) {
+	name := dir.Name(TokenFile)
+	if t, err := readToken(dir); err == nil {
 		return t, false, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", false, err
 	}
-	if err := os.MkdirAll(indexDir, 0o755); err != nil {
-		return "", false, errs.Wrap(err, errs.CodeInternal, "cannot create the index directory").With("dir", indexDir)
+	if err := dir.MkdirAll(0o755); err != nil {
+		return "", false, dirErr(err, dir)
 	}
 	t, err := GenerateToken()
 	if err != nil {
 		return "", false, err
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := dir.Root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) { // another process won the race: use its token
-			t, err := readToken(p)
+			t, err := readToken(dir)
 			return t, false, err
 		}
-		return "", false, errs.Wrap(err, errs.CodeInternal, "cannot create the token file").With("path", p)
+		if safefs.IsDenied(err) {
+			return "", false, err
+		}
+		return "", false, errs.Wrap(err, errs.CodeInternal, "cannot create the token file").With("path", TokenPath(dir))
 	}
 	if err := writeClose(f, t); err != nil {
-		os.Remove(p)
-		return "", false, errs.Wrap(err, errs.CodeInternal, "cannot write the token file").With("path", p)
+		dir.Root.Remove(name)
+		return "", false, errs.Wrap(err, errs.CodeInternal, "cannot write the token file").With("path", TokenPath(dir))
 	}
 	return t, true, nil
 }
 
+func dirErr(err error, dir safefs.Loc) error {
+	if safefs.IsDenied(err) {
+		return err
+	}
+	return errs.Wrap(err, errs.CodeInternal, "cannot create the index directory").With("dir", dir.Path())
+}
+
 // RotateToken replaces the stored token with a new one (written to a
 // private temporary file, then renamed over the old one) and returns it.
-func RotateToken(indexDir string) (string, error) {
-	if err := os.MkdirAll(indexDir, 0o755); err != nil {
-		return "", errs.Wrap(err, errs.CodeInternal, "cannot create the index directory").With("dir", indexDir)
+func RotateToken(dir safefs.Loc) (string, error) {
+	if err := dir.MkdirAll(0o755); err != nil {
+		return "", dirErr(err, dir)
 	}
 	t, err := GenerateToken()
 	if err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(indexDir, ".token-*") // CreateTemp uses O_EXCL and mode 0600
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := dir.Name(".token-" + base64.RawURLEncoding.EncodeToString(rnd[:]))
+	f, err := dir.Root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return "", errs.Wrap(err, errs.CodeInternal, "cannot create the token file").With("dir", indexDir)
+		if safefs.IsDenied(err) {
+			return "", err
+		}
+		return "", errs.Wrap(err, errs.CodeInternal, "cannot create the token file").With("dir", dir.Path())
 	}
-	tmp := f.Name()
 	if err := f.Chmod(0o600); err != nil && runtime.GOOS != "windows" {
 		f.Close()
-		os.Remove(tmp)
+		dir.Root.Remove(tmp)
 		return "", errs.Wrap(err, errs.CodeInternal, "cannot protect the token file")
 	}
 	if err := writeClose(f, t); err != nil {
-		os.Remove(tmp)
+		dir.Root.Remove(tmp)
 		return "", errs.Wrap(err, errs.CodeInternal, "cannot write the token file")
 	}
-	if err := os.Rename(tmp, TokenPath(indexDir)); err != nil {
-		os.Remove(tmp)
-		return "", errs.Wrap(err, errs.CodeInternal, "cannot replace the token file").With("path", TokenPath(indexDir))
+	if err := dir.Root.Rename(tmp, dir.Name(TokenFile)); err != nil {
+		dir.Root.Remove(tmp)
+		if safefs.IsDenied(err) {
+			return "", err
+		}
+		return "", errs.Wrap(err, errs.CodeInternal, "cannot replace the token file").With("path", TokenPath(dir))
 	}
 	return t, nil
 }
@@ -124,11 +143,15 @@ func writeClose(f *os.File, token string) error {
 	return err
 }
 
-func readToken(p string) (string, error) {
-	st, err := os.Lstat(p)
+func readToken(dir safefs.Loc) (string, error) {
+	p := TokenPath(dir)
+	st, err := dir.Root.Lstat(dir.Name(TokenFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", err
+		}
+		if safefs.IsDenied(err) {
+			return "", errs.New(errs.CodeForbidden, "the token file %s is not safe to read (%s); remove the link and run `loci token --rotate`", p, errs.As(err).Message).With("path", p)
 		}
 		return "", errs.Wrap(err, errs.CodeInternal, "cannot read the token file").With("path", p)
 	}
@@ -140,7 +163,7 @@ func readToken(p string) (string, error) {
 			"the token file %s is accessible to other users (mode %04o); treat the token as leaked: run `loci token --rotate` (it writes a new one with mode 0600)",
 			p, st.Mode().Perm()).With("path", p).With("mode", st.Mode().Perm().String())
 	}
-	b, err := os.ReadFile(p)
+	b, err := dir.Root.ReadFile(dir.Name(TokenFile))
 	if err != nil {
 		return "", errs.Wrap(err, errs.CodeInternal, "cannot read the token file").With("path", p)
 	}

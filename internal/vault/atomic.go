@@ -6,76 +6,96 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"runtime"
+	"path"
 	"strings"
 	"time"
+
+	"github.com/loci-dev/loci/internal/safefs"
 )
 
 // errExist reports that a create found its target already there.
 var errExist = errors.New("target exists")
 
-// tempName is a hidden, non-.md name beside the target: the walk never
-// indexes it and Obsidian does not show it.
-func tempName(abs string) string {
+// Every function here takes paths relative to a safefs.Root (the vault
+// root) and acts through folder descriptors opened without following a
+// link at any component (internal/safefs): a link planted anywhere on the
+// way (.trash, .loci/journal, a note's folder) is refused with path_denied
+// naming it, and nothing is ever written outside the vault.
+
+// splitRel splits a root-relative path into its folder and name.
+func splitRel(rel string) (string, string) {
+	dir, name := path.Split(rel)
+	return strings.TrimSuffix(dir, "/"), name
+}
+
+// tempPrefix is the start of the temporary names beside a file called
+// name: hidden and not .md, so the walk never indexes them and Obsidian
+// does not show them.
+func tempPrefix(name string) string {
+	if len(name) > 100 {
+		name = name[:100]
+	}
+	return "." + name + ".loci-"
+}
+
+func tempName(name string) string {
 	var b [8]byte
 	rand.Read(b[:])
-	base := filepath.Base(abs)
-	if len(base) > 100 {
-		base = base[:100]
-	}
-	return filepath.Join(filepath.Dir(abs), "."+base+".loci-"+hex.EncodeToString(b[:])+".tmp")
+	return tempPrefix(name) + hex.EncodeToString(b[:]) + ".tmp"
 }
 
-// sweepTemps removes the temporary files a killed writer left beside abs.
-// The caller holds abs's write lock, so no live writer owns one of them.
-func sweepTemps(abs string) {
-	base := filepath.Base(abs)
-	if len(base) > 100 {
-		base = base[:100]
+// sweepTemps removes the temporary files a killed writer left beside name
+// in d. The caller holds the file's write lock, so no live writer owns one.
+func sweepTemps(d *safefs.Dir, name string) {
+	ents, err := d.ReadDir()
+	if err != nil {
+		return
 	}
-	esc := strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(base)
-	if runtime.GOOS == "windows" {
-		esc = strings.NewReplacer("*", "?", "[", "?").Replace(base)
-	}
-	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(abs), "."+esc+".loci-*.tmp"))
-	for _, m := range matches {
-		os.Remove(m)
+	prefix := tempPrefix(name)
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, prefix) && strings.HasSuffix(n, ".tmp") && len(n) == len(prefix)+16+4 && e.Type().IsRegular() {
+			d.Remove(n)
+		}
 	}
 }
 
-// writeFileAtomic puts data at abs so that a reader (or a crash) sees either
-// the old bytes or the new ones, never a mix: the data goes to a temporary
-// file in the same folder, is fsynced, gets the old file's permissions (and
-// owner, where allowed) and a modification time later than the old one, is
-// renamed over the target, and the folder is fsynced. With noReplace the
-// target must not exist (errExist otherwise); the new file then appears
-// through a hard link, which fails atomically when the name is taken.
-func writeFileAtomic(abs string, data []byte, noReplace bool) (err error) {
-	dir := filepath.Dir(abs)
-	old, statErr := os.Lstat(abs)
+// writeFileAtomic puts data at rel so that a reader (or a crash) sees
+// either the old bytes or the new ones, never a mix: the data goes to a
+// temporary file in the same folder, is fsynced, gets the old file's
+// permissions (and owner, where allowed) and a modification time later
+// than the old one, is renamed over the target, and the folder is fsynced.
+// With noReplace the target must not exist (errExist otherwise); the new
+// file then appears through a hard link, which fails atomically when the
+// name is taken. Missing folders are created.
+func writeFileAtomic(r safefs.Root, rel string, data []byte, noReplace bool) (err error) {
+	dirRel, name := splitRel(rel)
+	d, err := r.OpenDir(dirRel, true, 0o755)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	old, statErr := d.Lstat(name)
 	exists := statErr == nil
+	if exists && old.Mode()&fs.ModeSymlink != 0 {
+		return safefs.SymlinkError(rel)
+	}
 	if exists && noReplace {
 		return errExist
 	}
 	if exists && !old.Mode().IsRegular() {
 		return errors.New("not a regular file")
 	}
-	if !exists {
-		if err := mkdirAllSync(dir); err != nil {
-			return err
-		}
-	}
-	sweepTemps(abs)
-	tmp := tempName(abs)
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666) // the umask applies to new notes
+	sweepTemps(d, name)
+	tmp := tempName(name)
+	f, err := d.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666) // the umask applies to new notes
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(tmp)
+			d.Remove(tmp)
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
@@ -94,26 +114,26 @@ func writeFileAtomic(abs string, data []byte, noReplace bool) (err error) {
 		return err
 	}
 	if exists {
-		if err = newerThan(tmp, old.ModTime()); err != nil {
+		if err = newerThan(d, tmp, old.ModTime()); err != nil {
 			return err
 		}
 	}
 	if noReplace {
-		if err = linkNoReplace(tmp, abs); err != nil {
+		if err = linkNoReplace(d, tmp, d, name); err != nil {
 			return err
 		}
-		os.Remove(tmp)
-	} else if err = os.Rename(tmp, abs); err != nil {
+		d.Remove(tmp)
+	} else if err = d.Rename(tmp, d, name); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return d.Sync()
 }
 
-// newerThan makes sure p's modification time is after t. Two writes within
-// one clock tick would otherwise leave the same size and mtime, and an
-// incremental index (which compares those first) would miss the second.
-func newerThan(p string, t time.Time) error {
-	st, err := os.Stat(p)
+// newerThan makes sure name's modification time is after t. Two writes
+// within one clock tick would otherwise leave the same size and mtime, and
+// an incremental index (which compares those first) would miss the second.
+func newerThan(d *safefs.Dir, name string, t time.Time) error {
+	st, err := d.Lstat(name)
 	if err != nil {
 		return err
 	}
@@ -122,107 +142,81 @@ func newerThan(p string, t time.Time) error {
 			return nil
 		}
 		mt := t.Add(step)
-		if err := os.Chtimes(p, mt, mt); err != nil {
+		if err := d.Chtimes(name, mt, mt); err != nil {
 			return err
 		}
-		if st, err = os.Stat(p); err != nil {
+		if st, err = d.Lstat(name); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// linkNoReplace makes dst name the file src without ever replacing dst. A
-// file system without hard links falls back to check-then-rename.
-func linkNoReplace(src, dst string) error {
-	err := os.Link(src, dst)
+// linkNoReplace makes dst/dstName name the file src/name without ever
+// replacing it. A file system without hard links falls back to
+// check-then-rename.
+func linkNoReplace(src *safefs.Dir, name string, dst *safefs.Dir, dstName string) error {
+	err := src.Link(name, dst, dstName)
 	if err == nil {
 		return nil
+	}
+	if safefs.IsDenied(err) {
+		return err
 	}
 	if errors.Is(err, fs.ErrExist) {
 		return errExist
 	}
-	if _, serr := os.Lstat(dst); serr == nil {
+	if _, serr := dst.Lstat(dstName); serr == nil {
 		return errExist
 	}
-	return os.Rename(src, dst)
+	return src.Rename(name, dst, dstName)
 }
 
-// moveNoReplace renames src to dst (same file system), refusing to replace
-// dst; the file keeps its inode, bytes, mode and times. Both folders are
-// fsynced.
-func moveNoReplace(src, dst string) error {
-	if err := mkdirAllSync(filepath.Dir(dst)); err != nil {
+// moveNoReplace renames srcRel to dstRel (same file system), refusing to
+// replace dstRel; the file keeps its inode, bytes, mode and times. Missing
+// folders of dstRel are created; both folders are fsynced.
+func moveNoReplace(r safefs.Root, srcRel, dstRel string) error {
+	sdRel, sname := splitRel(srcRel)
+	ddRel, dname := splitRel(dstRel)
+	sd, err := r.OpenDir(sdRel, false, 0)
+	if err != nil {
 		return err
 	}
-	err := os.Link(src, dst)
-	switch {
-	case err == nil:
-		if err := os.Remove(src); err != nil {
-			os.Remove(dst)
-			return err
-		}
-	case errors.Is(err, fs.ErrExist):
-		return errExist
-	default:
-		if _, serr := os.Lstat(dst); serr == nil {
-			return errExist
-		}
-		if err := os.Rename(src, dst); err != nil {
-			return err
-		}
+	defer sd.Close()
+	if st, err := sd.Lstat(sname); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return safefs.SymlinkError(srcRel)
 	}
-	if err := syncDir(filepath.Dir(dst)); err != nil {
+	dd, err := r.OpenDir(ddRel, true, 0o755)
+	if err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(src))
-}
-
-// removeFile unlinks abs and fsyncs its folder.
-func removeFile(abs string) error {
-	if err := os.Remove(abs); err != nil {
+	defer dd.Close()
+	if err := linkNoReplace(sd, sname, dd, dname); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(abs))
-}
-
-// mkdirAllSync creates dir and its missing parents, fsyncing each parent
-// whose entries changed so that the new folders survive a crash.
-func mkdirAllSync(dir string) error {
-	var missing []string
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil {
-			break
-		}
-		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for _, d := range missing {
-		if err := syncDir(filepath.Dir(d)); err != nil {
+	if _, err := sd.Lstat(sname); err == nil {
+		// Linked (not renamed by the fallback): drop the old name.
+		if err := sd.Remove(sname); err != nil {
+			dd.Remove(dname)
 			return err
 		}
 	}
-	return nil
+	if err := dd.Sync(); err != nil {
+		return err
+	}
+	return sd.Sync()
 }
 
-// syncDir fsyncs a folder so that a rename or a new entry in it is durable.
-// File systems that cannot sync folders are tolerated.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+// removeFile unlinks rel and fsyncs its folder.
+func removeFile(r safefs.Root, rel string) error {
+	dirRel, name := splitRel(rel)
+	d, err := r.OpenDir(dirRel, false, 0)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	if err := d.Sync(); err != nil && !ignorableSyncErr(err) {
+	if err := d.Remove(name); err != nil {
 		return err
 	}
-	return nil
+	return d.Sync()
 }

@@ -2,10 +2,10 @@ package vault
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/loci-dev/loci/internal/safefs"
 )
 
 // auditMaxBytes is where audit.log is rotated to audit.log.1.
@@ -38,7 +38,8 @@ type AuditChange struct {
 }
 
 type auditLog struct {
-	path string
+	root safefs.Root
+	rel  string
 	mu   sync.Mutex
 }
 
@@ -52,22 +53,12 @@ func (a *auditLog) append(r *WriteRecord) error {
 	line = append(line, '\n')
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := os.MkdirAll(filepath.Dir(a.path), 0o755); err != nil {
-		return err
-	}
-	if st, err := os.Stat(a.path); err == nil && st.Size()+int64(len(line)) > auditMaxBytes {
-		os.Rename(a.path, a.path+".1")
-	}
-	f, err := os.OpenFile(a.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
+	if st, err := a.root.Lstat(a.rel); err == nil && st.Mode().IsRegular() && st.Size()+int64(len(line)) > auditMaxBytes {
+		a.root.Rename(a.rel, a.rel+".1")
 	}
 	// Not fsynced: the journal entry, fsynced before the change, is the
 	// durable record; a crash of loci loses no audit line (the kernel has
-	// it), only a crash of the machine can.
-	if _, err := f.Write(line); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	// it), only a crash of the machine can. A link planted at audit.log is
+	// refused (path_denied), never appended through.
+	return a.root.AppendLine(a.rel, line, 0o600)
 }

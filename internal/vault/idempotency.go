@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/loci-dev/loci/internal/safefs"
 )
 
 // DefaultIdempotencyTTL is how long a key's first result is kept.
@@ -26,7 +26,8 @@ type IdempotencyRecord struct {
 }
 
 type idemStore struct {
-	dir string
+	root safefs.Root
+	dir  string // root-relative
 	ttl time.Duration
 
 	mu        sync.Mutex
@@ -35,12 +36,12 @@ type idemStore struct {
 
 func (s *idemStore) file(key string) string {
 	h := sha256.Sum256([]byte(key))
-	return filepath.Join(s.dir, hex.EncodeToString(h[:16])+".json")
+	return s.dir + "/" + hex.EncodeToString(h[:16]) + ".json"
 }
 
 // lookup returns the record of key, or nil when there is none (or it expired).
 func (s *idemStore) lookup(key string, now time.Time) (*IdempotencyRecord, error) {
-	b, err := os.ReadFile(s.file(key))
+	b, err := s.root.ReadFile(s.file(key))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -55,14 +56,14 @@ func (s *idemStore) lookup(key string, now time.Time) (*IdempotencyRecord, error
 }
 
 func (s *idemStore) store(r *IdempotencyRecord, now time.Time) error {
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+	if err := s.root.MkdirAll(s.dir, 0o700); err != nil {
 		return err
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.file(r.Key), b, false); err != nil {
+	if err := writeFileAtomic(s.root, s.file(r.Key), b, false); err != nil {
 		return err
 	}
 	s.prune(now)
@@ -80,7 +81,7 @@ func (s *idemStore) prune(now time.Time) {
 	if !due {
 		return
 	}
-	des, err := os.ReadDir(s.dir)
+	des, err := s.root.ReadDir(s.dir)
 	if err != nil {
 		return
 	}
@@ -89,7 +90,7 @@ func (s *idemStore) prune(now time.Time) {
 			continue
 		}
 		if info, err := d.Info(); err == nil && now.Sub(info.ModTime()) > s.ttl {
-			os.Remove(filepath.Join(s.dir, d.Name()))
+			s.root.Remove(s.dir + "/" + d.Name())
 		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/safefs"
 )
 
 // Journal defaults (config: writes.journal_max_bytes, writes.journal_max_age).
@@ -57,7 +57,8 @@ type JournalFile struct {
 }
 
 type journal struct {
-	dir      string
+	root     safefs.Root
+	dir      string // root-relative
 	maxBytes int64
 	maxAge   time.Duration
 
@@ -108,9 +109,6 @@ const entryExt = ".entry"
 // applied (write-ahead): to a temporary file, fsynced, renamed into place,
 // the folder fsynced; an entry is either whole or absent.
 func (j *journal) record(e *JournalEntry, befores map[int][]byte) error {
-	if err := mkdirAllSync(j.dir); err != nil {
-		return err
-	}
 	var blobs bytes.Buffer
 	for i := range e.Files {
 		b, has := befores[i]
@@ -124,7 +122,7 @@ func (j *journal) record(e *JournalEntry, befores map[int][]byte) error {
 		e.Files[i].Blob = strconv.Itoa(off) + "+" + strconv.Itoa(blobs.Len()-off)
 	}
 	data := encodeEntry(e, blobs.Bytes())
-	if err := writeFileAtomic(filepath.Join(j.dir, e.ID+entryExt), data, true); err != nil {
+	if err := writeFileAtomic(j.root, j.dir+"/"+e.ID+entryExt, data, true); err != nil {
 		return err
 	}
 	j.mu.Lock()
@@ -150,13 +148,12 @@ func (j *journal) rewrite(e *JournalEntry) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(j.dir, e.ID+entryExt), encodeEntry(e, blobs), false)
+	return writeFileAtomic(j.root, j.dir+"/"+e.ID+entryExt, encodeEntry(e, blobs), false)
 }
 
 // drop removes an entry whose change was rolled back.
 func (j *journal) drop(id string) {
-	os.Remove(filepath.Join(j.dir, id+entryExt))
-	syncDir(j.dir)
+	removeFile(j.root, j.dir+"/"+id+entryExt)
 }
 
 // read reads an entry's metadata and, with blobs, its blob section.
@@ -164,8 +161,11 @@ func (j *journal) read(id string, blobs bool) (*JournalEntry, []byte, error) {
 	if !validID(id) {
 		return nil, nil, errs.New(errs.CodeUndoNotFound, "%q is not a journal entry id (see write_history)", id).With("id", id)
 	}
-	f, err := os.Open(filepath.Join(j.dir, id+entryExt))
+	f, err := j.root.OpenFile(j.dir+"/"+id+entryExt, os.O_RDONLY, 0)
 	if err != nil {
+		if safefs.IsDenied(err) {
+			return nil, nil, err
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, errs.New(errs.CodeUndoNotFound, "no journal entry %s (it never existed or was pruned: the journal keeps %s and %d MiB)", id, j.maxAge, j.maxBytes>>20).With("id", id)
 		}
@@ -196,10 +196,13 @@ func (j *journal) load(id string) (*JournalEntry, error) {
 
 // list returns every entry, oldest first. Damaged entries are skipped.
 func (j *journal) list() ([]*JournalEntry, error) {
-	des, err := os.ReadDir(j.dir)
+	des, err := j.root.ReadDir(j.dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
+		}
+		if safefs.IsDenied(err) {
+			return nil, err
 		}
 		return nil, errs.Wrap(err, errs.CodeInternal, "cannot read the journal")
 	}
@@ -255,7 +258,7 @@ func (j *journal) pruneDue(now time.Time) bool {
 // write can be undone whatever its size. Temporary files of interrupted
 // records go too.
 func (j *journal) prune(now time.Time) {
-	des, err := os.ReadDir(j.dir)
+	des, err := j.root.ReadDir(j.dir)
 	if err != nil {
 		return
 	}
@@ -274,7 +277,7 @@ func (j *journal) prune(now time.Time) {
 		id, ok := strings.CutSuffix(name, entryExt)
 		if !ok || strings.HasPrefix(name, ".") {
 			if strings.HasPrefix(name, ".") && now.Sub(info.ModTime()) > time.Minute {
-				os.RemoveAll(filepath.Join(j.dir, name))
+				j.root.Remove(j.dir + "/" + name)
 			}
 			continue
 		}
@@ -294,7 +297,7 @@ func (j *journal) prune(now time.Time) {
 			break
 		}
 		if now.Sub(it.t) > j.maxAge || total > j.maxBytes {
-			os.Remove(filepath.Join(j.dir, it.id+entryExt))
+			j.root.Remove(j.dir + "/" + it.id + entryExt)
 			total -= it.bytes
 		}
 	}

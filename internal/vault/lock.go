@@ -4,7 +4,6 @@ import (
 	"context"
 	"hash/fnv"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/safefs"
 )
 
 // DefaultLockTimeout bounds how long a writer waits for a note's lock.
@@ -29,6 +29,8 @@ const DefaultLockTimeout = 30 * time.Second
 // descriptor of the file is closed, so there is exactly one locker (and one
 // descriptor, never closed) per lock file in a process.
 type locker struct {
+	root safefs.Root
+	rel  string
 	path string
 
 	mu    sync.Mutex
@@ -38,11 +40,12 @@ type locker struct {
 
 var lockers sync.Map // lock file path → *locker
 
-func lockerFor(path string) *locker {
+func lockerFor(root safefs.Root, rel string) *locker {
+	path := root.Join(rel)
 	if l, ok := lockers.Load(path); ok {
 		return l.(*locker)
 	}
-	l, _ := lockers.LoadOrStore(path, &locker{path: path, slots: map[int64]chan struct{}{}})
+	l, _ := lockers.LoadOrStore(path, &locker{root: root, rel: rel, path: path, slots: map[int64]chan struct{}{}})
 	return l.(*locker)
 }
 
@@ -63,10 +66,7 @@ func (l *locker) file() (*os.File, error) {
 	if l.f != nil {
 		return l.f, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := l.root.OpenFile(l.rel, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -97,6 +97,9 @@ func (l *locker) lock(ctx context.Context, timeout time.Duration, keys ...string
 	slots = slices.Compact(slots)
 	f, err := l.file()
 	if err != nil {
+		if safefs.IsDenied(err) {
+			return nil, err
+		}
 		return nil, errs.Wrap(err, errs.CodeInternal, "cannot open the write lock file").With("lock", l.path)
 	}
 	if timeout <= 0 {

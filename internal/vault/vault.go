@@ -18,6 +18,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/safefs"
 )
 
 // IgnoredDirs are never walked and never readable through loci.
@@ -223,16 +224,134 @@ func (v *Vault) inside(real string) bool {
 	return real == v.Root || strings.HasPrefix(real, v.Root+string(filepath.Separator))
 }
 
-// ReadNote reads a note by vault-relative path.
+// NoteRule says why a canonical vault-relative path is not a note loci
+// serves, or "" when it is one. It is the one rule of every read surface
+// and of the walk: a Markdown file (.md), not hidden (no segment starting
+// with "."), outside the ignored folders (.obsidian, .git, .loci, .trash,
+// node_modules), outside a Logseq graph's own logseq/ folder (backups,
+// version files, config) and not excluded by the exclude globs.
+func (v *Vault) NoteRule(clean string) string {
+	if d := ignoredPrefix(clean); d != "" {
+		return "inside " + d + "/"
+	}
+	for _, seg := range strings.Split(clean, "/") {
+		if strings.HasPrefix(seg, ".") {
+			return "hidden files and folders are not notes"
+		}
+	}
+	if g, ok := v.logseqInternal(clean); ok {
+		return "inside " + g + "logseq/, the Logseq app's own folder (backups, version files, config)"
+	}
+	if v.excludedByConfig(clean) {
+		return "excluded by the exclude config"
+	}
+	if !strings.EqualFold(path.Ext(clean), ".md") {
+		return "only Markdown notes (.md) are read"
+	}
+	return ""
+}
+
+// Resolve confines a caller-supplied path to a note: the requested path and
+// the real path it resolves to through any symlinks must both be notes by
+// NoteRule, and the real one must be inside the vault. It returns the
+// canonical requested path and the real vault-relative path, which has no
+// link at any component (read it with v.FS()). A note that does not exist
+// is note_not_found; anything else refused is path_denied.
+func (v *Vault) Resolve(rel string) (clean, real string, err error) {
+	clean, err = CleanRel(rel)
+	if err != nil {
+		return "", "", err
+	}
+	if why := v.NoteRule(clean); why != "" {
+		return clean, "", errs.New(errs.CodePathDenied, "%s is not a note loci reads: %s", clean, why).With("path", clean).With("reason", why)
+	}
+	abs := filepath.Join(v.Root, filepath.FromSlash(clean))
+	realAbs, err := filepath.EvalSymlinks(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Missing: say so only when the folders on the way are fine; a
+		// link among them that leaves the vault or leads into a closed
+		// folder is a refusal whether or not the note exists there.
+		realAbs, err = v.resolveMissing(abs)
+		if err == nil {
+			err = fs.ErrNotExist
+		}
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if errs.Code(err) == errs.CodePathDenied {
+			return clean, "", errs.As(err).With("path", clean)
+		}
+		return clean, "", errs.Wrap(err, errs.CodePathDenied, "cannot resolve path").With("path", clean)
+	}
+	realRel, ok := safefs.Inside(v.Root, realAbs)
+	if !ok {
+		return clean, "", errs.New(errs.CodePathDenied, "%s resolves outside the vault through a symbolic link", clean).
+			With("path", clean).With("reason", "symlink escapes the vault")
+	}
+	realRel = norm.NFC.String(realRel)
+	missing := errors.Is(err, fs.ErrNotExist)
+	if realRel != clean {
+		// A link inside the vault (Notes/lci → ../.loci) must not open what
+		// the rule keeps closed: the rule holds for where it leads too.
+		if realRel == "" {
+			return clean, "", errs.New(errs.CodePathDenied, "%s resolves to the vault root", clean).With("path", clean).With("reason", "symlink")
+		}
+		if why := v.NoteRule(realRel); why != "" {
+			return clean, "", errs.New(errs.CodePathDenied, "%s is a symbolic link to %s, which is not a note loci reads: %s", clean, realRel, why).
+				With("path", clean).With("resolved", realRel).With("reason", why)
+		}
+	}
+	if missing {
+		return clean, "", errs.New(errs.CodeNotFound, "note not found: %s", clean).With("path", clean)
+	}
+	return clean, realRel, nil
+}
+
+// resolveMissing resolves the deepest existing folder of abs (which does
+// not exist) and joins the rest to it.
+func (v *Vault) resolveMissing(abs string) (string, error) {
+	rest := filepath.Base(abs)
+	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
+		real, err := filepath.EvalSymlinks(dir)
+		if err == nil {
+			return filepath.Join(real, rest), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		if filepath.Dir(dir) == dir {
+			return "", err
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}
+
+// ReadNote reads a note by vault-relative path: Resolve's rule, then the
+// real path is opened without following links (a FIFO or device is
+// refused, never blocked on). The returned path is the canonical form of
+// the requested one.
 func (v *Vault) ReadNote(rel string) ([]byte, string, error) {
-	abs, clean, err := v.Abs(rel)
+	clean, err := CleanRel(rel)
 	if err != nil {
 		return nil, "", err
 	}
-	b, err := os.ReadFile(abs)
+	if v.NoteRule(clean) == "" {
+		// The common case first: a path with no link on the way is its own
+		// real path, and the no-follow read proves it.
+		if b, err := v.FS().ReadFile(clean); err == nil {
+			return b, clean, nil
+		}
+	}
+	clean, real, err := v.Resolve(rel)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		return nil, clean, err
+	}
+	b, err := v.FS().ReadFile(real)
+	if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			return nil, clean, errs.New(errs.CodeNotFound, "note not found: %s", clean).With("path", clean)
+		case safefs.IsDenied(err):
+			return nil, clean, errs.New(errs.CodePathDenied, "%s is not a note loci reads: %s", clean, errs.As(err).Message).With("path", clean).With("reason", "not a regular file")
 		}
 		return nil, clean, errs.Wrap(err, errs.CodeInternal, "cannot read note").With("path", clean)
 	}
@@ -246,17 +365,44 @@ type File struct {
 	ModTime int64 // UnixNano
 }
 
-// Excluded reports whether a vault-relative path is ignored or excluded by config.
+// Excluded reports whether a vault-relative path is ignored, inside a
+// Logseq graph's own logseq/ folder, or excluded by config.
 func (v *Vault) Excluded(rel string) bool {
 	if ignoredPrefix(rel) != "" {
 		return true
 	}
+	if _, ok := v.logseqInternal(rel); ok {
+		return true
+	}
+	return v.excludedByConfig(rel)
+}
+
+func (v *Vault) excludedByConfig(rel string) bool {
 	for _, g := range v.exclude {
 		if ok, _ := doublestar.Match(g, rel); ok {
 			return true
 		}
 	}
 	return false
+}
+
+// logseqInternal reports whether rel is (inside) the logseq/ folder of a
+// Logseq graph: the app keeps its config, custom CSS, page backups
+// (logseq/bak/), version files and recycle bin there. Backups are full
+// copies of pages and would otherwise shadow the real ones. It returns the
+// graph's prefix ("" or "sub/").
+func (v *Vault) logseqInternal(rel string) (string, bool) {
+	for _, g := range v.graphs {
+		prefix := ""
+		if g != "" {
+			prefix = g + "/"
+		}
+		dir := prefix + "logseq"
+		if strings.EqualFold(rel, dir) || strings.EqualFold(rel, dir+"/") || len(rel) > len(dir) && strings.EqualFold(rel[:len(dir)+1], dir+"/") {
+			return prefix, true
+		}
+	}
+	return "", false
 }
 
 // Walk lists every Markdown note in the vault, skipping ignored folders,
@@ -288,7 +434,7 @@ func (v *Vault) Walk(ctx context.Context, fn func(File) error) error {
 			}
 			return nil
 		}
-		if !strings.EqualFold(path.Ext(name), ".md") || v.Excluded(rel) {
+		if v.NoteRule(rel) != "" {
 			return nil
 		}
 		info, err := d.Info()
@@ -296,7 +442,9 @@ func (v *Vault) Walk(ctx context.Context, fn func(File) error) error {
 			return nil // vanished
 		}
 		if info.Mode()&fs.ModeSymlink != 0 {
-			if _, _, err := v.Abs(rel); err != nil {
+			// A linked note is indexed only when what it links to is a
+			// note too (never .loci/token, never outside the vault).
+			if _, _, err := v.Resolve(rel); err != nil {
 				return nil
 			}
 			st, err := os.Stat(p)
@@ -314,3 +462,7 @@ func (v *Vault) Walk(ctx context.Context, fn func(File) error) error {
 // Graphs returns the vault-relative roots of the Logseq graphs in the vault
 // ("" for a graph at the root), in discovery order.
 func (v *Vault) Graphs() []string { return append([]string(nil), v.graphs...) }
+
+// FS is the vault root as a safefs.Root: the way to touch files below it
+// without following a link at any component.
+func (v *Vault) FS() safefs.Root { return safefs.Root(v.Root) }

@@ -14,6 +14,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/safefs"
 )
 
 // WriterOptions configure a vault's write pipeline.
@@ -39,7 +40,7 @@ type WriterOptions struct {
 // lives in <vault>/.loci/ (journal/, idempotency/, audit.log, write.lock).
 type Writer struct {
 	v       *Vault
-	dir     string
+	root    safefs.Root
 	opt     WriterOptions
 	locks   *locker
 	journal *journal
@@ -69,21 +70,43 @@ func NewWriter(v *Vault, opt WriterOptions) (*Writer, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	dir := filepath.Join(v.Root, ".loci")
+	// The writer's own state lives in <vault>/.loci/, reached like the
+	// notes through safefs: no link is followed at any component.
+	root := v.FS()
 	return &Writer{
-		v: v, dir: dir, opt: opt,
-		locks:   lockerFor(filepath.Join(dir, "write.lock")),
-		journal: &journal{dir: filepath.Join(dir, "journal"), maxBytes: opt.JournalMaxBytes, maxAge: opt.JournalMaxAge},
-		idem:    &idemStore{dir: filepath.Join(dir, "idempotency"), ttl: opt.IdempotencyTTL},
-		audit:   &auditLog{path: filepath.Join(dir, "audit.log")},
+		v: v, root: root, opt: opt,
+		locks:   lockerFor(root, stateDir+"/write.lock"),
+		journal: &journal{root: root, dir: stateDir + "/journal", maxBytes: opt.JournalMaxBytes, maxAge: opt.JournalMaxAge},
+		idem:    &idemStore{root: root, dir: stateDir + "/idempotency", ttl: opt.IdempotencyTTL},
+		audit:   &auditLog{root: root, rel: stateDir + "/audit.log"},
 	}, nil
 }
 
 // Vault returns the vault written.
 func (w *Writer) Vault() *Vault { return w.v }
 
+// stateDir is the vault-relative folder of the writer's state.
+const stateDir = ".loci"
+
+// statePaths are the files and folders a commit writes besides the notes.
+var statePaths = []string{stateDir + "/journal/x", stateDir + "/audit.log", stateDir + "/audit.log.1", stateDir + "/idempotency/x", stateDir + "/write.lock"}
+
+// checkState refuses to start a change when any of the writer's own files
+// is a link (.loci/audit.log → ~/.bashrc, .loci/journal → /tmp): the
+// journal holds note bytes and the audit log grows by a line per write, so
+// neither may land outside the vault, and a change whose audit line or
+// undo entry could not be written should not happen at all.
+func (w *Writer) checkState() error {
+	for _, p := range statePaths {
+		if err := w.root.Check(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // AuditPath is where applied writes are logged.
-func (w *Writer) AuditPath() string { return w.audit.path }
+func (w *Writer) AuditPath() string { return w.root.Join(w.audit.rel) }
 
 // Target checks that a caller-supplied path may be written and returns its
 // canonical vault-relative form and absolute location. Refused: everything
@@ -163,16 +186,16 @@ func (w *Writer) Lock(ctx context.Context, keys ...string) (func(), error) {
 
 // ReadState reads a note for a change: its bytes and etag, or exists=false.
 func (w *Writer) ReadState(rel string) (data []byte, etag string, exists bool, err error) {
-	clean, abs, err := w.Target(rel)
+	clean, _, err := w.Target(rel)
 	if err != nil {
 		return nil, "", false, err
 	}
-	b, err := os.ReadFile(abs)
+	b, err := w.root.ReadFile(clean)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "", false, nil
 	}
 	if err != nil {
-		return nil, "", false, errs.Wrap(err, errs.CodeInternal, "cannot read note").With("path", clean)
+		return nil, "", false, readErr(err, clean)
 	}
 	return b, Etag(b), true, nil
 }
@@ -233,7 +256,6 @@ type applied struct {
 	abs       string
 	before    []byte
 	existed   bool
-	trashAbs  string
 	trashRel  string
 	newEtag   string
 	oldEtag   string
@@ -249,6 +271,9 @@ type applied struct {
 // The caller must hold the locks of every path (Lock).
 func (w *Writer) Commit(ctx context.Context, c *Change) (*Receipt, error) {
 	now := w.opt.Now()
+	if err := w.checkState(); err != nil {
+		return nil, err
+	}
 	var todo []*applied
 	for _, op := range c.Ops {
 		clean, abs, err := w.Target(op.Path)
@@ -257,13 +282,13 @@ func (w *Writer) Commit(ctx context.Context, c *Change) (*Receipt, error) {
 		}
 		op.Path = clean
 		a := &applied{op: op, abs: abs}
-		b, err := os.ReadFile(abs)
+		b, err := w.root.ReadFile(clean)
 		switch {
 		case err == nil:
 			a.before, a.existed, a.oldEtag = b, true, Etag(b)
 		case errors.Is(err, fs.ErrNotExist):
 		default:
-			return nil, errs.Wrap(err, errs.CodeInternal, "cannot read note").With("path", clean)
+			return nil, readErr(err, clean)
 		}
 		if op.Guard && op.Etag != a.oldEtag {
 			e := errs.New(errs.CodeEtagMismatch, "%s changed since it was read (etag %s, expected %s); read it again", clean, short(a.oldEtag), short(op.Etag)).
@@ -316,7 +341,13 @@ func (w *Writer) Commit(ctx context.Context, c *Change) (*Receipt, error) {
 		a.journalAt = i
 		jf := JournalFile{Path: a.op.Path, Action: a.action, BeforeEtag: a.oldEtag, AfterEtag: a.newEtag}
 		if a.op.Kind == OpTrash {
-			a.trashRel, a.trashAbs = w.trashTarget(a.op.Path)
+			// A trash that is a link (.trash → /tmp/outside) is refused
+			// here, before the journal or any file changes.
+			tr, err := w.trashTarget(a.op.Path)
+			if err != nil {
+				return nil, err
+			}
+			a.trashRel = tr
 			jf.TrashPath = a.trashRel
 		}
 		if a.existed {
@@ -325,6 +356,9 @@ func (w *Writer) Commit(ctx context.Context, c *Change) (*Receipt, error) {
 		e.Files = append(e.Files, jf)
 	}
 	if err := w.journal.record(e, befores); err != nil {
+		if safefs.IsDenied(err) {
+			return nil, err
+		}
 		return nil, errs.Wrap(err, errs.CodeInternal, "cannot write the undo journal; nothing was changed").With("journal", w.journal.dir)
 	}
 
@@ -337,6 +371,9 @@ func (w *Writer) Commit(ctx context.Context, c *Change) (*Receipt, error) {
 			w.journal.drop(e.ID)
 			if errors.Is(err, errExist) {
 				return nil, errs.New(errs.CodeConflict, "%s already exists; loci never overwrites it", a.op.Path).With("path", a.op.Path)
+			}
+			if safefs.IsDenied(err) {
+				return nil, err
 			}
 			return nil, errs.Wrap(err, errs.CodeInternal, "cannot write "+a.op.Path+"; every file of the change was restored").With("path", a.op.Path)
 		}
@@ -370,18 +407,20 @@ func (w *Writer) Commit(ctx context.Context, c *Change) (*Receipt, error) {
 func (w *Writer) apply(a *applied) error {
 	switch a.op.Kind {
 	case OpCreate:
-		return writeFileAtomic(a.abs, a.op.Data, true)
+		return writeFileAtomic(w.root, a.op.Path, a.op.Data, true)
 	case OpPut:
-		return writeFileAtomic(a.abs, a.op.Data, !a.existed)
+		return writeFileAtomic(w.root, a.op.Path, a.op.Data, !a.existed)
 	case OpRemove:
-		return removeFile(a.abs)
+		return removeFile(w.root, a.op.Path)
 	case OpTrash:
 		for n := 0; n < 1000; n++ {
-			err := moveNoReplace(a.abs, a.trashAbs)
+			err := moveNoReplace(w.root, a.op.Path, a.trashRel)
 			if !errors.Is(err, errExist) {
 				return err
 			}
-			a.trashRel, a.trashAbs = w.trashTarget(a.op.Path)
+			if a.trashRel, err = w.trashTarget(a.op.Path); err != nil {
+				return err
+			}
 		}
 		return errors.New("no free name in the trash")
 	}
@@ -392,52 +431,58 @@ func (w *Writer) apply(a *applied) error {
 func (w *Writer) rollback(a *applied) {
 	switch {
 	case a.op.Kind == OpTrash:
-		moveNoReplace(a.trashAbs, a.abs)
+		moveNoReplace(w.root, a.trashRel, a.op.Path)
 	case a.existed:
-		writeFileAtomic(a.abs, a.before, false)
+		writeFileAtomic(w.root, a.op.Path, a.before, false)
 	default:
-		removeFile(a.abs)
+		removeFile(w.root, a.op.Path)
 	}
 }
 
+// trashDir is the vault-relative trash folder (Obsidian's own).
+const trashDir = ".trash"
+
 // trashTarget picks a free name under <vault>/.trash/ for rel, keeping its
-// folders (Projects/A.md → .trash/Projects/A.md, then "A 2.md", ...).
-func (w *Writer) trashTarget(rel string) (string, string) {
+// folders (Projects/A.md → .trash/Projects/A.md, then "A 2.md", ...). A
+// link anywhere on the way (.trash itself, or a folder inside it) is
+// path_denied naming it: a delete never moves a note out of the vault.
+func (w *Writer) trashTarget(rel string) (string, error) {
 	dir, file := path.Split(rel)
 	ext := path.Ext(file)
 	stem := strings.TrimSuffix(file, ext)
+	if err := w.root.Check(trashDir + "/" + dir + file); err != nil {
+		return "", err
+	}
 	for n := 1; ; n++ {
 		name := file
 		if n > 1 {
 			name = fmt.Sprintf("%s %d%s", stem, n, ext)
 		}
-		tr := ".trash/" + dir + name
-		abs := filepath.Join(w.v.Root, filepath.FromSlash(tr))
-		if _, err := os.Lstat(abs); errors.Is(err, fs.ErrNotExist) || n > 10000 {
-			return tr, abs
+		tr := trashDir + "/" + dir + name
+		if _, err := w.root.Lstat(tr); errors.Is(err, fs.ErrNotExist) || n > 10000 {
+			return tr, nil
+		} else if safefs.IsDenied(err) {
+			return "", err
 		}
 	}
 }
 
 // TrashTarget is where a delete of rel would put it now (a preview; the
-// name is picked again when the delete is applied).
-func (w *Writer) TrashTarget(rel string) string {
-	tr, _ := w.trashTarget(rel)
-	return tr
-}
+// name is picked again when the delete is applied). A trash that loci
+// refuses to use is an error here too, so a preview shows the refusal.
+func (w *Writer) TrashTarget(rel string) (string, error) { return w.trashTarget(rel) }
 
 // RemoveTrashCopy deletes a file loci put in the trash if it still has the
 // given etag (undoing a delete restores the note and drops that copy).
 func (w *Writer) RemoveTrashCopy(trashRel, etag string) bool {
-	if !strings.HasPrefix(trashRel, ".trash/") || strings.Contains(trashRel, "..") {
+	if !strings.HasPrefix(trashRel, trashDir+"/") || strings.Contains(trashRel, "..") {
 		return false
 	}
-	abs := filepath.Join(w.v.Root, filepath.FromSlash(trashRel))
-	b, err := os.ReadFile(abs)
+	b, err := w.root.ReadFile(trashRel)
 	if err != nil || Etag(b) != etag {
 		return false
 	}
-	return removeFile(abs) == nil
+	return removeFile(w.root, trashRel) == nil
 }
 
 // Journal returns every journal entry, oldest first.
@@ -469,6 +514,15 @@ func IdempotencyLockKey(key string) string { return "\x00idempotency\x00" + key 
 
 // Now returns the writer's clock.
 func (w *Writer) Now() time.Time { return w.opt.Now() }
+
+// readErr maps a failed read of a note the writer is about to change:
+// safefs's refusals (a link, a special file) keep their code.
+func readErr(err error, rel string) error {
+	if safefs.IsDenied(err) {
+		return err
+	}
+	return errs.Wrap(err, errs.CodeInternal, "cannot read note").With("path", rel)
+}
 
 func short(etag string) string {
 	if etag == "" {
