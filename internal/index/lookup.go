@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path"
 	"sort"
 	"strconv"
@@ -219,4 +220,14 @@ func (ix *Index) CachedResolver(ctx context.Context) (*Resolver, error) {
 	}
 	ix.res, ix.resKey = r, fp
 	return r, nil
+}
+
+// IDTaken reports whether a note of the index has frontmatter id id.
+func (ix *Index) IDTaken(ctx context.Context, id string) (bool, error) {
+	var one int
+	err := ix.DB.QueryRowContext(ctx, "SELECT 1 FROM props WHERE key = 'id' AND value = ? LIMIT 1", id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -28,6 +28,11 @@ type VaultHandle struct {
 	writerOnce sync.Once
 	writer     *vault.Writer
 	writerErr  error
+
+	// idMu and lastID make the timestamp ids of captured notes unique
+	// within the process (uniqueTimestampID).
+	idMu   sync.Mutex
+	lastID time.Time
 }
 
 // Env is what handlers run against: the opened vaults (the first is the

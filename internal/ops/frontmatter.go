@@ -76,7 +76,7 @@ func (in *ValidateIn) Validate() error {
 type Issue struct {
 	Path    string `json:"path" jsonschema:"the note"`
 	Key     string `json:"key" jsonschema:"the frontmatter key concerned (empty for yaml)"`
-	Rule    string `json:"rule" jsonschema:"yaml (invalid frontmatter), required (missing or empty key), id_created (a timestamp id disagrees with created) or type (value of the wrong type)"`
+	Rule    string `json:"rule" jsonschema:"yaml (invalid frontmatter), required (missing or empty key), id_created (a timestamp id disagrees with created), duplicate_id (another note has the same id) or type (value of the wrong type)"`
 	Message string `json:"message" jsonschema:"what is wrong, for a person"`
 }
 
@@ -84,7 +84,7 @@ type Issue struct {
 type ValidateOut struct {
 	Checked         int            `json:"checked" jsonschema:"number of notes checked"`
 	NotesWithIssues int            `json:"notes_with_issues" jsonschema:"number of checked notes with at least one issue"`
-	Counts          map[string]int `json:"counts" jsonschema:"issues per rule (yaml, required, id_created, type)"`
+	Counts          map[string]int `json:"counts" jsonschema:"issues per rule (yaml, required, id_created, duplicate_id, type)"`
 	Issues          []Issue        `json:"issues" jsonschema:"issues by path, then rule"`
 	Total           int            `json:"total" jsonschema:"number of issues, over all calls"`
 	NextCursor      string         `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get the next issues"`
@@ -137,6 +137,20 @@ func isEmpty(v any) bool {
 		return len(x) == 0
 	}
 	return false
+}
+
+// idString is a note's frontmatter id as text ("" ids do not count).
+func idString(fm map[string]any) (string, bool) {
+	id, ok := fm["id"]
+	if !ok || id == nil {
+		return "", false
+	}
+	s := fmt.Sprint(id)
+	if f, isNum := id.(float64); isNum {
+		s = fmt.Sprintf("%.0f", f)
+	}
+	s = strings.TrimSpace(s)
+	return s, s != ""
 }
 
 // checkNote applies the rules to one note's frontmatter.
@@ -258,7 +272,7 @@ func registerFrontmatterOps(r *Registry) {
 	Add(r, Def[ValidateIn, ValidateOut]{
 		Name:  "frontmatter_validate",
 		Title: "Validate frontmatter",
-		Description: "Check notes' frontmatter (all notes, a path glob, or a list of paths): invalid YAML, required keys missing or empty, a timestamp id (YYYYMMDDHHmm[ss]) whose date disagrees with created, " +
+		Description: "Check notes' frontmatter (all notes, a path glob, or a list of paths): invalid YAML, required keys missing or empty, a timestamp id (YYYYMMDDHHmm[ss]) whose date disagrees with created, an id another note also has, " +
 			"and values of the wrong type (types: key → string, number, boolean, date or list). Returns issues with path, key, rule and message, and counts per rule; paginate with next_cursor.",
 		Annotations: Annotations{ReadOnly: true, Idempotent: true},
 		CLI:         CLI{Use: "validate", Text: textValidate},
@@ -288,7 +302,15 @@ func registerFrontmatterOps(r *Registry) {
 			if err != nil {
 				return nil, err
 			}
-			out := &ValidateOut{Counts: map[string]int{"yaml": 0, "required": 0, "id_created": 0, "type": 0}}
+			out := &ValidateOut{Counts: map[string]int{"yaml": 0, "required": 0, "id_created": 0, "duplicate_id": 0, "type": 0}}
+			// An id names one note: every note sharing one is reported,
+			// whichever of them the selection holds.
+			byID := map[string][]string{}
+			for _, n := range notes {
+				if id, ok := idString(n.Frontmatter); ok {
+					byID[id] = append(byID[id], n.Path)
+				}
+			}
 			var all []Issue
 			for _, n := range notes {
 				if want != nil {
@@ -301,6 +323,16 @@ func registerFrontmatterOps(r *Registry) {
 				}
 				out.Checked++
 				issues := checkNote(n, in.Required, in.Types)
+				if id, ok := idString(n.Frontmatter); ok && len(byID[id]) > 1 {
+					var others []string
+					for _, p := range byID[id] {
+						if p != n.Path {
+							others = append(others, p)
+						}
+					}
+					issues = append(issues, Issue{Path: n.Path, Key: "id", Rule: "duplicate_id",
+						Message: fmt.Sprintf("id %s is also the id of %s", id, strings.Join(others, ", "))})
+				}
 				if len(issues) > 0 {
 					out.NotesWithIssues++
 				}

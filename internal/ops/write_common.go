@@ -106,16 +106,20 @@ func (g *Guard) etag() (string, error) {
 	}
 	a, b := norm(g.IfMatch), norm(g.ExpectedSHA256)
 	if a != "" && b != "" && a != b {
-		return "", errs.New(errs.CodeInvalidInput, "if_match and expected_sha256 differ; pass one of them")
+		return "", errs.New(errs.CodeInvalidInput, "if_match and expected_sha256 differ; pass one of them").
+			With("if_match", g.IfMatch).With("expected_sha256", g.ExpectedSHA256)
 	}
+	// Errors name the field the caller used, with the value it sent.
+	field, raw := "if_match", g.IfMatch
 	if a == "" {
-		a = b
+		a, field, raw = b, "expected_sha256", g.ExpectedSHA256
 	}
 	if a == "" {
 		return "", nil
 	}
 	if len(a) != 64 || strings.Trim(a, "0123456789abcdef") != "" {
-		return "", errs.New(errs.CodeInvalidInput, "if_match %q is not an etag (64 hex characters, as read_note returns it)", g.IfMatch).With("if_match", g.IfMatch)
+		return "", errs.New(errs.CodeInvalidInput, "%s %q is not an etag (64 hex characters, as read_note returns it)", field, raw).
+			With("field", field).With(field, raw)
 	}
 	return a, nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -42,6 +43,17 @@ func (in *CaptureNoteIn) Validate() error {
 	}
 	if strings.ContainsAny(in.Title, "\r\n") {
 		return errs.New(errs.CodeInvalidInput, "title spans lines")
+	}
+	if f := strings.Trim(strings.ReplaceAll(in.Folder, "\\", "/"), "/"); f != "" {
+		clean, err := vault.CleanRel(f)
+		if err != nil {
+			return err // traversal, NUL, ignored folders: path_denied
+		}
+		for _, seg := range strings.Split(clean, "/") {
+			if why := vault.NameProblem(seg, true); why != "" {
+				return errs.New(errs.CodeInvalidInput, "folder %q: %s", in.Folder, why).With("field", "folder").With("folder", in.Folder)
+			}
+		}
 	}
 	return in.validate()
 }
@@ -254,7 +266,8 @@ func captureNote(ctx context.Context, env *Env, in *CaptureNoteIn) (*WriteResult
 			title = titleFromContent(in.Content)
 		}
 		name := safeFileName(title)
-		text, err := captureText(env.now(), title, in)
+		now := env.now()
+		text, err := captureText(now, uniqueTimestampID(ctx, vh, now, in.Apply), title, in)
 		if err != nil {
 			return nil, err
 		}
@@ -293,9 +306,9 @@ func captureNote(ctx context.Context, env *Env, in *CaptureNoteIn) (*WriteResult
 }
 
 // captureText builds the new note: generated frontmatter, heading, content.
-func captureText(now time.Time, title string, in *CaptureNoteIn) (string, error) {
+func captureText(now time.Time, id int64, title string, in *CaptureNoteIn) (string, error) {
 	fm := map[string]any{
-		"id":      newTimestampID(now),
+		"id":      id,
 		"created": now.Format("2006-01-02T15:04:05"),
 		"updated": now.Format("2006-01-02T15:04:05"),
 	}
@@ -374,6 +387,31 @@ func newTimestampID(t time.Time) int64 {
 	var id int64
 	fmt.Sscan(t.Format("20060102150405"), &id)
 	return id
+}
+
+// uniqueTimestampID returns a timestamp id (YYYYMMDDhhmmss) no note of the
+// vault has and this process has not handed out: two captures in one
+// second get consecutive seconds. The id is a name, not a clock reading
+// (created keeps the real time).
+// A preview does not reserve its id, so that previewing and applying in
+// the same second show the same one.
+func uniqueTimestampID(ctx context.Context, vh *VaultHandle, now time.Time, reserve bool) int64 {
+	vh.idMu.Lock()
+	defer vh.idMu.Unlock()
+	t := now.Truncate(time.Second)
+	if !t.After(vh.lastID) && !vh.lastID.IsZero() {
+		t = vh.lastID.Add(time.Second)
+	}
+	for i := 0; i < 3600; i++ {
+		if taken, err := vh.Index.IDTaken(ctx, strconv.FormatInt(newTimestampID(t), 10)); err != nil || !taken {
+			break
+		}
+		t = t.Add(time.Second)
+	}
+	if reserve {
+		vh.lastID = t
+	}
+	return newTimestampID(t)
 }
 
 // titleFromContent makes a title of the first line of text.

@@ -351,6 +351,9 @@ func (v *Vault) ReadNote(rel string) ([]byte, string, error) {
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, clean, errs.New(errs.CodeNotFound, "note not found: %s", clean).With("path", clean)
 		case safefs.IsDenied(err):
+			if st, serr := v.FS().Lstat(real); serr == nil && st.IsDir() {
+				return nil, clean, errs.New(errs.CodeNotFound, "%s is a folder, not a note", clean).With("path", clean).With("reason", "folder")
+			}
 			return nil, clean, errs.New(errs.CodePathDenied, "%s is not a note loci reads: %s", clean, errs.As(err).Message).With("path", clean).With("reason", "not a regular file")
 		}
 		return nil, clean, errs.Wrap(err, errs.CodeInternal, "cannot read note").With("path", clean)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -158,6 +159,13 @@ func (w *Writer) Target(rel string) (string, string, error) {
 		abs = filepath.Join(abs, seg)
 		st, err := os.Lstat(abs)
 		if errors.Is(err, fs.ErrNotExist) {
+			// What does not exist yet will be created: its names must be
+			// names every OS and the apps can hold.
+			for k := i; k < len(segs); k++ {
+				if why := NameProblem(segs[k], k < len(segs)-1); why != "" {
+					return deny(why)
+				}
+			}
 			break
 		}
 		if err != nil {
@@ -174,6 +182,36 @@ func (w *Writer) Target(rel string) (string, string, error) {
 		}
 	}
 	return clean, filepath.Join(w.v.Root, filepath.FromSlash(clean)), nil
+}
+
+// reservedName matches the names Windows reserves for devices, with or
+// without an extension (CON, aux.md, COM1, lpt9.txt, ...).
+var reservedName = regexp.MustCompile(`(?i)^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$`)
+
+// NameProblem says why seg cannot be the name of a new folder (folder) or
+// note, or "" when it can: a folder named like a note (Home.md/) would
+// stand where the note's path is; Windows reserves device names and drops
+// a trailing dot or space (two names would become one); a name of spaces
+// is invisible.
+func NameProblem(seg string, folder bool) string {
+	switch {
+	case strings.TrimSpace(seg) == "":
+		return fmt.Sprintf("%q is only spaces", seg)
+	case folder && strings.EqualFold(path.Ext(seg), ".md"):
+		return fmt.Sprintf("a folder may not be named like a note (%s)", seg)
+	case reservedName.MatchString(seg):
+		return fmt.Sprintf("%s is a name Windows reserves for a device", seg)
+	case strings.HasSuffix(seg, " ") || strings.HasSuffix(seg, "."):
+		return fmt.Sprintf("%q ends with a space or a dot, which Windows drops", seg)
+	case strings.HasPrefix(seg, " "):
+		return fmt.Sprintf("%q starts with a space", seg)
+	}
+	for _, r := range seg {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Sprintf("%q holds a control character", seg)
+		}
+	}
+	return ""
 }
 
 // Lock takes the write locks of the given vault-relative paths (or other
