@@ -162,4 +162,3 @@ func (d *Dir) Sync() error { return nil }
 
 // Close releases d.
 func (d *Dir) Close() error { return nil }
-

@@ -17,9 +17,9 @@ import (
 
 	"github.com/loci-dev/loci/internal/api"
 	"github.com/loci-dev/loci/internal/errs"
-	"github.com/loci-dev/loci/internal/safefs"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/safefs"
 	"github.com/loci-dev/loci/internal/testutil"
 )
 

@@ -28,7 +28,7 @@ type IdempotencyRecord struct {
 type idemStore struct {
 	root safefs.Root
 	dir  string // root-relative
-	ttl time.Duration
+	ttl  time.Duration
 
 	mu        sync.Mutex
 	lastPrune time.Time
