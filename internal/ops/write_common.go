@@ -52,6 +52,24 @@ func (s WriteSettings) check(op string) *errs.Error {
 	return nil
 }
 
+// checkWrites refuses op on vh unless vh's own write settings allow writes
+// (writes_disabled, with details.vault). vh nil checks Env.Writes.
+func (e *Env) checkWrites(vh *VaultHandle, op string) *errs.Error {
+	err := e.WritesFor(vh).check(op)
+	if err == nil || vh == nil {
+		return err
+	}
+	if len(e.Vaults) > 1 {
+		err.Message = strings.Replace(err.Message, "changes the vault,", fmt.Sprintf("changes vault %q,", vh.Name), 1)
+		if err.Details["reason"] == "read_only" {
+			err.Message = strings.Replace(err.Message, "or writes.read_only in the config", "or writes.read_only in that vault's config", 1)
+		} else {
+			err.Message = strings.Replace(err.Message, "writes.enabled: true in .loci/config.yaml", "writes.enabled: true in that vault's .loci/config.yaml", 1)
+		}
+	}
+	return err.With("vault", vh.Name)
+}
+
 func (e *Env) now() time.Time {
 	if e.Now != nil {
 		return e.Now()
@@ -59,13 +77,18 @@ func (e *Env) now() time.Time {
 	return time.Now()
 }
 
-// Writer returns the vault's write pipeline, configured from e.Writes.
+// Writer returns the vault's write pipeline, configured from the vault's
+// own write settings (WritesFor: path policy, journal bounds, lock
+// timeout). It does not check that writes are allowed: write_history reads
+// the journal through it, and AI proposals preview through it; every write
+// is checked in runWrite.
 func (e *Env) Writer(vh *VaultHandle) (*vault.Writer, error) {
 	vh.writerOnce.Do(func() {
+		ws := e.WritesFor(vh)
 		vh.writer, vh.writerErr = vault.NewWriter(vh.Vault, vault.WriterOptions{
-			WritePaths: e.Writes.WritePaths, DenyPaths: e.Writes.DenyPaths,
-			JournalMaxBytes: e.Writes.JournalMaxBytes, JournalMaxAge: e.Writes.JournalMaxAge,
-			LockTimeout: e.Writes.LockTimeout, Now: e.now,
+			WritePaths: ws.WritePaths, DenyPaths: ws.DenyPaths,
+			JournalMaxBytes: ws.JournalMaxBytes, JournalMaxAge: ws.JournalMaxAge,
+			LockTimeout: ws.LockTimeout, Now: e.now,
 		})
 	})
 	return vh.writer, vh.writerErr
@@ -284,12 +307,24 @@ type writeSpec struct {
 	// instead of queueing behind the writer that changed the note. The
 	// check under the lock (in build) is the one that counts.
 	guardPath, guardEtag string
+	// propose marks an AI proposal: its preview runs where writes are off
+	// (only its apply needs them).
+	propose bool
 }
 
 // runWrite runs the shared write pipeline: lock the paths, read them and
 // plan the change (build), then either describe it (preview) or commit it
-// through the vault's writer and re-index the changed notes.
+// through the vault's writer and re-index the changed notes. It is the one
+// place every write goes through, so it is where the vault's own write
+// settings are enforced: a write operation (preview or apply) or an AI
+// apply on a vault whose settings do not allow writes is writes_disabled,
+// before anything is read, locked or created.
 func runWrite(ctx context.Context, env *Env, spec writeSpec) (*WriteResult, error) {
+	if spec.opts.Apply || !spec.propose {
+		if err := env.checkWrites(spec.vh, spec.op); err != nil {
+			return nil, err
+		}
+	}
 	w, err := env.Writer(spec.vh)
 	if err != nil {
 		return nil, err
@@ -481,6 +516,10 @@ func idempotent[Out any, PO interface {
 	}
 	if !o.Apply || o.IdempotencyKey == "" {
 		return run()
+	}
+	// Checked before a stored result is replayed, too.
+	if err := env.checkWrites(vh, op); err != nil {
+		return nil, err
 	}
 	w, err := env.Writer(vh)
 	if err != nil {
