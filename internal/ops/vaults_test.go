@@ -168,6 +168,11 @@ func TestWritesOffEverywhere(t *testing.T) {
 	if d := wantCode(t, env, "write_note", `{"path":"n.md","content":"y","vault":"D"}`, errs.CodeWritesDisabled); d["reason"] != "disabled" {
 		t.Errorf("vault D is off: %v", d)
 	}
+	// The message names the vault and points at its own config.
+	res := testReg.Call(context.Background(), env, Caller{Surface: "test"}, "write_note", json.RawMessage(`{"path":"n.md","content":"y","vault":"D"}`))
+	if m := res.Err.Message; !strings.Contains(m, `changes vault "D"`) || !strings.Contains(m, "that vault's .loci/config.yaml") {
+		t.Errorf("message: %s", m)
+	}
 	for _, op := range testReg.List() {
 		if op.Toolset == ToolsetWrites && env.Advertised(op) {
 			t.Errorf("%s advertised", op.Name)

@@ -40,13 +40,19 @@ type WriteSettings struct {
 // Allowed reports whether write operations may run.
 func (s WriteSettings) Allowed() bool { return s.Enabled && !s.ReadOnly }
 
-func (s WriteSettings) check(op string) *errs.Error {
+// check refuses op unless the settings allow writes. vault names the
+// vault in the message when several are served ("" otherwise).
+func (s WriteSettings) check(op, vault string) *errs.Error {
+	what, mode, cfg := "the vault", "loci runs in read-only mode", ".loci/config.yaml"
+	if vault != "" {
+		what, mode, cfg = fmt.Sprintf("vault %q", vault), "that vault is read-only", "that vault's .loci/config.yaml"
+	}
 	switch {
 	case s.ReadOnly:
-		return errs.New(errs.CodeWritesDisabled, "%s changes the vault, and loci runs in read-only mode (--read-only, LOCI_READ_ONLY or writes.read_only in the config)", op).
+		return errs.New(errs.CodeWritesDisabled, "%s changes %s, and %s (--read-only, LOCI_READ_ONLY or writes.read_only in %s)", op, what, mode, cfg).
 			With("operation", op).With("reason", "read_only")
 	case !s.Enabled:
-		return errs.New(errs.CodeWritesDisabled, "%s changes the vault, and write operations are off: start loci with --enable-writes (or LOCI_ENABLE_WRITES=1, or writes.enabled: true in .loci/config.yaml)", op).
+		return errs.New(errs.CodeWritesDisabled, "%s changes %s, and write operations are off: start loci with --enable-writes (or LOCI_ENABLE_WRITES=1, or writes.enabled: true in %s)", op, what, cfg).
 			With("operation", op).With("reason", "disabled")
 	}
 	return nil
@@ -55,19 +61,18 @@ func (s WriteSettings) check(op string) *errs.Error {
 // checkWrites refuses op on vh unless vh's own write settings allow writes
 // (writes_disabled, with details.vault). vh nil checks Env.Writes.
 func (e *Env) checkWrites(vh *VaultHandle, op string) *errs.Error {
-	err := e.WritesFor(vh).check(op)
-	if err == nil || vh == nil {
-		return err
+	ws := e.WritesFor(vh)
+	if vh == nil {
+		return ws.check(op, "")
 	}
+	name := ""
 	if len(e.Vaults) > 1 {
-		err.Message = strings.Replace(err.Message, "changes the vault,", fmt.Sprintf("changes vault %q,", vh.Name), 1)
-		if err.Details["reason"] == "read_only" {
-			err.Message = strings.Replace(err.Message, "or writes.read_only in the config", "or writes.read_only in that vault's config", 1)
-		} else {
-			err.Message = strings.Replace(err.Message, "writes.enabled: true in .loci/config.yaml", "writes.enabled: true in that vault's .loci/config.yaml", 1)
-		}
+		name = vh.Name
 	}
-	return err.With("vault", vh.Name)
+	if err := ws.check(op, name); err != nil {
+		return err.With("vault", vh.Name)
+	}
+	return nil
 }
 
 func (e *Env) now() time.Time {
