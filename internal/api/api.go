@@ -280,6 +280,7 @@ var statusTable = []StatusEntry{
 	{errs.CodeTooLarge, http.StatusRequestEntityTooLarge},
 	{errs.CodeRateLimited, http.StatusTooManyRequests},
 	{errs.CodeInternal, http.StatusInternalServerError},
+	{errs.CodeConfigInvalid, http.StatusInternalServerError},
 	{errs.CodeIndexBusy, http.StatusServiceUnavailable},
 	{errs.CodeIndexMissing, http.StatusServiceUnavailable},
 	{errs.CodeIndexSchema, http.StatusServiceUnavailable},

@@ -11,14 +11,12 @@ import (
 	"github.com/loci-dev/loci/internal/ops"
 )
 
-// aiRuntime builds the AI runtime of a vault from its config's ai section
-// and LOCI_AI_* (off when neither names a provider; docs/ai.md). It never
-// calls the provider.
-func (g *globals) aiRuntime(vh *ops.VaultHandle) *ai.Runtime {
-	cfg, _, err := config.Load(vh.Vault.Root)
-	if err != nil {
-		cfg = &config.File{}
-	}
+// aiRuntime builds the AI runtime of a vault from its own config's ai
+// section and LOCI_AI_* (off when neither names a provider; docs/ai.md):
+// its provider, allow/deny globs, cache and cost ledger (in the vault's
+// index folder, reached without following links). It never calls the
+// provider.
+func aiRuntime(cfg *config.File, vh *ops.VaultHandle) *ai.Runtime {
 	return ai.NewAt(ai.FromConfig(cfg.AI), vh.Index.Loc)
 }
 

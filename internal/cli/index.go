@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -63,22 +64,42 @@ func newIndexCmd(g *globals) *cobra.Command {
 }
 
 func (g *globals) openVault(ctx context.Context, readOnly bool) (*ops.VaultHandle, error) {
-	if st, err := os.Stat(g.vault); err != nil || !st.IsDir() {
-		return nil, errs.New(errs.CodeVaultNotFound, "vault folder not found: %s", g.vault).With("vault", g.vault)
-	}
-	indexDir, exclude, err := g.settings(g.vault)
+	vc, err := g.vaultConfig(g.vault)
 	if err != nil {
 		return nil, err
 	}
-	return ops.OpenVault(ctx, g.vault, indexDir, exclude, readOnly)
+	return vc.open(ctx, readOnly)
 }
 
-// openEnv opens the vault for a query command. A vault that has never been
-// indexed is indexed first, so `loci search` works on a fresh folder.
-func (g *globals) openEnv(ctx context.Context, _ bool) (*ops.Env, error) {
-	vh, err := g.openVault(ctx, true)
+// vaultConfig checks that dir is a folder and loads its config.
+func (g *globals) vaultConfig(dir string) (*vaultConfig, error) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, errs.New(errs.CodeVaultNotFound, "vault folder not found: %s", dir).With("vault", dir)
+	}
+	return g.loadConfig(dir)
+}
+
+func (vc *vaultConfig) open(ctx context.Context, readOnly bool) (*ops.VaultHandle, error) {
+	return ops.OpenVault(ctx, vc.dir, vc.indexDir, vc.exclude, readOnly)
+}
+
+// openEnv opens the vault for a query command, with the vault's own write
+// settings and AI runtime (surfaceDefault: whether writes are on unless
+// configured otherwise; true for the CLI's own commands). A vault that has
+// never been indexed is indexed first, so `loci search` works on a fresh
+// folder.
+func (g *globals) openEnv(ctx context.Context, surfaceDefault bool) (*ops.Env, error) {
+	vc, err := g.vaultConfig(g.vault)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := g.writeSettings(vc.file, surfaceDefault)
+	if err != nil {
+		return nil, err
+	}
+	vh, err := vc.open(ctx, true)
 	if errs.Code(err) == errs.CodeIndexMissing || errs.Code(err) == errs.CodeIndexSchema {
-		vh, err = g.openVault(ctx, false)
+		vh, err = vc.open(ctx, false)
 		if err != nil {
 			return nil, err
 		}
@@ -91,7 +112,8 @@ func (g *globals) openEnv(ctx context.Context, _ bool) (*ops.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ops.Env{Vaults: []*ops.VaultHandle{vh}, AI: g.aiRuntime(vh)}, nil
+	vh.Writes, vh.AI = &ws, aiRuntime(vc.file, vh)
+	return &ops.Env{Vaults: []*ops.VaultHandle{vh}}, nil
 }
 
 // progress draws a bar on a terminal, or plain lines every 10% otherwise.
@@ -154,20 +176,54 @@ func (p *progress) finish() {
 
 // openServeEnv opens every vault for a long-running server (read-write, so
 // the index can be synced in the background). An empty list means --vault.
+// Each vault is governed by its own config file (write policy, excludes,
+// index folder, AI); flags and environment apply to all. Every config is
+// loaded and checked before any vault is opened, so one invalid file stops
+// the server from starting.
 func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, error) {
 	if len(dirs) == 0 {
 		dirs = []string{g.vault}
 	}
-	env := &ops.Env{}
-	ws, err := g.writeSettings(dirs[0], false)
-	if err != nil {
-		return nil, err
+	type served struct {
+		vc *vaultConfig
+		ws ops.WriteSettings
 	}
-	env.Writes = ws
-	seen := map[string]bool{}
+	var vaults []served
+	indexDirs, names := map[string]string{}, map[string]bool{}
 	for _, d := range dirs {
-		g.vault = d
-		vh, err := g.openVault(ctx, false)
+		vc, err := g.vaultConfig(d)
+		if err != nil {
+			return nil, err
+		}
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			name := filepath.Base(real)
+			if names[name] {
+				return nil, errs.New(errs.CodeInvalidInput, "two vaults are named %q; serve folders with distinct names", name)
+			}
+			names[name] = true
+		}
+		ws, err := g.writeSettings(vc.file, false)
+		if err != nil {
+			return nil, err
+		}
+		dir := vc.indexDir
+		if dir == "" {
+			dir = filepath.Join(d, ".loci")
+		}
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+		if other, ok := indexDirs[dir]; ok {
+			return nil, errs.New(errs.CodeInvalidInput, "vaults %s and %s would share the index folder %s; serve them with their own index folders (not one --index-dir or LOCI_INDEX_DIR for several vaults)", other, d, dir).
+				With("index_dir", dir)
+		}
+		indexDirs[dir] = d
+		vaults = append(vaults, served{vc, ws})
+	}
+	env := &ops.Env{}
+	seen := map[string]bool{}
+	for _, s := range vaults {
+		vh, err := s.vc.open(ctx, false)
 		if err != nil {
 			env.Close()
 			return nil, err
@@ -178,9 +234,30 @@ func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, er
 			return nil, errs.New(errs.CodeInvalidInput, "two vaults are named %q; serve folders with distinct names", vh.Name)
 		}
 		seen[vh.Name] = true
+		ws := s.ws
+		vh.Writes, vh.AI = &ws, aiRuntime(s.vc.file, vh)
 		vh.Index.AllowStaleMatrix() // a sync never stalls a long-running server's searches
 		env.Vaults = append(env.Vaults, vh)
 	}
-	env.AI = g.aiRuntime(env.Vaults[0])
 	return env, nil
+}
+
+// writePolicy describes a vault's write settings for the serve banner and
+// the mcp log: state is on, off or read-only.
+func writePolicy(ws ops.WriteSettings) (state string, detail []string) {
+	switch {
+	case ws.ReadOnly:
+		state = "read-only"
+	case ws.Enabled:
+		state = "on"
+	default:
+		state = "off"
+	}
+	if len(ws.WritePaths) > 0 {
+		detail = append(detail, "write_paths "+strings.Join(ws.WritePaths, ", "))
+	}
+	if len(ws.DenyPaths) > 0 {
+		detail = append(detail, "deny_paths "+strings.Join(ws.DenyPaths, ", "))
+	}
+	return state, detail
 }

@@ -72,6 +72,19 @@ func newMCPCmd(g *globals) *cobra.Command {
 				names[i] = v.Vault.Root
 			}
 			logger.Info("loci mcp: serving over stdio", "vaults", strings.Join(names, ", "))
+			for _, vh := range env.Vaults {
+				// Each vault follows its own config's write policy.
+				state, _ := writePolicy(env.WritesFor(vh))
+				ws := env.WritesFor(vh)
+				attrs := []any{"vault", vh.Name, "writes", state}
+				if len(ws.WritePaths) > 0 {
+					attrs = append(attrs, "write_paths", strings.Join(ws.WritePaths, ","))
+				}
+				if len(ws.DenyPaths) > 0 {
+					attrs = append(attrs, "deny_paths", strings.Join(ws.DenyPaths, ","))
+				}
+				logger.Info("loci mcp: vault", append(attrs, "root", vh.Vault.Root)...)
+			}
 			if term.IsTerminal(int(os.Stdin.Fd())) {
 				fmt.Fprintln(g.stderr, "loci mcp talks MCP on stdin/stdout and is meant to be started by an MCP client; "+
 					"`loci mcp-config <client>` prints a configuration (docs/clients.md). Ctrl-D or Ctrl-C ends it.")

@@ -160,16 +160,13 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 		if err != nil {
 			return errs.Wrap(err, errs.CodeInvalidInput, "cannot encode arguments")
 		}
+		// The person at the terminal may write (unless the config, the
+		// environment or --read-only say otherwise).
 		env, err := g.openEnv(cmd.Context(), true)
 		if err != nil {
 			return err
 		}
 		defer env.Close()
-		// The person at the terminal may write (unless the config, the
-		// environment or --read-only say otherwise).
-		if env.Writes, err = g.writeSettings(g.vault, true); err != nil {
-			return err
-		}
 		ctx := cmd.Context()
 		stream := in["stream"] == true
 		if stream {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -122,16 +123,50 @@ var groupShort = map[string]string{
 	"ai": "AI operations grounded in the vault: ask, summarize, toc, relate, tag, metadata, extract (off until a provider is configured; docs/ai.md)",
 }
 
-// settings resolves the vault's effective settings: flags > env > config file.
+// vaultConfig is one vault's config file with the settings resolved from
+// it and the process's flags and environment. It is loaded once per vault
+// and everything about the vault (index folder, excludes, write policy, AI)
+// comes from it, so each served vault follows its own file.
+type vaultConfig struct {
+	dir  string // the vault folder as given
+	file *config.File
+	// indexDir is where the index goes ("" = <vault>/.loci).
+	indexDir string
+	exclude  []string
+}
+
+// loadConfig reads and checks a vault's config (failing closed with
+// config_invalid) and resolves its settings: flags > env > config file.
+// --index-dir and LOCI_INDEX_DIR are the user's own and may name any
+// folder; an index_dir from the vault's own file must stay inside the
+// vault (config.File.ResolveIndexDir).
+func (g *globals) loadConfig(vaultDir string) (*vaultConfig, error) {
+	abs, err := filepath.Abs(vaultDir)
+	if err != nil {
+		return nil, errs.Wrap(err, errs.CodeVaultNotFound, "cannot resolve vault path").With("vault", vaultDir)
+	}
+	cfg, _, err := config.Load(abs)
+	if err != nil {
+		return nil, err
+	}
+	vc := &vaultConfig{dir: vaultDir, file: cfg, indexDir: g.indexDir}
+	if vc.indexDir == "" {
+		if vc.indexDir, err = cfg.ResolveIndexDir(abs); err != nil {
+			return nil, err
+		}
+	} else if err := config.CheckStateDir(abs); err != nil {
+		return nil, err
+	}
+	vc.exclude = append(append([]string{}, cfg.Exclude...), g.exclude...)
+	return vc, nil
+}
+
+// settings resolves the vault's index folder and excludes: flags > env >
+// config file.
 func (g *globals) settings(vaultDir string) (indexDir string, exclude []string, err error) {
-	cfg, _, err := config.Load(vaultDir)
+	vc, err := g.loadConfig(vaultDir)
 	if err != nil {
 		return "", nil, err
 	}
-	indexDir = g.indexDir
-	if indexDir == "" {
-		indexDir = cfg.IndexDir
-	}
-	exclude = append(append([]string{}, cfg.Exclude...), g.exclude...)
-	return indexDir, exclude, nil
+	return vc.indexDir, vc.exclude, nil
 }

@@ -200,13 +200,18 @@ func (s *serving) printBanner(g *globals, o serveOptions) {
 	if len(s.env.Vaults) > 0 {
 		hint += " --vault " + shellQuote(s.env.Vaults[0].Vault.Root)
 	}
-	switch {
-	case s.env.Writes.ReadOnly:
-		fmt.Fprintf(w, "  writes   off (read-only mode)\n")
-	case s.env.Writes.Enabled:
-		fmt.Fprintf(w, "  writes   on: clients may edit notes (previewed, etag-guarded, undoable; docs/writes.md)\n")
-	default:
-		fmt.Fprintf(w, "  writes   off (--enable-writes lets clients edit notes)\n")
+	// One line per vault: each follows its own config's write policy.
+	for _, vh := range s.env.Vaults {
+		state, detail := writePolicy(s.env.WritesFor(vh))
+		line := map[string]string{
+			"read-only": "off (read-only)",
+			"on":        "on: clients may edit notes (previewed, etag-guarded, undoable; docs/writes.md)",
+			"off":       "off (--enable-writes lets clients edit notes)",
+		}[state]
+		if len(detail) > 0 {
+			line += "; " + strings.Join(detail, "; ")
+		}
+		fmt.Fprintf(w, "  writes   %s: %s\n", vh.Name, line)
 	}
 	fmt.Fprintf(w, "  connect  %s\n", hint)
 	fmt.Fprintf(w, "Press Ctrl-C to stop.\n")

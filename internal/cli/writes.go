@@ -5,15 +5,13 @@ import (
 	"github.com/loci-dev/loci/internal/ops"
 )
 
-// writeSettings resolves the write gate and policy of a vault: flags >
-// environment > config file > the surface's default (the CLI's own write
-// commands may write, servers may not: an agent gets writes only when the
-// person starting the server says so).
-func (g *globals) writeSettings(vaultDir string, surfaceDefault bool) (ops.WriteSettings, error) {
-	cfg, _, err := config.Load(vaultDir)
-	if err != nil {
-		return ops.WriteSettings{}, err
-	}
+// writeSettings resolves the write gate and policy of one vault from its
+// own config: flags > environment > that vault's config file > the
+// surface's default (the CLI's own write commands may write, servers may
+// not: an agent gets writes only when the person starting the server says
+// so). Flags and environment apply to every vault; --read-only wins.
+func (g *globals) writeSettings(cfg *config.File, surfaceDefault bool) (ops.WriteSettings, error) {
+	var err error
 	w := cfg.Writes
 	s := ops.WriteSettings{Enabled: surfaceDefault, ReadOnly: w.ReadOnly, Inbox: w.Inbox, JournalMaxBytes: w.JournalMaxBytes}
 	if w.Enabled != nil {

@@ -173,8 +173,8 @@ func TestServerWriteSettings(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer env.Close()
-			if env.Writes.Enabled != c.want || env.Writes.ReadOnly != c.readOnly {
-				t.Errorf("writes %+v", env.Writes)
+			if ws := env.WritesFor(env.Vaults[0]); ws.Enabled != c.want || ws.ReadOnly != c.readOnly {
+				t.Errorf("writes %+v", ws)
 			}
 		})
 	}

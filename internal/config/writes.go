@@ -19,16 +19,16 @@ type Writes struct {
 	ReadOnly bool `yaml:"read_only"`
 	// WritePaths, when set, are the only globs writes may touch; DenyPaths
 	// are never touched (deny wins).
-	WritePaths []string `yaml:"write_paths"`
-	DenyPaths  []string `yaml:"deny_paths"`
+	WritePaths []string `yaml:"write_paths" check:"glob"`
+	DenyPaths  []string `yaml:"deny_paths" check:"glob"`
 	// Inbox is capture_note's default folder (default Inbox).
 	Inbox string `yaml:"inbox"`
 	// JournalMaxBytes and JournalMaxAge bound the undo journal (defaults
 	// 100 MiB and 30 days); the age takes Go durations or days ("30d").
-	JournalMaxBytes int64  `yaml:"journal_max_bytes"`
-	JournalMaxAge   string `yaml:"journal_max_age"`
+	JournalMaxBytes int64  `yaml:"journal_max_bytes" check:"nonneg"`
+	JournalMaxAge   string `yaml:"journal_max_age" check:"duration"`
 	// LockTimeout bounds the wait for a note's write lock (default 30s).
-	LockTimeout string `yaml:"lock_timeout"`
+	LockTimeout string `yaml:"lock_timeout" check:"duration"`
 }
 
 // ParseDuration reads a Go duration ("720h", "30s") or a number of days ("30d").

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -250,7 +251,8 @@ func TestOpenAIErrors(t *testing.T) {
 
 func TestResolve(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv("LOCI_CONFIG", dir+"/none.yaml")
+	os.WriteFile(dir+"/empty.yaml", nil, 0o644)
+	t.Setenv("LOCI_CONFIG", dir+"/empty.yaml")
 	s, err := Resolve(dir)
 	if err != nil || s.Provider != "builtin" || s.OnMismatch != "fail" {
 		t.Fatalf("defaults: %+v %v", s, err)

@@ -35,6 +35,12 @@ const (
 	CodeInvalidUTF8      = "invalid_utf8"           // the note is not UTF-8 text, so it is never edited
 	CodeNoteLocked       = "note_locked"            // another writer held the note's lock too long
 	CodeUndoNotFound     = "undo_not_found"         // no journal entry to undo
+
+	// CodeConfigInvalid: a config file has an unknown key, a value of the
+	// wrong type, a bad glob, duration or enum value, or an index_dir
+	// that leaves the vault; details.problems lists each with its key and
+	// line. Every command that loads the config fails closed with it.
+	CodeConfigInvalid = "config_invalid"
 )
 
 // Codes of semantic retrieval.
@@ -127,7 +133,7 @@ func ExitCode(err error) int {
 		return 7
 	case CodeWritesDisabled:
 		return 4
-	case CodeInvalidUTF8:
+	case CodeInvalidUTF8, CodeConfigInvalid:
 		return 2
 	case CodeUndoNotFound:
 		return 3

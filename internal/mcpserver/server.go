@@ -185,7 +185,7 @@ func instructions(reg *ops.Registry, env *ops.Env) string {
 	b.WriteString("- Cite what you use as path:line so the user can check it.\n")
 	writes := false
 	for _, op := range reg.List() {
-		writes = writes || (op.IsWrite() && env.Writes.Allowed())
+		writes = writes || (op.IsWrite() && env.AnyWritesAllowed())
 	}
 	if writes {
 		b.WriteString("- read_note returns an etag (SHA-256 of the file); every edit must pass it back as if_match so a change made meanwhile is never overwritten — read again on etag_mismatch.\n")

@@ -16,12 +16,12 @@ type AIApply struct {
 // previewed unless apply, and an applied change is journaled for undo.
 func (c *aiCall) aiPatch(ctx context.Context, rel, etag string, patches []EditPatch, apply bool) (*WriteResult, error) {
 	if apply {
-		if err := c.env.requireWrites(c.op); err != nil {
+		if err := c.requireWrites(); err != nil {
 			return nil, err
 		}
 	}
 	opts := &WriteOpts{Apply: apply, Vault: c.vh.Name}
-	res, err := runWrite(ctx, c.env, writeSpec{op: c.op, vh: c.vh, opts: opts, locks: []string{rel}, guardPath: rel, guardEtag: etag, build: func(s *stage) error {
+	res, err := runWrite(ctx, c.env, writeSpec{op: c.op, vh: c.vh, opts: opts, propose: true, locks: []string{rel}, guardPath: rel, guardEtag: etag, build: func(s *stage) error {
 		f, err := s.readText(rel)
 		if err != nil {
 			return err
@@ -58,12 +58,12 @@ func (c *aiCall) aiPatch(ctx context.Context, rel, etag string, patches []EditPa
 // free, replaced only with if_match.
 func (c *aiCall) aiCreate(ctx context.Context, rel, ifMatch, text string, apply bool) (*WriteResult, error) {
 	if apply {
-		if err := c.env.requireWrites(c.op); err != nil {
+		if err := c.requireWrites(); err != nil {
 			return nil, err
 		}
 	}
 	opts := &WriteOpts{Apply: apply, Vault: c.vh.Name}
-	res, err := runWrite(ctx, c.env, writeSpec{op: c.op, vh: c.vh, opts: opts, locks: []string{rel}, build: func(s *stage) error {
+	res, err := runWrite(ctx, c.env, writeSpec{op: c.op, vh: c.vh, opts: opts, propose: true, locks: []string{rel}, build: func(s *stage) error {
 		f, err := s.read(rel)
 		if err != nil {
 			return err

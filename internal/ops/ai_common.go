@@ -22,9 +22,12 @@ const ToolsetAI = "ai"
 // aiNoChat are the AI operations that work without a chat model.
 var aiNoChat = []string{"ai_status", "ai_toc", "ai_relate"}
 
-// aiAdvertised reports whether an AI operation is offered under env.
+// aiAdvertised reports whether an AI operation is offered under env: when
+// some served vault's AI runtime can run it.
 func (e *Env) aiAdvertised(op *Op) bool {
-	return e.AI.Enabled() && (e.AI.HasChat() || slices.Contains(aiNoChat, op.Name))
+	return e.anyAI(func(rt *ai.Runtime) bool {
+		return rt.Enabled() && (rt.HasChat() || slices.Contains(aiNoChat, op.Name))
+	})
 }
 
 // aiErrors are the codes every AI operation may return.
@@ -145,22 +148,28 @@ func WithStream(ctx context.Context, fn func(event string, data any)) context.Co
 }
 
 // beginAI starts an AI call; needChat says whether the op needs a chat model.
+// The vault's own AI runtime (Env.AIFor) runs the call: its provider,
+// allow/deny globs, cache and cost ledger.
 func beginAI(ctx context.Context, env *Env, op, vault string, needChat bool, meta *AIMeta) (*aiCall, error) {
-	if !env.AI.Enabled() {
-		return nil, ai.Unavailable("chat")
-	}
-	if needChat && !env.AI.HasChat() {
-		return nil, ai.Unavailable("chat")
-	}
 	vh, err := env.Vault(vault)
 	if err != nil {
+		if !env.anyAI((*ai.Runtime).Enabled) {
+			return nil, ai.Unavailable("chat")
+		}
 		return nil, err
 	}
-	meta.Scope, meta.Citations, meta.Warnings = []string{}, []Citation{}, []AIWarning{}
-	if env.AI.HasChat() {
-		meta.Provider, meta.Model = env.AI.Chat.Name(), env.AI.Chat.Model()
+	rt := env.AIFor(vh)
+	if !rt.Enabled() {
+		return nil, ai.Unavailable("chat")
 	}
-	c := &aiCall{env: env, vh: vh, rt: env.AI, op: op, meta: meta, byPath: map[string]*scopeNote{}, start: time.Now()}
+	if needChat && !rt.HasChat() {
+		return nil, ai.Unavailable("chat")
+	}
+	meta.Scope, meta.Citations, meta.Warnings = []string{}, []Citation{}, []AIWarning{}
+	if rt.HasChat() {
+		meta.Provider, meta.Model = rt.Chat.Name(), rt.Chat.Model()
+	}
+	c := &aiCall{env: env, vh: vh, rt: rt, op: op, meta: meta, byPath: map[string]*scopeNote{}, start: time.Now()}
 	c.stream, _ = ctx.Value(streamKey{}).(func(string, any))
 	return c, nil
 }
@@ -570,9 +579,10 @@ func normalizedInput(in any) map[string]any {
 	return m
 }
 
-// requireWrites refuses an apply when writes are off.
-func (e *Env) requireWrites(op string) error {
-	if err := e.Writes.check(op); err != nil {
+// requireWrites refuses an apply when the call's vault does not allow
+// writes (checked again in runWrite; this answers before the model runs).
+func (c *aiCall) requireWrites() error {
+	if err := c.env.checkWrites(c.vh, c.op); err != nil {
 		return err
 	}
 	return nil
@@ -591,7 +601,9 @@ func idempotentAI[In any, Out any, PI interface {
 }](op string, h func(context.Context, *Env, *In) (*Out, error)) func(context.Context, *Env, *In) (*Out, error) {
 	return func(ctx context.Context, env *Env, in *In) (*Out, error) {
 		key := PI(in).opts().IdempotencyKey
-		if key == "" || !env.AI.Enabled() {
+		vh, _ := env.Vault(PI(in).opts().Vault)
+		rt := env.AIFor(vh)
+		if key == "" || !rt.Enabled() {
 			return h(ctx, env, in)
 		}
 		if len(key) > 200 {
@@ -608,7 +620,7 @@ func idempotentAI[In any, Out any, PI interface {
 			Hash   string          `json:"hash"`
 			Output json.RawMessage `json:"output"`
 		}
-		if env.AI.CacheGet(ctx, slot, &rec) {
+		if rt.CacheGet(ctx, slot, &rec) {
 			if rec.Hash != hash {
 				return nil, errs.New(errs.CodeIdempotencyReuse, "idempotency_key %q was used for a different %s call; use a new key for a new call", key, op).
 					With("idempotency_key", key).With("operation", op)
@@ -628,7 +640,7 @@ func idempotentAI[In any, Out any, PI interface {
 		}
 		ob, _ := json.Marshal(out)
 		rec.Hash, rec.Output = hash, ob
-		env.AI.CachePut(ctx, slot, op+":idempotency", rec)
+		rt.CachePut(ctx, slot, op+":idempotency", rec)
 		return out, nil
 	}
 }

@@ -43,7 +43,7 @@ func aiStatus(ctx context.Context, env *Env, in *AIStatusIn) (*AIStatusOut, erro
 	if id, ok := vh.Index.StoredIdentity(ctx); ok && id.String() != "" {
 		out.Embeddings = id.String()
 	}
-	rt := env.AI
+	rt := env.AIFor(vh)
 	if !rt.Enabled() {
 		return out, nil
 	}

@@ -289,7 +289,7 @@ func aiTag(ctx context.Context, env *Env, in *AITagIn) (out *AITagOut, err error
 	}
 	defer func() { c.finish(err) }()
 	if in.Apply {
-		if err := env.requireWrites("ai_tag"); err != nil {
+		if err := c.requireWrites(); err != nil {
 			return nil, err
 		}
 	}
@@ -593,7 +593,7 @@ func aiMetadata(ctx context.Context, env *Env, in *AIMetadataIn) (out *AIMetadat
 	}
 	defer func() { c.finish(err) }()
 	if in.Apply {
-		if err := env.requireWrites("ai_metadata"); err != nil {
+		if err := c.requireWrites(); err != nil {
 			return nil, err
 		}
 	}
@@ -799,7 +799,7 @@ func aiExtract(ctx context.Context, env *Env, in *AIExtractIn) (out *AIExtractOu
 		return nil, err
 	}
 	if in.Apply {
-		if err := env.requireWrites("ai_extract"); err != nil {
+		if err := c.requireWrites(); err != nil {
 			return nil, err
 		}
 	}

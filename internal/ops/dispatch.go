@@ -31,29 +31,57 @@ func CallerFrom(ctx context.Context) Caller {
 }
 
 // IsWrite reports whether an operation changes the vault: every operation
-// not annotated read-only. Write operations are gated by Env.Writes.
+// not annotated read-only. Write operations are gated by the write
+// settings of the vault they write (Env.WritesFor).
 func (op *Op) IsWrite() bool { return !op.Annotations.ReadOnly }
 
 // ToolsetWrites is the toolset of the write operations and their history.
 const ToolsetWrites = "writes"
 
 // Advertised reports whether surfaces that list operations to agents (MCP)
-// should offer op under env: the writes toolset only when writes are allowed.
+// should offer op under env: the writes toolset only when some served vault
+// allows writes (each call is still checked against its own vault).
 func (e *Env) Advertised(op *Op) bool {
 	if op.Toolset == ToolsetAI {
 		return e.aiAdvertised(op)
 	}
-	return (op.Toolset != ToolsetWrites && !op.IsWrite()) || e.Writes.Allowed()
+	return (op.Toolset != ToolsetWrites && !op.IsWrite()) || e.AnyWritesAllowed()
 }
 
-// gate refuses a write operation when writes are off.
-func (e *Env) gate(op *Op) *errs.Error {
+// gate is the dispatch pipeline's cheap pre-check of a write operation,
+// before its input is decoded: it refuses at once when no served vault
+// allows writes, and otherwise checks the vault the input's "vault" field
+// names (the default vault when empty, as every write operation resolves
+// it). The authoritative check is per vault, where every write goes
+// through once its vault is resolved (runWrite, idempotent replays, and the
+// AI operations' apply).
+func (e *Env) gate(op *Op, raw json.RawMessage) *errs.Error {
 	if !op.IsWrite() || op.Toolset == ToolsetAI {
 		// AI operations only propose unless apply is set; their
-		// handlers check the write gate then (requireWrites).
+		// handlers check the vault's write settings then (requireWrites).
 		return nil
 	}
-	return e.Writes.check(op.Name)
+	var named struct {
+		Vault string `json:"vault"`
+	}
+	if json.Unmarshal(raw, &named) != nil || len(e.Vaults) == 0 {
+		if e.AnyWritesAllowed() {
+			return nil // undecodable input: the decoder answers
+		}
+		var def *VaultHandle
+		if len(e.Vaults) > 0 {
+			def = e.Vaults[0]
+		}
+		return e.checkWrites(def, op.Name)
+	}
+	vh, err := e.Vault(named.Vault)
+	if err != nil {
+		if e.AnyWritesAllowed() {
+			return nil // an unknown vault is the handler's vault_not_found
+		}
+		return e.checkWrites(e.Vaults[0], op.Name)
+	}
+	return e.checkWrites(vh, op.Name)
 }
 
 // AuditRecord describes one dispatched call. It never holds note contents,
@@ -88,7 +116,7 @@ func (r *Registry) Call(ctx context.Context, env *Env, caller Caller, name strin
 	if !ok {
 		return Result{Err: errs.New(errs.CodeUnknownOp, "unknown operation %q", name), Duration: time.Since(start)}
 	}
-	if err := env.gate(op); err != nil {
+	if err := env.gate(op, raw); err != nil {
 		return Result{Err: err, Duration: time.Since(start)}
 	}
 	ctx = WithCaller(ctx, caller)
@@ -104,14 +132,14 @@ func (r *Registry) Call(ctx context.Context, env *Env, caller Caller, name strin
 func (r *Registry) CallTyped(ctx context.Context, env *Env, caller Caller, op *Op, in any) (res Result) {
 	start := time.Now()
 	defer func() { env.audit(caller, op.Name, start, res) }()
-	if err := env.gate(op); err != nil {
-		return Result{Err: err, Duration: time.Since(start)}
-	}
-	ctx = WithCaller(ctx, caller)
 	raw, err := json.Marshal(in)
 	if err != nil {
 		return Result{Err: errs.Wrap(err, errs.CodeInvalidInput, "cannot encode input")}
 	}
+	if err := env.gate(op, raw); err != nil {
+		return Result{Err: err, Duration: time.Since(start)}
+	}
+	ctx = WithCaller(ctx, caller)
 	dec, err := op.Decode(raw)
 	if err != nil {
 		return Result{Err: errs.As(err), Duration: time.Since(start)}

@@ -21,6 +21,14 @@ type VaultHandle struct {
 	Index  *index.Index
 	Search *search.Searcher
 
+	// Writes, when set, gates and tunes the write operations on this
+	// vault: with several vaults served, each follows its own config
+	// (flags and environment apply to all). Nil falls back to Env.Writes.
+	Writes *WriteSettings
+	// AI, when set, is this vault's AI runtime (its provider, allow/deny
+	// globs, cache and cost ledger). Nil falls back to Env.AI.
+	AI *ai.Runtime
+
 	mu    sync.Mutex
 	state SyncState
 	watch *WatchState
@@ -45,14 +53,16 @@ type Env struct {
 	// Audit, when set, receives one record per dispatched call.
 	Audit func(AuditRecord)
 
-	// Writes gates and tunes the write operations; the zero value leaves
-	// them off (docs/writes.md).
+	// Writes gates and tunes the write operations of the vaults whose
+	// handle sets none (VaultHandle.Writes); the zero value leaves them off
+	// (docs/writes.md). Use WritesFor to read a vault's settings.
 	Writes WriteSettings
 	// Now is the clock of the write operations (default time.Now).
 	Now func() time.Time
 
-	// AI is the AI runtime (docs/ai.md); nil or unconfigured leaves the
-	// AI operations off (ai_unavailable) and unadvertised.
+	// AI is the AI runtime of the vaults whose handle sets none
+	// (VaultHandle.AI; docs/ai.md); nil or unconfigured leaves the AI
+	// operations off (ai_unavailable) and unadvertised. Use AIFor.
 	AI *ai.Runtime
 
 	bus bus
@@ -71,12 +81,60 @@ func OpenVault(ctx context.Context, root, indexDir string, exclude []string, rea
 	return &VaultHandle{Name: v.Name, Vault: v, Index: ix, Search: &search.Searcher{DB: ix.DB}}, nil
 }
 
-// Close closes every vault's index.
+// Close closes every vault's index and AI runtime.
 func (e *Env) Close() {
 	for _, v := range e.Vaults {
 		v.Index.Close()
+		if v.AI != e.AI {
+			v.AI.Close()
+		}
 	}
 	e.AI.Close()
+}
+
+// WritesFor returns the write settings that govern vh: its own, else the
+// Env's.
+func (e *Env) WritesFor(vh *VaultHandle) WriteSettings {
+	if vh != nil && vh.Writes != nil {
+		return *vh.Writes
+	}
+	return e.Writes
+}
+
+// AnyWritesAllowed reports whether some served vault allows writes: the
+// write operations are then advertised and pass the dispatch pre-check,
+// and each call is checked against its own vault's settings.
+func (e *Env) AnyWritesAllowed() bool {
+	if len(e.Vaults) == 0 {
+		return e.Writes.Allowed()
+	}
+	for _, vh := range e.Vaults {
+		if e.WritesFor(vh).Allowed() {
+			return true
+		}
+	}
+	return false
+}
+
+// AIFor returns the AI runtime of vh: its own, else the Env's.
+func (e *Env) AIFor(vh *VaultHandle) *ai.Runtime {
+	if vh != nil && vh.AI != nil {
+		return vh.AI
+	}
+	return e.AI
+}
+
+// anyAI reports whether f holds for the AI runtime of some served vault.
+func (e *Env) anyAI(f func(*ai.Runtime) bool) bool {
+	if len(e.Vaults) == 0 {
+		return f(e.AI)
+	}
+	for _, vh := range e.Vaults {
+		if f(e.AIFor(vh)) {
+			return true
+		}
+	}
+	return false
 }
 
 // Vault picks a vault by name ("" = the default).

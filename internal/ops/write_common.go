@@ -40,14 +40,37 @@ type WriteSettings struct {
 // Allowed reports whether write operations may run.
 func (s WriteSettings) Allowed() bool { return s.Enabled && !s.ReadOnly }
 
-func (s WriteSettings) check(op string) *errs.Error {
+// check refuses op unless the settings allow writes. vault names the
+// vault in the message when several are served ("" otherwise).
+func (s WriteSettings) check(op, vault string) *errs.Error {
+	what, mode, cfg := "the vault", "loci runs in read-only mode", ".loci/config.yaml"
+	if vault != "" {
+		what, mode, cfg = fmt.Sprintf("vault %q", vault), "that vault is read-only", "that vault's .loci/config.yaml"
+	}
 	switch {
 	case s.ReadOnly:
-		return errs.New(errs.CodeWritesDisabled, "%s changes the vault, and loci runs in read-only mode (--read-only, LOCI_READ_ONLY or writes.read_only in the config)", op).
+		return errs.New(errs.CodeWritesDisabled, "%s changes %s, and %s (--read-only, LOCI_READ_ONLY or writes.read_only in %s)", op, what, mode, cfg).
 			With("operation", op).With("reason", "read_only")
 	case !s.Enabled:
-		return errs.New(errs.CodeWritesDisabled, "%s changes the vault, and write operations are off: start loci with --enable-writes (or LOCI_ENABLE_WRITES=1, or writes.enabled: true in .loci/config.yaml)", op).
+		return errs.New(errs.CodeWritesDisabled, "%s changes %s, and write operations are off: start loci with --enable-writes (or LOCI_ENABLE_WRITES=1, or writes.enabled: true in %s)", op, what, cfg).
 			With("operation", op).With("reason", "disabled")
+	}
+	return nil
+}
+
+// checkWrites refuses op on vh unless vh's own write settings allow writes
+// (writes_disabled, with details.vault). vh nil checks Env.Writes.
+func (e *Env) checkWrites(vh *VaultHandle, op string) *errs.Error {
+	ws := e.WritesFor(vh)
+	if vh == nil {
+		return ws.check(op, "")
+	}
+	name := ""
+	if len(e.Vaults) > 1 {
+		name = vh.Name
+	}
+	if err := ws.check(op, name); err != nil {
+		return err.With("vault", vh.Name)
 	}
 	return nil
 }
@@ -59,13 +82,18 @@ func (e *Env) now() time.Time {
 	return time.Now()
 }
 
-// Writer returns the vault's write pipeline, configured from e.Writes.
+// Writer returns the vault's write pipeline, configured from the vault's
+// own write settings (WritesFor: path policy, journal bounds, lock
+// timeout). It does not check that writes are allowed: write_history reads
+// the journal through it, and AI proposals preview through it; every write
+// is checked in runWrite.
 func (e *Env) Writer(vh *VaultHandle) (*vault.Writer, error) {
 	vh.writerOnce.Do(func() {
+		ws := e.WritesFor(vh)
 		vh.writer, vh.writerErr = vault.NewWriter(vh.Vault, vault.WriterOptions{
-			WritePaths: e.Writes.WritePaths, DenyPaths: e.Writes.DenyPaths,
-			JournalMaxBytes: e.Writes.JournalMaxBytes, JournalMaxAge: e.Writes.JournalMaxAge,
-			LockTimeout: e.Writes.LockTimeout, Now: e.now,
+			WritePaths: ws.WritePaths, DenyPaths: ws.DenyPaths,
+			JournalMaxBytes: ws.JournalMaxBytes, JournalMaxAge: ws.JournalMaxAge,
+			LockTimeout: ws.LockTimeout, Now: e.now,
 		})
 	})
 	return vh.writer, vh.writerErr
@@ -297,12 +325,24 @@ type writeSpec struct {
 	// instead of queueing behind the writer that changed the note. The
 	// check under the lock (in build) is the one that counts.
 	guardPath, guardEtag string
+	// propose marks an AI proposal: its preview runs where writes are off
+	// (only its apply needs them).
+	propose bool
 }
 
 // runWrite runs the shared write pipeline: lock the paths, read them and
 // plan the change (build), then either describe it (preview) or commit it
-// through the vault's writer and re-index the changed notes.
+// through the vault's writer and re-index the changed notes. It is the one
+// place every write goes through, so it is where the vault's own write
+// settings are enforced: a write operation (preview or apply) or an AI
+// apply on a vault whose settings do not allow writes is writes_disabled,
+// before anything is read, locked or created.
 func runWrite(ctx context.Context, env *Env, spec writeSpec) (*WriteResult, error) {
+	if spec.opts.Apply || !spec.propose {
+		if err := env.checkWrites(spec.vh, spec.op); err != nil {
+			return nil, err
+		}
+	}
 	w, err := env.Writer(spec.vh)
 	if err != nil {
 		return nil, err
@@ -494,6 +534,10 @@ func idempotent[Out any, PO interface {
 	}
 	if !o.Apply || o.IdempotencyKey == "" {
 		return run()
+	}
+	// Checked before a stored result is replayed, too.
+	if err := env.checkWrites(vh, op); err != nil {
+		return nil, err
 	}
 	w, err := env.Writer(vh)
 	if err != nil {

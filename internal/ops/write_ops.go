@@ -255,7 +255,7 @@ func captureNote(ctx context.Context, env *Env, in *CaptureNoteIn) (*WriteResult
 	return idempotent(ctx, env, vh, "capture_note", in, &in.WriteOpts, func() (*WriteResult, error) {
 		folder := in.Folder
 		if folder == "" {
-			folder = env.Writes.Inbox
+			folder = env.WritesFor(vh).Inbox
 			if folder == "" {
 				folder = "Inbox"
 			}

@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loci-dev/loci/internal/server"
+	"github.com/loci-dev/loci/internal/testutil"
+)
+
+// typoVault is a vault whose config misspells its policy: read naively,
+// writes would be on and nothing denied.
+func typoVault(t *testing.T) string {
+	t.Helper()
+	v := filepath.Join(t.TempDir(), "typo")
+	testutil.WriteFiles(t, v, map[string]string{
+		"n.md":              "# N\n",
+		".loci/config.yaml": "writes:\n  deny_path: [\"**\"]\n  readonly: true\n",
+	})
+	return v
+}
+
+// TestConfigFailsClosed: every command that loads the config refuses to run
+// with an invalid one (config_invalid, exit 2, naming the key, its line and
+// the key meant), servers included, and nothing is written.
+func TestConfigFailsClosed(t *testing.T) {
+	t.Setenv(server.EnvToken, "")
+	t.Setenv("LOCI_CONFIG", "")
+	v := typoVault(t)
+	golden := filepath.Join(t.TempDir(), "golden.json")
+	os.WriteFile(golden, []byte(`[{"id":"q","query":"n","relevant_paths":["n.md"]}]`), 0o644)
+	for _, args := range [][]string{
+		{"capture", "x", "--apply", "--vault", v},
+		{"write", "n.md", "--content", "y", "--overwrite", "--apply", "--vault", v},
+		{"index", v},
+		{"search", "n", "--vault", v},
+		{"read", "n.md", "--vault", v},
+		{"status", "--vault", v},
+		{"ai", "status", "--vault", v},
+		{"eval", "--golden", golden, "--vault", v},
+		{"token", v},
+		{"serve", v, "--addr", "127.0.0.1:0"},
+		{"mcp", v},
+		{"mcp-config", "claude-code", v, "--http"},
+		{"config", "show", v},
+	} {
+		_, errOut, code := run(t, args...)
+		if code != 2 || !strings.Contains(errOut, "[config_invalid]") || !strings.Contains(errOut, "writes.deny_path") ||
+			!strings.Contains(errOut, "did you mean deny_paths?") || !strings.Contains(errOut, "line 2") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(v, "n.md")); string(b) != "# N\n" {
+		t.Errorf("n.md changed: %q", b)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(v, ".loci")); len(ents) != 1 {
+		t.Errorf(".loci holds more than the config: %v", ents)
+	}
+	if _, err := os.Stat(filepath.Join(v, "Inbox")); !os.IsNotExist(err) {
+		t.Error("capture wrote something")
+	}
+	// JSON errors carry every problem.
+	_, errOut, _ := run(t, "index", v, "--format", "json")
+	var e struct {
+		Error struct {
+			Code    string `json:"code"`
+			Details struct {
+				Problems []struct {
+					Key        string `json:"key"`
+					Line       int    `json:"line"`
+					Suggestion string `json:"suggestion"`
+				} `json:"problems"`
+			} `json:"details"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(errOut), &e); err != nil || e.Error.Code != "config_invalid" || len(e.Error.Details.Problems) != 2 ||
+		e.Error.Details.Problems[1].Key != "writes.readonly" || e.Error.Details.Problems[1].Line != 3 || e.Error.Details.Problems[1].Suggestion != "read_only" {
+		t.Errorf("json error: %v %s", err, errOut)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	t.Setenv("LOCI_CONFIG", "")
+	v := typoVault(t)
+	cfg := filepath.Join(v, ".loci", "config.yaml")
+	out, errOut, code := run(t, "config", "validate", v)
+	want := []string{
+		cfg + ":2: writes.deny_path: unknown key (did you mean deny_paths?)",
+		cfg + ":3: writes.readonly: unknown key (did you mean read_only?)",
+		"loci: invalid config " + cfg + ": 2 problems [config_invalid]",
+	}
+	if code != 2 || out != "" || strings.TrimSpace(errOut) != strings.Join(want, "\n") {
+		t.Errorf("invalid: exit %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+	os.WriteFile(cfg, []byte("writes:\n  deny_paths: [\"**\"]\n  read_only: true\n"), 0o644)
+	out, errOut, code = run(t, "config", "validate", "--vault", v)
+	if code != 0 || out != "ok: "+cfg+"\n" || errOut != "" {
+		t.Errorf("valid: exit %d %q %q", code, out, errOut)
+	}
+	out, _, code = run(t, "config", "validate", v, "--format", "json")
+	var ok struct {
+		OK     bool   `json:"ok"`
+		Config string `json:"config"`
+		Source string `json:"source"`
+	}
+	if json.Unmarshal([]byte(out), &ok); code != 0 || !ok.OK || ok.Config != cfg || ok.Source != "vault" {
+		t.Errorf("json: %d %s", code, out)
+	}
+	// No file: defaults, still OK.
+	empty := t.TempDir()
+	if out, _, code := run(t, "config", "validate", empty); code != 0 || !strings.HasPrefix(out, "ok: no config file") {
+		t.Errorf("no file: %d %q", code, out)
+	}
+	// index_dir leading out of the vault is caught too.
+	os.WriteFile(cfg, []byte("index_dir: /tmp/elsewhere\n"), 0o644)
+	if _, errOut, code := run(t, "config", "validate", v); code != 2 || !strings.Contains(errOut, cfg+":1: index_dir:") {
+		t.Errorf("absolute index_dir: %d %q", code, errOut)
+	}
+	// LOCI_CONFIG is the file checked when set.
+	user := filepath.Join(t.TempDir(), "loci.yaml")
+	os.WriteFile(user, []byte("index_dir: /tmp/elsewhere\n"), 0o600)
+	t.Setenv("LOCI_CONFIG", user)
+	if out, _, code := run(t, "config", "validate", v); code != 0 || out != "ok: "+user+" (from LOCI_CONFIG)\n" {
+		t.Errorf("LOCI_CONFIG: %d %q", code, out)
+	}
+}
+
+func TestConfigShow(t *testing.T) {
+	t.Setenv("LOCI_CONFIG", "")
+	t.Setenv("LOCI_ENABLE_WRITES", "")
+	t.Setenv("LOCI_READ_ONLY", "")
+	t.Setenv("LOCI_AI_API_KEY", "")
+	v := filepath.Join(t.TempDir(), "vault")
+	testutil.WriteFiles(t, v, map[string]string{
+		"n.md": "# N\n",
+		".loci/config.yaml": `exclude: ["Archive/**"]
+index_dir: .cache/idx
+writes: {deny_paths: ["Private/**"], inbox: Capture}
+embed: {provider: none}
+search: {rrf_k: 20}
+ai:
+  provider: openai-compatible
+  base_url: "https://me:hunter2@llm.example/v1"
+  model: m
+  api_key: sk-SECRET-IN-FILE
+  deny_globs: ["Private/**"]
+`,
+	})
+	out, errOut, code := run(t, "config", "show", v, "--exclude", "Tmp/**")
+	if code != 0 {
+		t.Fatalf("show: %d %s", code, errOut)
+	}
+	for _, secret := range []string{"sk-SECRET-IN-FILE", "hunter2"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("show prints the secret %q:\n%s", secret, out)
+		}
+	}
+	for _, want := range []string{
+		"config_file: " + filepath.Join(v, ".loci", "config.yaml"),
+		"index_dir: " + filepath.Join(v, ".cache", "idx"),
+		"- Archive/**", "- Tmp/**",
+		"cli: true", "servers: false", "inbox: Capture",
+		"api_key: <redacted>", "https://me:REDACTED@llm.example/v1",
+		"rrf_k: 20", "provider: none",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+	// Flags and environment are what is in effect; a key from the
+	// environment is redacted too.
+	t.Setenv("LOCI_AI_API_KEY", "sk-FROM-ENV")
+	out, _, code = run(t, "config", "show", v, "--enable-writes", "--format", "json")
+	var shown struct {
+		Writes struct {
+			Servers   bool     `json:"servers"`
+			DenyPaths []string `json:"deny_paths"`
+		} `json:"writes"`
+		AI struct {
+			APIKey string `json:"api_key"`
+		} `json:"ai"`
+	}
+	if err := json.Unmarshal([]byte(out), &shown); err != nil || code != 0 || !shown.Writes.Servers || shown.Writes.DenyPaths[0] != "Private/**" ||
+		shown.AI.APIKey != "<redacted>" || strings.Contains(out, "sk-FROM-ENV") {
+		t.Errorf("json show: %d %v\n%s", code, err, out)
+	}
+}
+
+// TestMCPProcessRefusesInvalidConfig: the real `loci mcp` process exits 2
+// before serving when a vault's config is invalid.
+func TestMCPProcessRefusesInvalidConfig(t *testing.T) {
+	bin := buildLoci(t)
+	good := filepath.Join(t.TempDir(), "good")
+	testutil.WriteFiles(t, good, map[string]string{"n.md": "# N\n"})
+	cmd := exec.Command(bin, "mcp", good, typoVault(t))
+	cmd.Env = append(os.Environ(), "LOCI_CONFIG=")
+	cmd.Stdin = strings.NewReader("")
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "[config_invalid]") || strings.Contains(string(out), "serving") {
+		t.Errorf("loci mcp with an invalid config: %v\n%s", err, out)
+	}
+}
