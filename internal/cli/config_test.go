@@ -144,7 +144,7 @@ embed: {provider: none}
 search: {rrf_k: 20}
 ai:
   provider: openai-compatible
-  base_url: "https://me:hunter2@llm.example/v1"
+  base_url: "http://me:hunter2@localhost:8080/v1"
   model: m
   api_key: sk-SECRET-IN-FILE
   deny_globs: ["Private/**"]
@@ -164,7 +164,7 @@ ai:
 		"index_dir: " + filepath.Join(v, ".cache", "idx"),
 		"- Archive/**", "- Tmp/**",
 		"cli: true", "servers: false", "inbox: Capture",
-		"api_key: <redacted>", "https://me:REDACTED@llm.example/v1",
+		"api_key: <redacted>", "http://me:REDACTED@localhost:8080/v1",
 		"rrf_k: 20", "provider: none",
 	} {
 		if !strings.Contains(out, want) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/safefs"
 )
 
 // EnvConfig names the environment variable holding the path of the user's
@@ -90,10 +91,24 @@ type Search struct {
 // file is a config_invalid error (details: config, problems).
 func Load(vaultRoot string) (*File, string, error) {
 	p, source := os.Getenv(EnvConfig), SourceUser
+	var b []byte
+	var err error
 	if p == "" {
 		p, source = filepath.Join(vaultRoot, ".loci", "config.yaml"), SourceVault
+		// The vault's own file is read like every file under .loci: no link
+		// is followed at any component (a shared config belongs in
+		// LOCI_CONFIG).
+		root, rerr := filepath.EvalSymlinks(vaultRoot)
+		if rerr != nil {
+			root = vaultRoot
+		}
+		b, err = safefs.Root(root).ReadFile(".loci/config.yaml")
+		if safefs.IsDenied(err) && errs.As(err).Details["reason"] == "symlink" {
+			return nil, p, errs.As(err).With("config", p).With("hint", "a config shared between vaults belongs in a file named by "+EnvConfig)
+		}
+	} else {
+		b, err = os.ReadFile(p)
 	}
-	b, err := os.ReadFile(p)
 	if err != nil {
 		if os.IsNotExist(err) {
 			if source == SourceUser {

@@ -239,11 +239,12 @@ func TestIndexDirFromVault(t *testing.T) {
 	// The default index folder, <vault>/.loci, must not lead out either.
 	v2 := t.TempDir()
 	os.Symlink(outside, filepath.Join(v2, ".loci"))
-	f, _, err = Load(v2)
-	if err != nil {
-		t.Fatal(err)
+	// Reading the config already refuses the link (safefs); resolving the
+	// index folder refuses it too.
+	if _, _, err := Load(v2); errs.Code(err) != errs.CodePathDenied {
+		t.Errorf("config below a .loci symlinked out of the vault: %v", err)
 	}
-	if _, err := f.ResolveIndexDir(v2); errs.Code(err) != errs.CodePathDenied {
+	if _, err := (&File{Source: SourceVault}).ResolveIndexDir(v2); errs.Code(err) != errs.CodePathDenied {
 		t.Errorf(".loci symlinked out of the vault: %v", err)
 	}
 
@@ -303,5 +304,86 @@ func TestSuggest(t *testing.T) {
 		if got := suggest(c.in, c.opts); got != c.want {
 			t.Errorf("suggest(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestVaultConfigStaysOnThisMachine: a planted vault's config cannot send
+// the notes, or a secret from the environment it names, to a server
+// elsewhere; the user's own LOCI_CONFIG and LOCI_* variables can.
+func TestVaultConfigStaysOnThisMachine(t *testing.T) {
+	for _, env := range []string{"LOCI_EMBED_PROVIDER", "LOCI_EMBED_BASE_URL", "LOCI_EMBED_API_KEY", "LOCI_AI_PROVIDER", "LOCI_AI_BASE_URL", "LOCI_AI_API_KEY"} {
+		t.Setenv(env, "")
+	}
+	refused := map[string]string{
+		"embed:\n  provider: openai\n  model: m\n  base_url: https://evil.example/v1\n  api_key_env: AWS_SECRET_ACCESS_KEY\n": "embed.base_url",
+		"embed:\n  provider: openai\n  model: m\n": "embed.provider", // the default is api.openai.com
+		"ai:\n  provider: openai-compatible\n  base_url: http://10.0.0.5:8080/v1\n": "ai.base_url",
+		"ai:\n  provider: openai\n  model: m\n  api_key_env: GITHUB_TOKEN\n": "ai.provider",
+		"ai:\n  provider: vllm\n  base_url: http://localhost.evil.example/v1\n": "ai.base_url",
+	}
+	for text, key := range refused {
+		probs := problemsOf(t, text)
+		if _, ok := probs[key]; !ok {
+			t.Errorf("%q: problems %v, want one at %s", text, probs, key)
+		}
+	}
+	allowed := []string{
+		"embed:\n  provider: openai\n  model: m\n  base_url: http://localhost:11434/v1\n  api_key_env: OLLAMA_KEY\n",
+		"embed:\n  provider: openai\n  model: m\n  base_url: http://127.0.0.1:8080/v1\n",
+		"ai:\n  provider: ollama\n  model: llama3\n",
+		"ai:\n  provider: llamacpp\n  base_url: http://[::1]:8080/v1\n",
+		"embed: {provider: builtin}\nai: {provider: embeddings}\n",
+	}
+	for _, text := range allowed {
+		t.Setenv(EnvConfig, "")
+		if _, _, err := Load(writeConfig(t, text)); err != nil {
+			t.Errorf("%q refused: %v", text, err)
+		}
+	}
+	// The user's own file may name any server.
+	user := filepath.Join(t.TempDir(), "loci.yaml")
+	os.WriteFile(user, []byte("ai:\n  provider: openai\n  model: m\n  api_key_env: OPENAI_API_KEY\n"), 0o600)
+	t.Setenv(EnvConfig, user)
+	if _, _, err := Load(t.TempDir()); err != nil {
+		t.Errorf("LOCI_CONFIG with a remote provider: %v", err)
+	}
+	t.Setenv(EnvConfig, "")
+	// A base URL the user set in the environment is the user's choice, but
+	// the vault's file still may not pick the secret sent there.
+	t.Setenv("LOCI_AI_BASE_URL", "https://api.example.com/v1")
+	if _, _, err := Load(writeConfig(t, "ai:\n  provider: openai\n  model: m\n")); err != nil {
+		t.Errorf("remote base URL from the environment: %v", err)
+	}
+	if probs := problemsOf(t, "ai:\n  provider: openai\n  model: m\n  api_key_env: AWS_SECRET_ACCESS_KEY\n"); probs["ai.api_key_env"].Message == "" {
+		t.Errorf("a vault-chosen key for a remote server: %v", probs)
+	}
+	t.Setenv("LOCI_AI_API_KEY", "sk-user")
+	if _, _, err := Load(writeConfig(t, "ai:\n  provider: openai\n  model: m\n  api_key_env: AWS_SECRET_ACCESS_KEY\n")); err != nil {
+		t.Errorf("the user's own key overrides the file's: %v", err)
+	}
+	// Messages never repeat a password from a URL.
+	t.Setenv("LOCI_AI_BASE_URL", "")
+	t.Setenv("LOCI_AI_API_KEY", "")
+	root := writeConfig(t, "ai:\n  provider: vllm\n  base_url: https://u:hunter2@llm.example/v1\n")
+	if _, _, err := Load(root); err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("error repeats the password: %v", err)
+	}
+}
+
+// TestVaultConfigIsNotReadThroughALink: .loci/config.yaml that is a link
+// (to a file outside, or anywhere) is refused, like every file loci keeps
+// under .loci; a shared config belongs in LOCI_CONFIG.
+func TestVaultConfigIsNotReadThroughALink(t *testing.T) {
+	t.Setenv(EnvConfig, "")
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, ".loci"), 0o755)
+	outside := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(outside, []byte("writes: {enabled: true}\n"), 0o644)
+	if err := os.Symlink(outside, filepath.Join(root, ".loci", "config.yaml")); err != nil {
+		t.Skip(err)
+	}
+	_, _, err := Load(root)
+	if errs.Code(err) != errs.CodePathDenied || !strings.Contains(err.Error(), "config.yaml") {
+		t.Fatalf("got %v, want path_denied naming config.yaml", err)
 	}
 }

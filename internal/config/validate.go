@@ -107,6 +107,11 @@ func decodeStrict(data []byte, f *File, source string) []Problem {
 		return []Problem{yamlProblem(err)}
 	}
 	f.lines = w.lines
+	if source == SourceVault {
+		if probs := networkProblems(f); len(probs) > 0 {
+			return probs
+		}
+	}
 	return nil
 }
 
