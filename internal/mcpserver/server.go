@@ -89,6 +89,7 @@ func New(reg *ops.Registry, env *ops.Env, opt Options) *Server {
 	s.addTools()
 	s.res.register()
 	s.addPrompts()
+	s.mcp.AddReceivingMiddleware(s.guard) // added last: outermost
 	s.unsubscribe = env.Subscribe(s.res.onChange)
 	return s
 }
