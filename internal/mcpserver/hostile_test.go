@@ -148,3 +148,62 @@ func TestHostileResourceURIsStdio(t *testing.T) {
 		})
 	}
 }
+
+// TestResourceReadGovernor: resources/read is bounded by the result governor
+// that bounds every operation (ops.DefaultMaxResultBytes, Env.MaxResultBytes),
+// answers payload_too_large pointing at read_note, and marks its results
+// private.
+func TestResourceReadGovernor(t *testing.T) {
+	var big strings.Builder
+	for i := 0; big.Len() <= ops.DefaultMaxResultBytes; i++ {
+		big.WriteString("a line of a very large note, number ")
+		big.WriteString(strings.Repeat("x", 40))
+		big.WriteString("\n")
+	}
+	env, url := smallServer(t, map[string]string{"Big.md": "# Big\n" + big.String(), "Small.md": "# Small\n\n" + strings.Repeat("word ", 40) + "\n"})
+	cs := httpClient(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+
+	_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Big.md"})
+	we := rpcError(t, "read Big.md", err)
+	var data struct {
+		Code    string         `json:"code"`
+		URI     string         `json:"uri"`
+		Details map[string]any `json:"details"`
+	}
+	json.Unmarshal(we.Data, &data)
+	if we.Code != jsonrpc.CodeInvalidParams || !strings.HasPrefix(we.Message, "payload_too_large: ") || !strings.Contains(we.Message, "read_note") ||
+		data.Code != "payload_too_large" || data.URI != "loci://vault/Big.md" || data.Details["limit"] != float64(ops.DefaultMaxResultBytes) || data.Details["tool"] != "read_note" {
+		t.Errorf("read Big.md: %d %s %s", we.Code, we.Message, we.Data)
+	}
+	// read_note, which the error points at, reads it in parts.
+	res := call(t, cs, "read_note", map[string]any{"path": "Big.md", "start_line": 1, "end_line": 3})
+	if res.IsError || !strings.Contains(text(res), "# Big") {
+		t.Errorf("read_note with a line range: %s", text(res))
+	}
+
+	small, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Small.md"})
+	if err != nil || len(small.Contents) != 1 || small.CacheScope != "private" {
+		t.Errorf("read Small.md: %v %+v", err, small)
+	}
+	tmpl, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil || tmpl.CacheScope != "private" {
+		t.Errorf("resources/templates/list: %v %+v", err, tmpl)
+	}
+	list, err := cs.ListResources(ctx, nil)
+	if err != nil || list.CacheScope != "private" {
+		t.Errorf("resources/list: %v %+v", err, list)
+	}
+
+	// One governor: a lower Env.MaxResultBytes bounds resources and
+	// operations alike.
+	env.MaxResultBytes = 100
+	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Small.md"})
+	if we := rpcError(t, "read Small.md under a 100-byte limit", err); !strings.HasPrefix(we.Message, "payload_too_large: ") {
+		t.Errorf("read Small.md under a 100-byte limit: %s", we.Message)
+	}
+	if res := call(t, cs, "read_note", map[string]any{"path": "Small.md"}); !strings.HasPrefix(text(res), "payload_too_large") {
+		t.Errorf("read_note under a 100-byte limit: %s", text(res))
+	}
+}

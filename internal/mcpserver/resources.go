@@ -166,7 +166,10 @@ func (r *resources) parseURI(uri string) (*ops.VaultHandle, string, error) {
 }
 
 // read serves resources/read for a note: the file's current text, read from
-// disk through vault confinement, with its etag in _meta.
+// disk through vault confinement, with its etag in _meta. The result is
+// bounded by the same governor as every operation's (Env.MaxResultBytes,
+// default ops.DefaultMaxResultBytes): a larger note is refused with
+// payload_too_large, pointing at read_note, which reads it in parts.
 func (r *resources) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	vh, rel, err := r.parseURI(uri)
@@ -175,12 +178,21 @@ func (r *resources) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mc
 		b, rel, err = vh.Vault.ReadNote(rel)
 		if err == nil {
 			c := &mcp.ResourceContents{URI: uri, MIMEType: markdownMIME, Meta: mcp.Meta{etagMetaKey: vault.Etag(b)}}
+			size := len(b)
 			if utf8.Valid(b) {
 				c.Text = string(b)
 			} else {
 				c.Blob = b
+				size = base64.StdEncoding.EncodedLen(len(b))
 			}
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+			if limit := r.s.resultLimit(); size > limit {
+				err = errs.New(errs.CodeTooLarge, "note %s is %d bytes, over the %d-byte limit of one result; read it in parts with the read_note tool (start_line and end_line, or heading)", rel, size, limit).
+					With("path", rel).With("bytes", size).With("limit", limit).With("tool", "read_note")
+				return nil, resourceError(uri, err)
+			}
+			res := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}
+			res.CacheScope = "private" // personal notes, as resources/list
+			return res, nil
 		}
 	}
 	return nil, resourceError(uri, err)
@@ -200,7 +212,7 @@ func resourceError(uri string, err error) error {
 	switch e.Code {
 	case errs.CodeNotFound, errs.CodeVaultNotFound:
 		return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: "Resource not found: " + e.Message, Data: data(map[string]any{"code": e.Code})}
-	case errs.CodePathDenied, errs.CodeInvalidInput:
+	case errs.CodePathDenied, errs.CodeInvalidInput, errs.CodeTooLarge:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Code + ": " + e.Message, Data: data(map[string]any{"code": e.Code, "details": e.Details})}
 	default:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.Code + ": " + e.Error()}

@@ -85,6 +85,7 @@ func New(reg *ops.Registry, env *ops.Env, opt Options) *Server {
 		SubscribeHandler:   s.res.subscribe,
 		UnsubscribeHandler: s.res.unsubscribe,
 		CompletionHandler:  s.complete,
+		SetCacheable:       privateResources,
 	})
 	s.addTools()
 	s.res.register()
@@ -141,6 +142,24 @@ func (s *Server) Close() error {
 		}
 	})
 	return nil
+}
+
+// resultLimit is the response-size governor's limit, shared with every
+// operation (ops.Registry.Call).
+func (s *Server) resultLimit() int {
+	if s.env.MaxResultBytes > 0 {
+		return s.env.MaxResultBytes
+	}
+	return ops.DefaultMaxResultBytes
+}
+
+// privateResources marks every resource result (reads and lists) as
+// cacheable by this user's client only: they hold personal notes.
+func privateResources(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	switch req.(type) {
+	case *mcp.ReadResourceRequest, *mcp.ListResourcesRequest, *mcp.ListResourceTemplatesRequest:
+		c.CacheScope = "private"
+	}
 }
 
 func (s *Server) isClosed() bool {
