@@ -149,6 +149,26 @@ func TestHostileResourceURIsStdio(t *testing.T) {
 	}
 }
 
+// TestDuplicateInitialize: a second initialize in a session gets -32600
+// (go-sdk v1.8.0 sends error code 0), and the session goes on.
+func TestDuplicateInitialize(t *testing.T) {
+	_, url := smallServer(t, map[string]string{"Home.md": "# Home\n"})
+	h := &httpPeer{url: url}
+	if err := h.open(); err != nil {
+		t.Fatal(err)
+	}
+	status, resps, _, err := h.post([]byte(initializeMsg), false)
+	if err != nil || len(resps) != 1 || resps[0].Error == nil || resps[0].Error.Code == nil {
+		t.Fatalf("second initialize: HTTP %d %v %s", status, err, show(resps))
+	}
+	if e := resps[0].Error; *e.Code != jsonrpc.CodeInvalidRequest || !strings.Contains(e.Message, "already initialized") || string(resps[0].ID) != `"init"` {
+		t.Errorf("second initialize: %s", show(resps))
+	}
+	if err := h.ping(); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestResourceReadGovernor: resources/read is bounded by the result governor
 // that bounds every operation (ops.DefaultMaxResultBytes, Env.MaxResultBytes),
 // answers payload_too_large pointing at read_note, and marks its results

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -97,9 +98,15 @@ func New(reg *ops.Registry, env *ops.Env, opt Options) *Server {
 
 // ServeStdio serves one session over stdin/stdout. It returns when the client
 // closes stdin (nil) or ctx is done (nil: a requested shutdown is not an
-// error).
+// error). A malformed line is answered with a JSON-RPC error and the session
+// goes on (see lineTransport).
 func (s *Server) ServeStdio(ctx context.Context) error {
-	ss, err := s.mcp.Connect(ctx, &mcp.StdioTransport{}, nil)
+	return s.serveLines(ctx, os.Stdin, os.Stdout)
+}
+
+// serveLines serves one session of newline-delimited JSON-RPC over r and w.
+func (s *Server) serveLines(ctx context.Context, r io.Reader, w io.Writer) error {
+	ss, err := s.mcp.Connect(ctx, &lineTransport{r: r, w: w, max: MaxMessageBytes, log: s.log}, nil)
 	if err != nil {
 		return err
 	}
