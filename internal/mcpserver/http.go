@@ -2,10 +2,12 @@ package mcpserver
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -14,7 +16,8 @@ import (
 
 // httpHandler is the SDK's Streamable HTTP handler (stateful sessions, SSE
 // streams, an in-memory event store for replay, the SDK's idle timeout)
-// behind a gate that caps concurrent sessions.
+// behind a gate that checks every POSTed message and caps concurrent
+// sessions.
 //
 // Counting: a session is "live" while the SDK server holds it (it removes a
 // session on close, idle timeout, DELETE, or a failed initialize). The gate
@@ -46,56 +49,182 @@ func newHTTPHandler(s *Server) *httpHandler {
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.Header.Get(sessionHeader) != "" {
+	if r.Method != http.MethodPost {
 		h.sdk.ServeHTTP(w, r)
+		return
+	}
+	// Every POST body is one JSON-RPC message, checked as a stdio line is
+	// (checkMessage) before the SDK reads it: a malformed one is answered
+	// with a JSON-RPC error body and HTTP 400 (413 when too large), and the
+	// session it was sent in goes on.
+	msg, body, rep, status := readMessage(r)
+	if rep != nil {
+		h.s.log.Debug("mcp: refused a malformed message", "transport", "http", "code", rep.code, "error", rep.msg)
+		writeReply(w, status, rep)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	req, _ := msg.(*jsonrpc.Request)
+	jw := &jsonErrorWriter{ResponseWriter: w, req: req}
+	defer jw.finish()
+	if r.Header.Get(sessionHeader) != "" {
+		h.sdk.ServeHTTP(jw, r)
+		return
+	}
+	if req != nil && req.IsCall() && !sessionless(r, req) {
+		// The SDK would open a session that is never initialized and answer
+		// with error code 0 ("invalid during session initialization").
+		writeReply(jw, http.StatusBadRequest, invalidRequest(req.ID,
+			"%s needs a session: send initialize first (without %s), then this request with the %s it returns",
+			clip([]byte(req.Method)), sessionHeader, sessionHeader))
 		return
 	}
 	// A POST without a session id carrying initialize opens a session. (Other
 	// session-less POSTs, such as a 2026-07-28 client's server/discover probe,
 	// get a temporary session that the SDK closes at once: not counted.)
-	if r.Body == nil {
-		r.Body = http.NoBody
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxPeek+1))
-	if err != nil {
-		status := http.StatusBadRequest
-		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			status = http.StatusRequestEntityTooLarge
-		}
-		http.Error(w, "cannot read the request body: "+err.Error(), status)
-		return
-	}
-	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
-	if len(body) <= maxPeek && !isInitialize(body) {
-		h.sdk.ServeHTTP(w, r)
+	if req == nil || req.Method != "initialize" {
+		h.sdk.ServeHTTP(jw, r)
 		return
 	}
 	if h.s.isClosed() {
-		reject(w, r, http.StatusServiceUnavailable, "the loci MCP server is shutting down")
+		reject(jw, req.ID, http.StatusServiceUnavailable, "the loci MCP server is shutting down")
 		return
 	}
 	live, ok := h.admit()
 	if !ok {
-		reject(w, r, http.StatusServiceUnavailable, fmt.Sprintf(
+		reject(jw, req.ID, http.StatusServiceUnavailable, fmt.Sprintf(
 			"too many MCP sessions: %d of %d are open; close an idle session (HTTP DELETE with its Mcp-Session-Id), wait for idle ones to expire, or raise the limit", live, h.max))
 		return
 	}
-	cw := &captureWriter{ResponseWriter: w}
+	cw := &captureWriter{ResponseWriter: jw}
 	defer func() { h.release(cw.sessionID) }()
 	h.sdk.ServeHTTP(cw, r)
 }
 
-// maxPeek bounds how much of a session-less POST is read to find out
-// whether it is an initialize request (a larger body counts as one).
-const maxPeek = 64 << 10
-
-func isInitialize(body []byte) bool {
-	m, err := jsonrpc.DecodeMessage(body)
-	if err != nil {
-		return true // a batch or something odd: let the gate count it
+// sessionless reports whether a request without a session id may go to the
+// SDK: initialize, ping (allowed before initialize), and requests of the
+// session-less protocol (2026-07-28 and later), which the SDK answers
+// itself.
+func sessionless(r *http.Request, req *jsonrpc.Request) bool {
+	switch req.Method {
+	case "initialize", "ping", "server/discover":
+		return true
 	}
-	req, ok := m.(*jsonrpc.Request)
-	return ok && req.Method == "initialize"
+	if v := r.Header.Get("Mcp-Protocol-Version"); v >= "2026-07-28" {
+		return true
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	json.Unmarshal(req.Params, &p)
+	_, ok := p.Meta[mcp.MetaKeyProtocolVersion]
+	return ok
+}
+
+// readMessage reads and checks a POST body (at most MaxMessageBytes). On
+// refusal it returns the answer and its HTTP status.
+func readMessage(r *http.Request) (jsonrpc.Message, []byte, *reply, int) {
+	if r.Body == nil {
+		r.Body = http.NoBody
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageBytes+1))
+	if err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			return nil, nil, tooLarge(jsonrpc.ID{}, -1, int(min(mbe.Limit, MaxMessageBytes))), http.StatusRequestEntityTooLarge
+		}
+		return nil, nil, invalidRequest(jsonrpc.ID{}, "cannot read the request body: %v", err), http.StatusBadRequest
+	}
+	if len(body) > MaxMessageBytes { // only its start was read, enough to find an early id
+		size := int64(-1)
+		if r.ContentLength > 0 {
+			size = r.ContentLength
+		}
+		return nil, nil, tooLarge(sniffID(body), size, MaxMessageBytes), http.StatusRequestEntityTooLarge
+	}
+	msg, rep := checkMessage(body)
+	if rep != nil {
+		return nil, nil, rep, http.StatusBadRequest
+	}
+	return msg, body, nil, 0
+}
+
+// writeReply answers with a JSON-RPC error body and an HTTP status.
+func writeReply(w http.ResponseWriter, status int, rep *reply) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if status == http.StatusRequestEntityTooLarge {
+		h.Set("Connection", "close") // the rest of the body is not read
+	}
+	w.WriteHeader(status)
+	w.Write(rep.encode())
+}
+
+// jsonErrorWriter turns the SDK's plain-text refusals of a well-formed
+// message (HTTP 400 `JSON RPC not handled: "x" unsupported`, `invalid
+// request: missing id for "ping"`, ...; 415 for a wrong Content-Type) into
+// JSON-RPC error bodies with the request's id, so that every answer to a
+// POSTed message is JSON-RPC. Everything else passes through untouched.
+type jsonErrorWriter struct {
+	http.ResponseWriter
+	req       *jsonrpc.Request
+	status    int
+	text      bytes.Buffer
+	rewriting bool
+}
+
+func (j *jsonErrorWriter) WriteHeader(code int) {
+	if j.status == 0 {
+		j.status = code
+		if (code == http.StatusBadRequest || code == http.StatusUnsupportedMediaType) &&
+			strings.HasPrefix(j.Header().Get("Content-Type"), "text/plain") {
+			j.rewriting = true
+			return
+		}
+	}
+	j.ResponseWriter.WriteHeader(code)
+}
+
+func (j *jsonErrorWriter) Write(b []byte) (int, error) {
+	if j.status == 0 {
+		j.status = http.StatusOK
+	}
+	if j.rewriting {
+		if room := 4096 - j.text.Len(); room > 0 {
+			j.text.Write(b[:min(len(b), room)])
+		}
+		return len(b), nil
+	}
+	return j.ResponseWriter.Write(b)
+}
+
+func (j *jsonErrorWriter) Flush() {
+	if j.rewriting {
+		return
+	}
+	if f, ok := j.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (j *jsonErrorWriter) Unwrap() http.ResponseWriter { return j.ResponseWriter }
+
+// finish sends the JSON-RPC form of a plain-text refusal, if there was one.
+func (j *jsonErrorWriter) finish() {
+	if !j.rewriting {
+		return
+	}
+	text := strings.TrimSpace(j.text.String())
+	rep := &reply{code: jsonrpc.CodeInvalidRequest, msg: text}
+	if strings.HasPrefix(text, "JSON RPC not handled") { // the SDK's ErrNotHandled: an unknown method
+		rep.code, rep.msg = jsonrpc.CodeMethodNotFound, "method not found: "+text
+	}
+	if j.req != nil {
+		rep.id = j.req.ID
+	}
+	j.Header().Del("X-Content-Type-Options")
+	writeReply(j.ResponseWriter, j.status, rep)
 }
 
 // admit reserves a slot for a new session.
@@ -130,27 +259,11 @@ func (h *httpHandler) release(id string) {
 	}
 }
 
-// reject answers with a JSON-RPC error response (echoing the request's id
-// when the body holds a single request) and the given HTTP status.
-func reject(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	resp := &jsonrpc.Response{Error: &jsonrpc.Error{Code: codeServerBusy, Message: msg}}
-	if r.Body != nil {
-		b, _ := io.ReadAll(io.LimitReader(r.Body, maxPeek))
-		if m, err := jsonrpc.DecodeMessage(b); err == nil {
-			if req, ok := m.(*jsonrpc.Request); ok {
-				resp.ID = req.ID
-			}
-		}
-	}
-	body, err := jsonrpc.EncodeMessage(resp)
-	if err != nil {
-		http.Error(w, msg, status)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
+// reject answers with a JSON-RPC error (codeServerBusy) and the given HTTP
+// status.
+func reject(w http.ResponseWriter, id jsonrpc.ID, status int, msg string) {
 	w.Header().Set("Retry-After", "30")
-	w.WriteHeader(status)
-	w.Write(body)
+	writeReply(w, status, &reply{id: id, code: codeServerBusy, msg: msg})
 }
 
 // codeServerBusy is a JSON-RPC implementation-defined server error.

@@ -166,7 +166,10 @@ func (r *resources) parseURI(uri string) (*ops.VaultHandle, string, error) {
 }
 
 // read serves resources/read for a note: the file's current text, read from
-// disk through vault confinement, with its etag in _meta.
+// disk through vault confinement, with its etag in _meta. The result is
+// bounded by the same governor as every operation's (Env.MaxResultBytes,
+// default ops.DefaultMaxResultBytes): a larger note is refused with
+// payload_too_large, pointing at read_note, which reads it in parts.
 func (r *resources) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	vh, rel, err := r.parseURI(uri)
@@ -175,26 +178,42 @@ func (r *resources) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mc
 		b, rel, err = vh.Vault.ReadNote(rel)
 		if err == nil {
 			c := &mcp.ResourceContents{URI: uri, MIMEType: markdownMIME, Meta: mcp.Meta{etagMetaKey: vault.Etag(b)}}
+			size := len(b)
 			if utf8.Valid(b) {
 				c.Text = string(b)
 			} else {
 				c.Blob = b
+				size = base64.StdEncoding.EncodedLen(len(b))
 			}
-			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}, nil
+			if limit := r.s.resultLimit(); size > limit {
+				err = errs.New(errs.CodeTooLarge, "note %s is %d bytes, over the %d-byte limit of one result; read it in parts with the read_note tool (start_line and end_line, or heading)", rel, size, limit).
+					With("path", rel).With("bytes", size).With("limit", limit).With("tool", "read_note")
+				return nil, resourceError(uri, err)
+			}
+			res := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}
+			res.CacheScope = "private" // personal notes, as resources/list
+			return res, nil
 		}
 	}
 	return nil, resourceError(uri, err)
 }
 
 // resourceError maps a loci error to the MCP error for resource requests.
+// It builds every error itself, data with encoding/json: the SDK's
+// mcp.ResourceNotFoundError formats its data with %q, which is not JSON for
+// a URI with control characters or invalid UTF-8 (see guard).
 func resourceError(uri string, err error) error {
 	e := errs.As(err)
+	data := func(m map[string]any) json.RawMessage {
+		m["uri"] = clipString(uri, 1024)
+		b, _ := json.Marshal(m)
+		return b
+	}
 	switch e.Code {
 	case errs.CodeNotFound, errs.CodeVaultNotFound:
-		return mcp.ResourceNotFoundError(uri)
-	case errs.CodePathDenied, errs.CodeInvalidInput:
-		data, _ := json.Marshal(map[string]any{"uri": uri, "code": e.Code, "details": e.Details})
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Code + ": " + e.Message, Data: data}
+		return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: "Resource not found: " + e.Message, Data: data(map[string]any{"code": e.Code})}
+	case errs.CodePathDenied, errs.CodeInvalidInput, errs.CodeTooLarge:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Code + ": " + e.Message, Data: data(map[string]any{"code": e.Code, "details": e.Details})}
 	default:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.Code + ": " + e.Error()}
 	}
@@ -270,9 +289,14 @@ func (r *resources) list(ctx context.Context, cursor string, pageSize int) (*mcp
 // subscribe accepts a subscription to any valid note URI (the note need not
 // exist yet: creating it will notify). A loci:// URI that escapes its vault
 // is refused; a URI of another scheme is tracked but never fires, since the
-// protocol lets clients subscribe before a resource exists.
+// protocol lets clients subscribe before a resource exists. The URI is
+// checked here as well as in guard: subscriptions/listen (protocol
+// 2026-07-28) calls this handler without going through the middleware.
 func (r *resources) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	uri := req.Params.URI
+	if err := checkURI(uri); err != nil {
+		return err
+	}
 	if strings.HasPrefix(strings.ToLower(uri), "loci:") {
 		if _, _, err := r.parseURI(uri); err != nil {
 			return resourceError(uri, err)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -85,19 +86,27 @@ func New(reg *ops.Registry, env *ops.Env, opt Options) *Server {
 		SubscribeHandler:   s.res.subscribe,
 		UnsubscribeHandler: s.res.unsubscribe,
 		CompletionHandler:  s.complete,
+		SetCacheable:       privateResources,
 	})
 	s.addTools()
 	s.res.register()
 	s.addPrompts()
+	s.mcp.AddReceivingMiddleware(s.guard) // added last: outermost
 	s.unsubscribe = env.Subscribe(s.res.onChange)
 	return s
 }
 
 // ServeStdio serves one session over stdin/stdout. It returns when the client
 // closes stdin (nil) or ctx is done (nil: a requested shutdown is not an
-// error).
+// error). A malformed line is answered with a JSON-RPC error and the session
+// goes on (see lineTransport).
 func (s *Server) ServeStdio(ctx context.Context) error {
-	ss, err := s.mcp.Connect(ctx, &mcp.StdioTransport{}, nil)
+	return s.serveLines(ctx, os.Stdin, os.Stdout)
+}
+
+// serveLines serves one session of newline-delimited JSON-RPC over r and w.
+func (s *Server) serveLines(ctx context.Context, r io.Reader, w io.Writer) error {
+	ss, err := s.mcp.Connect(ctx, &lineTransport{r: r, w: w, max: MaxMessageBytes, log: s.log}, nil)
 	if err != nil {
 		return err
 	}
@@ -140,6 +149,24 @@ func (s *Server) Close() error {
 		}
 	})
 	return nil
+}
+
+// resultLimit is the response-size governor's limit, shared with every
+// operation (ops.Registry.Call).
+func (s *Server) resultLimit() int {
+	if s.env.MaxResultBytes > 0 {
+		return s.env.MaxResultBytes
+	}
+	return ops.DefaultMaxResultBytes
+}
+
+// privateResources marks every resource result (reads and lists) as
+// cacheable by this user's client only: they hold personal notes.
+func privateResources(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	switch req.(type) {
+	case *mcp.ReadResourceRequest, *mcp.ListResourcesRequest, *mcp.ListResourceTemplatesRequest:
+		c.CacheScope = "private"
+	}
 }
 
 func (s *Server) isClosed() bool {
