@@ -553,6 +553,9 @@ func idempotent[Out any, PO interface {
 	hash := hex.EncodeToString(sum[:])
 	rec, err := w.IdempotencyLookup(o.IdempotencyKey)
 	if err != nil {
+		if errs.Code(err) == errs.CodePathDenied {
+			return nil, err // a link planted at .loci/idempotency, named
+		}
 		return nil, errs.Wrap(err, errs.CodeInternal, "cannot read the idempotency store")
 	}
 	if rec != nil {

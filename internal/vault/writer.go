@@ -89,8 +89,9 @@ func (w *Writer) Vault() *Vault { return w.v }
 // stateDir is the vault-relative folder of the writer's state.
 const stateDir = ".loci"
 
-// statePaths are the files and folders a commit writes besides the notes.
-var statePaths = []string{stateDir + "/journal/x", stateDir + "/audit.log", stateDir + "/audit.log.1", stateDir + "/idempotency/x", stateDir + "/write.lock"}
+// statePaths are the folders (ending in "/x") and files a commit writes
+// besides the notes.
+var statePaths = []string{stateDir + "/journal/x", stateDir + "/idempotency/x", stateDir + "/audit.log", stateDir + "/audit.log.1", stateDir + "/write.lock"}
 
 // checkState refuses to start a change when any of the writer's own files
 // is a link (.loci/audit.log → ~/.bashrc, .loci/journal → /tmp): the
@@ -101,6 +102,14 @@ func (w *Writer) checkState() error {
 	for _, p := range statePaths {
 		if err := w.root.Check(p); err != nil {
 			return err
+		}
+		if strings.HasSuffix(p, "/x") {
+			continue
+		}
+		// A FIFO or a folder planted at a file loci appends to.
+		if st, err := w.root.Lstat(p); err == nil && !st.Mode().IsRegular() {
+			return errs.New(errs.CodePathDenied, "%s is not a regular file; loci keeps its own records there (remove it)", p).
+				With("path", p).With("reason", "not a regular file")
 		}
 	}
 	return nil
