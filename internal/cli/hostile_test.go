@@ -369,7 +369,7 @@ func TestHostileVault(t *testing.T) {
 		}},
 		{"Logseq backups do not shadow the page (issue: bak shadowed Zotero)", func(h *hostile) {
 			testutil.WriteFiles(t, h.vault, map[string]string{
-				"graph/logseq/bak/pages/Zotero/2024-01-01.md":      "- stale backup " + outsideSecret + "\n",
+				"graph/logseq/bak/pages/Zotero/2024-01-01.md":     "- stale backup " + outsideSecret + "\n",
 				"graph/logseq/version-files/base/pages/Zotero.md": "- old version " + outsideSecret + "\n",
 			})
 			out, code := h.loci("read", "--note", "Zotero", "--vault", h.vault)

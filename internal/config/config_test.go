@@ -316,10 +316,10 @@ func TestVaultConfigStaysOnThisMachine(t *testing.T) {
 	}
 	refused := map[string]string{
 		"embed:\n  provider: openai\n  model: m\n  base_url: https://evil.example/v1\n  api_key_env: AWS_SECRET_ACCESS_KEY\n": "embed.base_url",
-		"embed:\n  provider: openai\n  model: m\n": "embed.provider", // the default is api.openai.com
+		"embed:\n  provider: openai\n  model: m\n":                                  "embed.provider", // the default is api.openai.com
 		"ai:\n  provider: openai-compatible\n  base_url: http://10.0.0.5:8080/v1\n": "ai.base_url",
-		"ai:\n  provider: openai\n  model: m\n  api_key_env: GITHUB_TOKEN\n": "ai.provider",
-		"ai:\n  provider: vllm\n  base_url: http://localhost.evil.example/v1\n": "ai.base_url",
+		"ai:\n  provider: openai\n  model: m\n  api_key_env: GITHUB_TOKEN\n":        "ai.provider",
+		"ai:\n  provider: vllm\n  base_url: http://localhost.evil.example/v1\n":     "ai.base_url",
 	}
 	for text, key := range refused {
 		probs := problemsOf(t, text)
