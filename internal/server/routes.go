@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,14 +36,18 @@ func (s *Server) routes() http.Handler {
 				api.WriteError(w, errs.New(errs.CodeRouteNotFound, "no such route: %s", r.URL.Path))
 			})
 		}
-		return s.auth(s.limitBody(h))
+		return s.auth(s.limitBody(h, api.WriteError))
 	}
-	mcp := protected(s.mcpStreams(s.opt.MCP))
+	// /mcp speaks JSON-RPC: an oversized body gets a JSON-RPC error there.
+	mcp := s.auth(s.limitBody(s.mcpStreams(s.opt.MCP), writeJSONRPCError))
+	if s.opt.MCP == nil {
+		mcp = protected(nil)
+	}
 	rest := protected(s.opt.API)
 	events := protected(s.longLived(s.opt.API))
 	var web http.Handler
 	if s.opt.Web != nil {
-		web = s.limitBody(s.opt.Web)
+		web = s.limitBody(s.opt.Web, api.WriteError)
 	}
 	mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
@@ -238,7 +243,7 @@ func normOrigin(o string) string {
 // limitBody bounds request bodies. The body is read here (up to the limit),
 // so an oversized body gets the same 413 JSON error whether it announced its
 // length or streamed it chunked, and whichever handler is behind.
-func (s *Server) limitBody(next http.Handler) http.Handler {
+func (s *Server) limitBody(next http.Handler, writeErr func(http.ResponseWriter, *errs.Error)) http.Handler {
 	max := s.opt.MaxBodyBytes
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
@@ -247,23 +252,40 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 		}
 		if r.ContentLength > max {
 			w.Header().Set("Connection", "close")
-			api.WriteError(w, tooLarge(max))
+			writeErr(w, tooLarge(max))
 			return
 		}
 		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				api.WriteError(w, tooLarge(max))
+				writeErr(w, tooLarge(max))
 				return
 			}
-			api.WriteError(w, errs.Wrap(err, errs.CodeInvalidInput, "cannot read the request body"))
+			writeErr(w, errs.Wrap(err, errs.CodeInvalidInput, "cannot read the request body"))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(b))
 		r.ContentLength = int64(len(b))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// writeJSONRPCError answers a request to /mcp that never reached the MCP
+// handler (its body was too large or unreadable) in JSON-RPC's shape, as
+// an MCP client expects: HTTP 413 or 400 with {"jsonrpc":"2.0","id":null,
+// "error":{...}}.
+func writeJSONRPCError(w http.ResponseWriter, e *errs.Error) {
+	status := http.StatusBadRequest
+	if e.Code == errs.CodeTooLarge {
+		status = http.StatusRequestEntityTooLarge
+	}
+	data, _ := json.Marshal(map[string]any{"code": e.Code, "details": e.Details})
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": -32600, "message": e.Code + ": " + e.Message, "data": json.RawMessage(data)}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
 }
 
 func tooLarge(max int64) *errs.Error {

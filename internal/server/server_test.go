@@ -264,9 +264,28 @@ func TestHostAndOrigin(t *testing.T) {
 func TestBodyLimit(t *testing.T) {
 	f := start(t, nil)
 	big := `{"query":"` + strings.Repeat("a", 100<<10) + `"}`
+	// /mcp answers in JSON-RPC's shape, the REST routes in REST's.
+	wantTooLarge := func(r resp, p string) {
+		t.Helper()
+		if p != "/mcp" {
+			r.wantErr(t, 413, errs.CodeTooLarge)
+			return
+		}
+		var m struct {
+			JSONRPC string
+			ID      any
+			Error   struct {
+				Code    int
+				Message string
+			}
+		}
+		if r.status != 413 || json.Unmarshal([]byte(r.body), &m) != nil || m.JSONRPC != "2.0" || m.Error.Code != -32600 || !strings.HasPrefix(m.Error.Message, errs.CodeTooLarge) {
+			t.Errorf("%s: %d %s, want 413 with a JSON-RPC error", p, r.status, r.body)
+		}
+	}
 	for _, p := range []string{"/v1/ops/search_notes", "/mcp"} {
 		// Announced length.
-		f.req(t, "POST", p, strings.NewReader(big), auth()).wantErr(t, 413, errs.CodeTooLarge)
+		wantTooLarge(f.req(t, "POST", p, strings.NewReader(big), auth()), p)
 		// Streamed (chunked, no Content-Length).
 		pr, pw := io.Pipe()
 		go func() {
@@ -279,7 +298,7 @@ func TestBodyLimit(t *testing.T) {
 		}()
 		r := f.req(t, "POST", p, pr, auth())
 		pr.Close()
-		r.wantErr(t, 413, errs.CodeTooLarge)
+		wantTooLarge(r, p)
 	}
 	// An unauthenticated client cannot make the server read a body at all.
 	f.req(t, "POST", "/v1/ops/search_notes", strings.NewReader(big), nil).wantErr(t, 401, errs.CodeUnauthorized)
