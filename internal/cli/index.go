@@ -47,6 +47,9 @@ func newIndexCmd(g *globals) *cobra.Command {
 			if g.format == "json" {
 				return g.print(res, nil)
 			}
+			if res.Recovered {
+				fmt.Fprintln(g.stdout, "finished an interrupted index run: every note's links were rebuilt")
+			}
 			fmt.Fprintf(g.stdout, "indexed %d, unchanged %d, removed %d, failed %d in %s (%s)\n",
 				res.Indexed, res.Unchanged, res.Removed, res.Failed, res.Duration.Round(time.Millisecond), vh.Vault.Root)
 			for _, f := range res.Failures {
