@@ -158,7 +158,7 @@ var crashQueries = []search.Query{
 	{Text: "research design", Mode: search.ModeSemantic},
 }
 
-func takeSnapshot(t *testing.T, vaultDir, indexDir string, queries bool) snapshot {
+func takeSnapshot(t *testing.T, vaultDir, indexDir string, queries []search.Query) snapshot {
 	t.Helper()
 	ctx := context.Background()
 	v, err := vault.Open(vaultDir, nil)
@@ -205,12 +205,12 @@ func takeSnapshot(t *testing.T, vaultDir, indexDir string, queries bool) snapsho
 	s.LinkRows = rowsOf(`SELECT s.path||'|'||l.kind||'|'||l.target||'|'||l.line||'|'||COALESCE(l.heading,'')||'|'||COALESCE(d.path,'-')
 		FROM links l JOIN notes s ON s.id=l.src_id LEFT JOIN notes d ON d.id=l.dst_id`)
 	s.TagRows = rowsOf(`SELECT n.path||'|'||t.tag||'|'||t.line||'|'||t.source FROM tags t JOIN notes n ON n.id=t.note_id`)
-	if !queries {
+	if len(queries) == 0 {
 		return s
 	}
 	s.Top = map[string][]string{}
 	sr := &search.Searcher{DB: ix.DB, Vectors: ix}
-	for _, q := range crashQueries {
+	for _, q := range queries {
 		if q.Mode == "" {
 			q.Mode = search.ModeLexical
 		}
@@ -354,7 +354,7 @@ func TestCrashHeals(t *testing.T) {
 	if _, killed := runLoci(t, bin, base, clean, small); killed {
 		t.Fatal("clean build was killed")
 	}
-	want := takeSnapshot(t, base, clean, true)
+	want := takeSnapshot(t, base, clean, crashQueries)
 	if want.Notes < n-10 || want.Links < 2*n || want.Resolved == want.Links || want.ChunkVectors != want.Chunks {
 		t.Fatalf("generated vault too thin: %+v", want)
 	}
@@ -379,7 +379,7 @@ func TestCrashHeals(t *testing.T) {
 				dir = copyIndex(t, clean)
 			}
 			crashAndHeal(t, bin, base, dir, c, small)
-			diffSnapshots(t, c.name, takeSnapshot(t, base, dir, true), want)
+			diffSnapshots(t, c.name, takeSnapshot(t, base, dir, crashQueries), want)
 		})
 	}
 
@@ -391,7 +391,7 @@ func TestCrashHeals(t *testing.T) {
 	mutate(t, inc, n)
 	cleanInc := t.TempDir()
 	runLoci(t, bin, inc, cleanInc, small)
-	wantInc := takeSnapshot(t, inc, cleanInc, true)
+	wantInc := takeSnapshot(t, inc, cleanInc, crashQueries)
 	// BM25 statistics of an index updated in place differ from a clean
 	// build's (FTS5 does not subtract a deleted row of a contentless_delete
 	// table from its totals), so the rankings to compare with are those of
@@ -399,7 +399,7 @@ func TestCrashHeals(t *testing.T) {
 	// equal the clean build.
 	uncrashed := copyIndex(t, before)
 	runLoci(t, bin, inc, uncrashed, small)
-	noCrash := takeSnapshot(t, inc, uncrashed, true)
+	noCrash := takeSnapshot(t, inc, uncrashed, crashQueries)
 	top := noCrash.Top
 	noCrash.Top = wantInc.Top
 	diffSnapshots(t, "incremental without a crash", noCrash, wantInc)
@@ -414,9 +414,30 @@ func TestCrashHeals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := copyIndex(t, before)
 			crashAndHeal(t, bin, inc, dir, c, small)
-			diffSnapshots(t, c.name, takeSnapshot(t, inc, dir, true), wantInc)
+			diffSnapshots(t, c.name, takeSnapshot(t, inc, dir, crashQueries), wantInc)
 		})
 	}
+}
+
+// TestCrashHealsObsidianHub kills `loci index --reset` on obsidian-hub
+// after its first commit (3,000-odd notes stored, no links), the case
+// reported from the field, with the real transaction size.
+func TestCrashHealsObsidianHub(t *testing.T) {
+	if testing.Short() {
+		t.Skip("corpus test")
+	}
+	hub := testutil.Corpus(t, "obsidian-hub")
+	bin := buildLoci(t)
+	lexical := []string{"LOCI_EMBED_PROVIDER=none"} // vectors are covered by TestCrashHeals
+	clean := t.TempDir()
+	runLoci(t, bin, hub, clean, lexical)
+	queries := []search.Query{{Text: "plugin"}, {Text: "daily notes template"}, {Text: "dataview query"}, {Text: `"graph view"`},
+		{Text: "theme*"}, {Text: "sync -mobile"}, {Text: "zettelkasten"}, {Text: "canvas"}, {Text: "kanban board"}, {Text: "publish"}}
+	want := takeSnapshot(t, hub, clean, queries)
+	dir := copyIndex(t, clean)
+	crashAndHeal(t, bin, hub, dir, crashCase{name: "hub", args: []string{"--reset"}, crash: "commit:1"}, lexical)
+	diffSnapshots(t, "obsidian-hub", takeSnapshot(t, hub, dir, queries), want)
+	t.Logf("clean build: notes %d, chunks %d, links %d (resolved %d), tags %d", want.Notes, want.Chunks, want.Links, want.Resolved, want.Tags)
 }
 
 // crashAndHeal runs the crashing sync, checks it died at its point, then
@@ -428,7 +449,7 @@ func crashAndHeal(t *testing.T, bin, vaultDir, indexDir string, c crashCase, env
 	if !killed {
 		t.Fatalf("crash point %s was never reached:\n%s", c.crash, out)
 	}
-	crashed := takeSnapshot(t, vaultDir, indexDir, false)
+	crashed := takeSnapshot(t, vaultDir, indexDir, nil)
 	t.Logf("after the kill at %s: notes %d, chunks %d, links %d (resolved %d), tags %d, chunk vectors %d",
 		c.crash, crashed.Notes, crashed.Chunks, crashed.Links, crashed.Resolved, crashed.Tags, crashed.ChunkVectors)
 	if c.then != "" {
