@@ -160,6 +160,13 @@ func (ix *Index) Meta(ctx context.Context, key string) string {
 	return s
 }
 
+// Interrupted reports whether the last sync that changed the index did not
+// finish (killed, crashed, cancelled): notes may lack their links until
+// the next sync, which finishes it.
+func (ix *Index) Interrupted(ctx context.Context) bool {
+	return ix.Meta(ctx, metaIncomplete) != ""
+}
+
 // metaIncomplete is set in the first transaction of a sync that changes
 // the index (to "reset" by a reset, else "sync") and cleared in its last;
 // a sync that finds it set finishes the interrupted run (see Sync).
