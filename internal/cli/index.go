@@ -95,16 +95,15 @@ func (g *globals) openEnv(ctx context.Context, _ bool) (*ops.Env, error) {
 		return nil, err
 	}
 	if vh.Index.Interrupted(ctx) {
-		// The last index run was killed half-way: finish it first, unless
-		// another process is indexing right now (then answer from what is there).
-		vh.Index.Close()
-		if vh, err = g.openVault(ctx, false); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(g.stderr, "loci: finishing an interrupted index run of %s…\n", vh.Vault.Root)
-		if _, err := vh.Index.Sync(ctx, index.SyncOptions{}); err != nil && errs.Code(err) != errs.CodeIndexBusy {
-			vh.Index.Close()
-			return nil, err
+		// The last index run was killed half-way: finish it first. When
+		// another process is indexing right now, or the index cannot be
+		// written, answer from what is there.
+		if rw, err := g.openVault(ctx, false); err == nil {
+			fmt.Fprintf(g.stderr, "loci: finishing an interrupted index run of %s…\n", rw.Vault.Root)
+			if _, err := rw.Index.Sync(ctx, index.SyncOptions{}); err != nil && errs.Code(err) != errs.CodeIndexBusy {
+				fmt.Fprintf(g.stderr, "loci: could not finish it (%v); answering from the index as it is\n", err)
+			}
+			rw.Index.Close()
 		}
 	}
 	return &ops.Env{Vaults: []*ops.VaultHandle{vh}, AI: g.aiRuntime(vh)}, nil
