@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -178,5 +179,37 @@ func TestQuickStartBinary(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(v, ".loci", "index.db")); err != nil {
 		t.Errorf("index not created inside the vault: %v", err)
+	}
+}
+
+// TestQueryFinishesInterruptedIndex: a query command on an index whose last
+// run was killed after its notes were committed but before their links
+// (what kill -9 during `loci index --reset` leaves) finishes that run first.
+func TestQueryFinishesInterruptedIndex(t *testing.T) {
+	v := demoCopy(t)
+	if _, errOut, code := run(t, "index", v, "-q"); code != 0 {
+		t.Fatal(errOut)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(v, ".loci", "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var links int
+	db.QueryRow("SELECT COUNT(*) FROM links").Scan(&links)
+	if _, err := db.Exec("DELETE FROM links; INSERT INTO meta(key,value) VALUES('sync_incomplete','reset')"); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := run(t, "links", "Ideas/Spaced repetition.md", "--vault", v)
+	if code != 0 || !strings.Contains(errOut, "finishing an interrupted index run") {
+		t.Fatalf("links: code %d\n%s\n%s", code, out, errOut)
+	}
+	var after int
+	db.QueryRow("SELECT COUNT(*) FROM links").Scan(&after)
+	if after != links || links == 0 {
+		t.Fatalf("links after the query: %d, want %d", after, links)
+	}
+	if strings.TrimSpace(out) == "" {
+		t.Errorf("links printed nothing")
 	}
 }

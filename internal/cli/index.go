@@ -48,6 +48,9 @@ func newIndexCmd(g *globals) *cobra.Command {
 			if g.format == "json" {
 				return g.print(res, nil)
 			}
+			if res.Recovered {
+				fmt.Fprintln(g.stdout, "finished an interrupted index run: every note's links were rebuilt")
+			}
 			fmt.Fprintf(g.stdout, "indexed %d, unchanged %d, removed %d, failed %d in %s (%s)\n",
 				res.Indexed, res.Unchanged, res.Removed, res.Failed, res.Duration.Round(time.Millisecond), vh.Vault.Root)
 			for _, f := range res.Failures {
@@ -111,6 +114,18 @@ func (g *globals) openEnv(ctx context.Context, surfaceDefault bool) (*ops.Env, e
 	}
 	if err != nil {
 		return nil, err
+	}
+	if vh.Index.Interrupted(ctx) {
+		// The last index run was killed half-way: finish it first. When
+		// another process is indexing right now, or the index cannot be
+		// written, answer from what is there.
+		if rw, err := vc.open(ctx, false); err == nil {
+			fmt.Fprintf(g.stderr, "loci: finishing an interrupted index run of %s…\n", rw.Vault.Root)
+			if _, err := rw.Index.Sync(ctx, index.SyncOptions{}); err != nil && errs.Code(err) != errs.CodeIndexBusy {
+				fmt.Fprintf(g.stderr, "loci: could not finish it (%v); answering from the index as it is\n", err)
+			}
+			rw.Index.Close()
+		}
 	}
 	vh.Writes, vh.AI = &ws, aiRuntime(vc.file, vh)
 	return &ops.Env{Vaults: []*ops.VaultHandle{vh}}, nil

@@ -179,6 +179,26 @@ func (ix *Index) Meta(ctx context.Context, key string) string {
 	return s
 }
 
+// Interrupted reports whether the last sync that changed the index did not
+// finish (killed, crashed, cancelled): notes may lack their links until
+// the next sync, which finishes it.
+func (ix *Index) Interrupted(ctx context.Context) bool {
+	return ix.Meta(ctx, metaIncomplete) != ""
+}
+
+// metaIncomplete is set in the first transaction of a sync that changes
+// the index (to "reset" by a reset, else "sync") and cleared in its last;
+// a sync that finds it set finishes the interrupted run (see Sync).
+const metaIncomplete = "sync_incomplete"
+
+func metaValue(ctx context.Context, q queryer, key string) string {
+	var s string
+	if err := q.QueryRowContext(ctx, "SELECT value FROM meta WHERE key=?", key).Scan(&s); err != nil {
+		return ""
+	}
+	return s
+}
+
 func setMeta(ctx context.Context, tx *sql.Tx, kv map[string]string) error {
 	for k, v := range kv {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO meta(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", k, v); err != nil {

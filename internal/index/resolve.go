@@ -197,9 +197,16 @@ func (w *writer) insertLinks(kind vault.Kind, namesChanged bool) error {
 		if err := reresolve(ctx, tx, r); err != nil {
 			return err
 		}
+		crashPoint("reresolve")
 	}
 	blockNote := map[string]int64{}
-	for _, nl := range w.links {
+	for i, nl := range w.links {
+		if crash != nil && i == len(w.links)/2 {
+			if err := w.flushAll(); err != nil {
+				return err
+			}
+			crashPoint("mid-links")
+		}
 		for _, l := range nl.links {
 			var dst any
 			switch {

@@ -67,6 +67,10 @@ type SyncResult struct {
 	Deleted []string `json:"-"`
 	// Embed reports the embedding pass (nil when embeddings are off).
 	Embed *EmbedStats `json:"embed,omitempty"`
+	// Recovered is set when this run finished an earlier one that was
+	// interrupted (killed, crashed, cancelled) after committing part of
+	// its work: every note's links were rebuilt and re-resolved.
+	Recovered bool `json:"recovered,omitempty"`
 }
 
 type existing struct {
@@ -77,8 +81,9 @@ type existing struct {
 }
 
 type job struct {
-	file vault.File
-	prev *existing
+	file   vault.File
+	prev   *existing
+	relink bool // finishing an interrupted run: rebuild the links even if unchanged
 }
 
 type parsed struct {
@@ -91,6 +96,7 @@ type parsed struct {
 	gone   bool  // vanished before it could be read
 	err    error // could not be read
 	sameAs bool  // content unchanged (only stat differed)
+	relink bool  // sameAs, but its links must be rebuilt (doc is parsed)
 
 	outline, journal bool // a Logseq page / journal
 }
@@ -123,6 +129,17 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 		if err := resetAll(ctx, conn); err != nil {
 			return nil, err
 		}
+		crashPoint("reset")
+	}
+	// A run that committed part of its work and then died (kill -9, power
+	// cut, Ctrl-C) left sync_incomplete set: notes may be stored without
+	// their links, or with links resolved against names that have changed
+	// since. This run finishes it, whatever it was asked to do: a walk of
+	// the whole vault that rebuilds every note's links and re-resolves them.
+	heal := !opt.Reset && metaValue(ctx, conn, metaIncomplete) != ""
+	paths := opt.Paths
+	if heal {
+		paths = nil
 	}
 
 	known, err := loadExisting(ctx, conn)
@@ -134,7 +151,7 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 	var files []vault.File
 	seen := make(map[string]bool, len(known))
 	var removed []string
-	if len(opt.Paths) == 0 {
+	if len(paths) == 0 {
 		err = ix.Vault.Walk(ctx, func(f vault.File) error {
 			files = append(files, f)
 			seen[f.Rel] = true
@@ -149,7 +166,7 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 			}
 		}
 	} else {
-		for _, p := range opt.Paths {
+		for _, p := range paths {
 			rel, err := vault.CleanRel(p)
 			if err != nil {
 				return nil, err
@@ -184,16 +201,16 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 	}
 	sort.Strings(removed)
 
-	res := &SyncResult{}
+	res := &SyncResult{Recovered: heal}
 	var jobs []job
 	for _, f := range files {
 		if e, ok := known[f.Rel]; ok {
-			if e.size == f.Size && e.mtime == f.ModTime {
+			if e.size == f.Size && e.mtime == f.ModTime && !heal {
 				res.Unchanged++
 				continue
 			}
 			e := e
-			jobs = append(jobs, job{file: f, prev: &e})
+			jobs = append(jobs, job{file: f, prev: &e, relink: heal})
 		} else {
 			jobs = append(jobs, job{file: f})
 		}
@@ -267,7 +284,7 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 		}
 	}
 	defer w.rollback()
-	namesChanged := len(removed) > 0 || opt.Reset
+	namesChanged := len(removed) > 0 || opt.Reset || heal
 	for p := range out {
 		if err := w.ensureTx(); err != nil {
 			return nil, err
@@ -290,6 +307,12 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 			if err := w.touch(p.prev.id, p.file); err != nil {
 				return nil, err
 			}
+			if p.relink {
+				if err := w.relink(p.prev.id, p.file.Rel, p.doc.Links); err != nil {
+					return nil, err
+				}
+				crashPoint("relink")
+			}
 		default:
 			id, nc, err := w.upsert(p)
 			if err != nil {
@@ -297,6 +320,7 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 			}
 			namesChanged = namesChanged || nc
 			_ = id
+			crashPoint("notes")
 			res.Indexed++
 			if p.prev == nil {
 				res.Added++
@@ -304,10 +328,11 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 			}
 			res.Changed = append(res.Changed, p.file.Rel)
 		}
-		if w.pending >= 20000 {
+		if w.pending >= txRows {
 			if err := w.commit(); err != nil {
 				return nil, err
 			}
+			crashPoint("commit")
 		}
 		if opt.Progress != nil {
 			opt.Progress(done, total)
@@ -332,7 +357,8 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 			return nil, err
 		}
 	}
-	if res.Indexed > 0 || res.Removed > 0 {
+	crashPoint("before-links")
+	if res.Indexed > 0 || res.Removed > 0 || heal {
 		if err := w.insertLinks(ix.Vault.Kind, namesChanged); err != nil {
 			return nil, errs.Wrap(err, errs.CodeInternal, "cannot resolve links")
 		}
@@ -341,6 +367,7 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 		if err := w.flushAll(); err != nil {
 			return nil, err
 		}
+		crashPoint("before-indexes")
 		for _, ddl := range secondaryIndexes {
 			if _, err := w.tx.ExecContext(ctx, ddl); err != nil {
 				return nil, err
@@ -349,7 +376,7 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 	}
 	nowS := strconv.FormatInt(time.Now().Unix(), 10)
 	meta := map[string]string{"last_index_at": nowS, "vault_root": ix.Vault.Root, "vault_kind": string(ix.Vault.Kind)}
-	if len(opt.Paths) == 0 {
+	if len(paths) == 0 {
 		meta["last_full_index_at"] = nowS
 	}
 	if opt.Reset {
@@ -361,16 +388,22 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 	if err := setMeta(ctx, w.tx, meta); err != nil {
 		return nil, err
 	}
+	// The run is complete once this transaction commits.
+	if _, err := w.tx.ExecContext(ctx, "DELETE FROM meta WHERE key=?", metaIncomplete); err != nil {
+		return nil, err
+	}
+	crashPoint("before-commit")
 	if err := w.commit(); err != nil {
 		return nil, err
 	}
+	crashPoint("before-embed")
 	if embedOn {
 		changed := res.Indexed > 0 || res.Removed > 0 || opt.Reset
 		// A sync that changed nothing skips the pass when the last one
 		// left every section embedded (embed_complete, cleared by any
 		// sync that writes notes).
 		if changed || ix.Meta(ctx, "embed_complete") != "1" {
-			if res.Embed, err = ix.embedPass(ctx, conn, changed, len(opt.Paths) == 0, opt.EmbedProgress); err != nil {
+			if res.Embed, err = ix.embedPass(ctx, conn, changed, len(paths) == 0, opt.EmbedProgress); err != nil {
 				return nil, err
 			}
 			conn.ExecContext(ctx, "INSERT INTO meta(key,value) VALUES('embed_complete','1') ON CONFLICT(key) DO UPDATE SET value='1'")
@@ -409,10 +442,16 @@ func (ix *Index) parseOne(j job) parsed {
 	p.hash = vault.Etag(b)
 	if j.prev != nil && j.prev.hash == p.hash {
 		p.sameAs = true
-		return p
+		if !j.relink {
+			return p
+		}
+		p.relink = true
 	}
 	p.outline, p.journal = ix.Vault.LogseqFile(j.file.Rel)
 	p.doc = markdown.Parse(b, markdown.Options{Path: j.file.Rel, Logseq: p.outline, Journal: p.journal})
+	if p.relink {
+		return p
+	}
 	p.lines = countLines(b)
 	p.words = countWords(b)
 	return p
@@ -496,6 +535,9 @@ func resetAll(ctx context.Context, conn *sql.Conn) error {
 			return err
 		}
 	}
+	if err := setMeta(ctx, tx, map[string]string{metaIncomplete: "reset", "embed_complete": "0"}); err != nil {
+		return err
+	}
 	return tx.Commit()
 }
 
@@ -512,6 +554,7 @@ type writer struct {
 	batches             map[string]*batch
 	failed              map[string]bool // paths with a recorded failure
 	links               []noteLinks     // links of the notes written, inserted by insertLinks
+	marked              bool            // sync_incomplete is set in the open (or a committed) transaction
 	// fts rows are written last in each transaction, one per statement: a
 	// multi-row INSERT (into any table) opens a statement savepoint, and FTS5
 	// flushes its in-memory segment at every savepoint once it has pending
@@ -683,6 +726,50 @@ func (w *writer) rollback() {
 	}
 }
 
+// markIncomplete records, in the transaction about to hold the run's first
+// change, that the run has started: until the last transaction of the run
+// clears it, a crash leaves the marker behind and the next sync finishes
+// the work (see Sync). It also invalidates embed_complete, so an
+// interrupted run's notes are embedded by the next sync.
+func (w *writer) markIncomplete() error {
+	if w.marked {
+		return nil
+	}
+	if err := setMeta(w.ctx, w.tx, map[string]string{metaIncomplete: "sync", "embed_complete": "0"}); err != nil {
+		return err
+	}
+	w.marked = true
+	return nil
+}
+
+// relink replaces the stored links of an unchanged note with its parsed
+// ones (inserted, resolved, by insertLinks).
+func (w *writer) relink(id int64, rel string, links []markdown.Link) error {
+	if err := w.markIncomplete(); err != nil {
+		return err
+	}
+	if _, err := w.tx.ExecContext(w.ctx, "DELETE FROM links WHERE src_id=?", id); err != nil {
+		return err
+	}
+	w.queueLinks(id, rel, links)
+	w.pending++
+	return nil
+}
+
+func (w *writer) queueLinks(id int64, rel string, links []markdown.Link) {
+	if len(links) == 0 {
+		return
+	}
+	// Clone: the parser's strings point into the file's bytes, which
+	// would otherwise stay alive until the end of the run.
+	cl := make([]markdown.Link, len(links))
+	for i, l := range links {
+		cl[i] = markdown.Link{Kind: l.Kind, Target: strings.Clone(l.Target), Heading: strings.Clone(l.Heading),
+			BlockID: strings.Clone(l.BlockID), Display: strings.Clone(l.Display), Key: strings.Clone(l.Key), Line: l.Line}
+	}
+	w.links = append(w.links, noteLinks{id: id, path: rel, links: cl})
+}
+
 func (w *writer) touch(id int64, f vault.File) error {
 	_, err := w.exec("touch", f.Size, f.ModTime, id)
 	w.pending++
@@ -714,6 +801,9 @@ func childKey(table string) string {
 }
 
 func (w *writer) deleteNote(id int64) error {
+	if err := w.markIncomplete(); err != nil {
+		return err
+	}
 	if err := w.deleteChildren(id); err != nil {
 		return err
 	}
@@ -760,6 +850,9 @@ func (w *writer) upsert(p parsed) (int64, bool, error) {
 	updated := fmString(d.Frontmatter, "updated", "modified", "updated_at", "last_modified")
 	titleKey := strings.ToLower(d.Title)
 
+	if err := w.markIncomplete(); err != nil {
+		return 0, false, err
+	}
 	var id int64
 	namesChanged := false
 	if p.prev != nil {
@@ -818,18 +911,9 @@ func (w *writer) upsert(p parsed) (int64, bool, error) {
 		row := rows[i]
 		w.fts = append(w.fts, ftsRow{cid, row})
 	}
-	if len(d.Links) > 0 {
-		// Links are inserted at the end of the run, already resolved
-		// against the final set of notes (see insertLinks).
-		// Clone: the parser's strings point into the file's bytes, which
-		// would otherwise stay alive until the end of the run.
-		links := make([]markdown.Link, len(d.Links))
-		for i, l := range d.Links {
-			links[i] = markdown.Link{Kind: l.Kind, Target: strings.Clone(l.Target), Heading: strings.Clone(l.Heading),
-				BlockID: strings.Clone(l.BlockID), Display: strings.Clone(l.Display), Key: strings.Clone(l.Key), Line: l.Line}
-		}
-		w.links = append(w.links, noteLinks{id: id, path: rel, links: links})
-	}
+	// Links are inserted at the end of the run, already resolved against
+	// the final set of notes (see insertLinks).
+	w.queueLinks(id, rel, d.Links)
 	for _, a := range d.Aliases {
 		if err := w.add("alias", id, a, strings.ToLower(a)); err != nil {
 			return 0, false, err

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -300,5 +301,51 @@ func TestInvalidFrontmatterIndexedAndReported(t *testing.T) {
 	}
 	if n := count(t, ix, "SELECT COUNT(*) FROM chunks WHERE text LIKE '%body words%'"); n != 1 {
 		t.Fatal("body of a note with bad frontmatter not indexed")
+	}
+}
+
+// TestSyncCancelledMidBuildHeals cancels a build from empty (Ctrl-C) after
+// some of its transactions committed: the notes are there without their
+// links. The next sync must notice the marker and rebuild every link,
+// including for a --paths sync, which is widened to the whole vault.
+func TestSyncCancelledMidBuildHeals(t *testing.T) {
+	defer func(n int) { txRows = n }(txRows)
+	txRows = 20 // commit every few notes
+	root := t.TempDir()
+	files := map[string]string{}
+	for i := 0; i < 60; i++ {
+		files[fmt.Sprintf("n%02d.md", i)] = fmt.Sprintf("# N%d\n\nlinks to [[n%02d]] and [[n%02d]] #t%d\n", i, (i+1)%60, (i+7)%60, i%5)
+	}
+	testutil.WriteFiles(t, root, files)
+	ix := openTest(t, root)
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := ix.Sync(ctx, SyncOptions{NoEmbed: true, Workers: 1, Progress: func(done, total int) {
+		if done == 40 {
+			cancel()
+		}
+	}})
+	if err == nil {
+		t.Fatal("cancelled sync succeeded")
+	}
+	notes := count(t, ix, "SELECT COUNT(*) FROM notes")
+	if notes == 0 || notes == 60 || count(t, ix, "SELECT COUNT(*) FROM links") != 0 {
+		t.Fatalf("want some notes committed without links, got %d notes, %d links", notes, count(t, ix, "SELECT COUNT(*) FROM links"))
+	}
+	if ix.Meta(context.Background(), metaIncomplete) == "" {
+		t.Fatal("an interrupted build left no sync_incomplete marker")
+	}
+
+	res := mustSync(t, ix, SyncOptions{NoEmbed: true, Paths: []string{"n00.md"}})
+	if !res.Recovered || res.Indexed != 60-notes {
+		t.Fatalf("healing sync = %+v, want recovered with %d notes indexed", res, 60-notes)
+	}
+	if n := count(t, ix, "SELECT COUNT(*) FROM links WHERE dst_id IS NOT NULL"); n != 120 {
+		t.Fatalf("resolved links after healing = %d, want 120", n)
+	}
+	if ix.Meta(context.Background(), metaIncomplete) != "" {
+		t.Fatal("marker still set after a complete sync")
+	}
+	if res := mustSync(t, ix, SyncOptions{NoEmbed: true}); res.Recovered || res.Unchanged != 60 {
+		t.Fatalf("next sync = %+v, want a no-op", res)
 	}
 }

@@ -226,10 +226,6 @@ type embedItem struct {
 	text        string
 }
 
-// embedGroup is how many texts are embedded and written per transaction:
-// an interrupted run keeps what it has paid for.
-const embedGroup = 8192
-
 // embedPass embeds every chunk and title that has no vector yet.
 func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bool, progress func(done, total int)) (*EmbedStats, error) {
 	p := ix.emb.provider
@@ -245,7 +241,7 @@ func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bo
 			}
 		}
 	}
-	// Work in pages of embedGroup texts, read by id: memory stays bounded
+	// Work in pages of embedGroupSize texts, read by id: memory stays bounded
 	// and an interrupted run keeps the pages it wrote.
 	total := 0
 	if progress != nil {
@@ -290,7 +286,8 @@ func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bo
 			if progress != nil {
 				progress(min(done, total), total)
 			}
-			if len(page) < embedGroup {
+			crashPoint("embed")
+			if len(page) < embedGroupSize {
 				break
 			}
 		}
@@ -311,10 +308,10 @@ func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bo
 	return stats, nil
 }
 
-// readPage reads up to embedGroup sections (or titles) after id last that
+// readPage reads up to embedGroupSize sections (or titles) after id last that
 // have no vector, with the text to embed and its hash.
 func readPage(ctx context.Context, conn *sql.Conn, q string, title bool, last int64) ([]embedItem, error) {
-	rows, err := conn.QueryContext(ctx, q, last, embedGroup)
+	rows, err := conn.QueryContext(ctx, q, last, embedGroupSize)
 	if err != nil {
 		return nil, err
 	}

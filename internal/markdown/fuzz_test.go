@@ -3,8 +3,10 @@ package markdown
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -59,8 +61,21 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		for _, l := range d.Links {
-			if (l.Kind == LinkWiki || l.Kind == LinkEmbed && !strings.Contains(l.Target, "%")) && !lineHas(l.Line, l.Target) {
+			// Wikilinks and embeds are stored as written; a Markdown
+			// link's (or image embed's) destination may be
+			// percent-decoded and backslash-unescaped.
+			if (l.Kind == LinkWiki || l.Kind == LinkEmbed || l.Kind == LinkMarkdown) && l.Target != "" &&
+				(l.Line < 1 || l.Line > len(srcLines) || !decodedIn(srcLines[l.Line-1], l.Target)) {
 				t.Errorf("link %+v not on its line", l)
+			}
+			// Decoding never makes a control character (NUL, newline, ...)
+			// that the line does not hold as written.
+			for _, f := range []string{l.Target, l.Heading, l.BlockID} {
+				for _, r := range f {
+					if unicode.IsControl(r) && (l.Line < 1 || l.Line > len(srcLines) || !strings.ContainsRune(srcLines[l.Line-1], r)) {
+						t.Errorf("link %+v holds control character %U not written on its line", l, r)
+					}
+				}
 			}
 			if l.Kind == LinkBlockRef && !lineHas(l.Line, l.Target) {
 				t.Errorf("block ref %+v not on its line", l)
@@ -82,6 +97,42 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("Parse is not deterministic")
 		}
 	})
+}
+
+// decodedIn reports whether want can be read from a run of line where each
+// byte is written as itself, as a backslash escape ("\\_") or percent-encoded
+// ("%20"): the ways a Markdown link destination may spell its target.
+func decodedIn(line, want string) bool {
+	failed := map[[2]int]bool{} // (i, j) pairs known not to match: linear, not exponential
+	var match func(i, j int) bool
+	match = func(i, j int) bool {
+		if j == len(want) {
+			return true
+		}
+		if i >= len(line) || failed[[2]int{i, j}] {
+			return false
+		}
+		defer func() { failed[[2]int{i, j}] = true }() // a success returns at once, so a revisit means failure
+		c := want[j]
+		if line[i] == c && match(i+1, j+1) {
+			return true
+		}
+		if line[i] == '\\' && i+1 < len(line) && line[i+1] == c && match(i+2, j+1) {
+			return true
+		}
+		if line[i] == '%' && i+2 < len(line) {
+			if v, err := strconv.ParseUint(line[i+1:i+3], 16, 8); err == nil && byte(v) == c && match(i+3, j+1) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 0; i < len(line); i++ {
+		if match(i, 0) {
+			return true
+		}
+	}
+	return false
 }
 
 // FuzzSplitFrontmatter checks the returned slice lies inside src and the

@@ -101,3 +101,32 @@ func yamlStair(n int) string {
 	}
 	return b.String()
 }
+
+// TestPercentDecodingNeverMakesControlCharacters: a Markdown link keeps its
+// destination as written when decoding would put a NUL, a newline or
+// another control character (or invalid UTF-8) into the stored target,
+// heading or block id; ordinary escapes are still decoded.
+func TestPercentDecodingNeverMakesControlCharacters(t *testing.T) {
+	cases := []struct{ src, target, heading string }{
+		{"[x](a%00b.md)", "a%00b.md", ""},
+		{"![](0%000)", "0%000", ""},
+		{"[x](a%0Ab.md)", "a%0Ab.md", ""},
+		{"[x](a%0D%0Ab.md)", "a%0D%0Ab.md", ""},
+		{"[x](a%7Fb.md)", "a%7Fb.md", ""},
+		{"[x](a%C2%85b.md)", "a%C2%85b.md", ""}, // U+0085, a C1 control
+		{"[x](a%FFb.md)", "a%FFb.md", ""},       // not UTF-8
+		{"[x](a.md#h%00i)", "a.md", "h%00i"},
+		{"[x](my%20note.md#sec%20one)", "my note.md", "sec one"},
+		{"[x](caf%C3%A9.md)", "café.md", ""},
+	}
+	for _, c := range cases {
+		d := Parse([]byte(c.src), Options{Path: "n.md"})
+		if len(d.Links) != 1 {
+			t.Errorf("%q: %d links", c.src, len(d.Links))
+			continue
+		}
+		if l := d.Links[0]; l.Target != c.target || l.Heading != c.heading {
+			t.Errorf("%q: target %q heading %q, want %q %q", c.src, l.Target, l.Heading, c.target, c.heading)
+		}
+	}
+}

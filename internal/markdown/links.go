@@ -3,6 +3,8 @@ package markdown
 import (
 	"net/url"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // wikilink parses "[[...]]" whose first '[' is at line[i] and records it
@@ -163,7 +165,8 @@ func parseDest(line string, k int) (dest string, end int, ok bool) {
 
 // localTarget turns a markdown link destination into a Link target when it
 // points at a local file: no URL scheme, not protocol-relative, not a pure
-// "#anchor". The path and fragment are URL-decoded.
+// "#anchor". The path and fragment are URL-decoded (kept as written when
+// decoding would yield a control character or invalid UTF-8; see urlDecode).
 func localTarget(dest string) (Link, bool) {
 	dest = strings.TrimSpace(dest)
 	if dest == "" || dest[0] == '#' || strings.HasPrefix(dest, "//") ||
@@ -208,15 +211,25 @@ func hasScheme(s string) bool {
 	return false
 }
 
-// urlDecode percent-decodes s, returning it unchanged when it is not valid.
+// urlDecode percent-decodes s, returning it unchanged when it is not valid
+// or when decoding would produce a control character ("%00", "%0A", "%7F",
+// "%C2%85") or invalid UTF-8 ("%FF"): a NUL or a newline smuggled into a
+// stored target would reach SQL rows, JSON, terminals and file names built
+// from it, and no file a link can mean has one.
 func urlDecode(s string) string {
 	if strings.IndexByte(s, '%') < 0 {
 		return s
 	}
-	if u, err := url.PathUnescape(s); err == nil {
-		return u
+	u, err := url.PathUnescape(s)
+	if err != nil || !utf8.ValidString(u) {
+		return s
 	}
-	return s
+	for _, r := range u {
+		if unicode.IsControl(r) {
+			return s
+		}
+	}
+	return u
 }
 
 // unescapeBackslashes removes backslashes that escape ASCII punctuation.

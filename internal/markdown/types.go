@@ -74,7 +74,8 @@ type Link struct {
 	Kind string `json:"kind"`
 	// Target is the note part, as written, trimmed, without '#...' and without
 	// '|alias' ("Folder/Note", "Note.md", "Note"). For blockref it is the uuid.
-	// For markdown links it is the URL-decoded path, relative as written.
+	// For markdown links it is the URL-decoded path, relative as written (left
+	// encoded when decoding would yield a control character or invalid UTF-8).
 	Target  string `json:"target"`
 	Heading string `json:"heading,omitempty"`  // "#Heading" part without '#'
 	BlockID string `json:"block_id,omitempty"` // "#^id" part without '#^'

@@ -139,13 +139,12 @@ type fusedNote struct {
 
 // fused runs the lexical and/or vector retrievers, fuses their rankings,
 // expands along links when asked, and returns one page.
-func (s *Searcher) fused(ctx context.Context, q Query, mode string) (*Response, error) {
+func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms []term) (*Response, error) {
 	f := s.Fusion
 	if q.Fusion != nil {
 		f = *q.Fusion
 	}
 	f = f.withDefaults()
-	terms := parseQuery(q.Text)
 	strict, relaxed := buildMatch(terms)
 	resp := &Response{Results: []Result{}, Mode: mode}
 	allowed, err := s.filter(ctx, q)

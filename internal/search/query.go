@@ -4,7 +4,9 @@ package search
 
 import (
 	"strings"
+	"unicode/utf8"
 
+	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/textseg"
 )
 
@@ -16,11 +18,83 @@ type term struct {
 	neg    bool // started with '-'
 }
 
-// parseQuery splits a user query into terms. It accepts any input: FTS5
-// syntax characters are treated as separators, never passed through.
-// Supported syntax: "exact phrase", prefix*, -excluded.
+// Limits on what one query may ask for. Every path a query takes (parsing,
+// the FTS5 expressions, the strict and relaxed passes, the common-term
+// counts, exclusions, highlighting, the query embedding) is linear in the
+// query's size, and these bound the size, so no query a client can send
+// costs more than a few hundred milliseconds on a vault of 6,500 notes
+// (docs/search.md, "Limits"). Past a limit the query fails with
+// invalid_input (validation_failed) and says which limit.
+const (
+	// MaxQueryBytes bounds the query text.
+	MaxQueryBytes = 4096
+	// MaxTerms bounds the distinct terms (words, "phrases", prefix*,
+	// -exclusions); repeated terms count once.
+	MaxTerms = 32
+	// MaxTokens bounds the tokens FTS5 matches, over all terms: a phrase
+	// counts each word, an unspaced (CJK, Thai, ...) run each character pair.
+	MaxTokens = 64
+	// MaxPrefixTerms bounds the prefix* terms (each expands over the
+	// vocabulary; a one-letter prefix matches a large part of it).
+	MaxPrefixTerms = 4
+	// MaxFilterValues bounds the tags and the frontmatter filters.
+	MaxFilterValues = 32
+	// MaxPathGlobBytes bounds the path glob.
+	MaxPathGlobBytes = 512
+	// MaxOffset bounds how deep a client may page.
+	MaxOffset = 10000
+)
+
+// compileQuery parses a query and checks it against the limits.
+func compileQuery(q string) ([]term, error) {
+	if len(q) > MaxQueryBytes {
+		return nil, errs.New(errs.CodeInvalidInput, "the query is %d bytes long; at most %d are accepted", len(q), MaxQueryBytes).
+			With("bytes", len(q)).With("max_bytes", MaxQueryBytes)
+	}
+	terms := parseQuery(q)
+	if len(terms) > MaxTerms {
+		return nil, errs.New(errs.CodeInvalidInput, "the query has %d distinct terms; at most %d are accepted", len(terms), MaxTerms).
+			With("terms", len(terms)).With("max_terms", MaxTerms)
+	}
+	tokens, prefixes := 0, 0
+	for _, t := range terms {
+		tokens += termTokens(t)
+		if t.prefix {
+			prefixes++
+		}
+	}
+	if tokens > MaxTokens {
+		return nil, errs.New(errs.CodeInvalidInput, "the query has %d words to match (each word of a phrase and each character pair of Chinese, Japanese, Korean or Thai text counts); at most %d are accepted", tokens, MaxTokens).
+			With("tokens", tokens).With("max_tokens", MaxTokens)
+	}
+	if prefixes > MaxPrefixTerms {
+		return nil, errs.New(errs.CodeInvalidInput, "the query has %d prefix* terms; at most %d are accepted", prefixes, MaxPrefixTerms).
+			With("prefix_terms", prefixes).With("max_prefix_terms", MaxPrefixTerms)
+	}
+	return terms, nil
+}
+
+// termTokens is the number of FTS5 tokens a term becomes (see ftsTerm).
+func termTokens(t term) int {
+	n := 0
+	for _, w := range t.words {
+		if w.Segmented {
+			n += max(1, utf8.RuneCountInString(w.Text)-1)
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// parseQuery splits a user query into terms, each distinct term once
+// (FTS5 is case- and accent-insensitive, so "Note" repeats "note"). It
+// accepts any input: FTS5 syntax characters are treated as separators,
+// never passed through. Supported syntax: "exact phrase", prefix*,
+// -excluded. It is linear in the length of q.
 func parseQuery(q string) []term {
 	var terms []term
+	seen := map[string]bool{}
 	i := 0
 	for i < len(q) {
 		c := q[i]
@@ -70,9 +144,29 @@ func parseQuery(q string) []term {
 		if len(t.words) > 1 {
 			t.phrase = true
 		}
-		terms = append(terms, t)
+		if k := termKey(t); !seen[k] {
+			seen[k] = true
+			terms = append(terms, t)
+		}
 	}
 	return terms
+}
+
+// termKey identifies a term for de-duplication: its flags and its folded words.
+func termKey(t term) string {
+	var b strings.Builder
+	for _, f := range []bool{t.phrase, t.prefix, t.neg} {
+		if f {
+			b.WriteByte('1')
+		} else {
+			b.WriteByte('0')
+		}
+	}
+	for _, w := range t.words {
+		b.WriteByte(' ')
+		b.WriteString(textseg.Fold(w.Text))
+	}
+	return b.String()
 }
 
 // ftsTerm renders a term as an FTS5 phrase: every token double-quoted (so

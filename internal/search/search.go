@@ -93,25 +93,37 @@ func (s *Searcher) Search(ctx context.Context, q Query) (*Response, error) {
 	if q.Limit > 200 {
 		q.Limit = 200
 	}
-	if q.Offset < 0 {
-		return nil, errs.New(errs.CodeInvalidInput, "offset must be ≥ 0")
+	if q.Offset < 0 || q.Offset > MaxOffset {
+		return nil, errs.New(errs.CodeInvalidInput, "offset must be between 0 and %d, not %d", MaxOffset, q.Offset).
+			With("offset", q.Offset).With("max_offset", MaxOffset)
+	}
+	if len(q.PathGlob) > MaxPathGlobBytes {
+		return nil, errs.New(errs.CodeInvalidInput, "the path glob is %d bytes long; at most %d are accepted", len(q.PathGlob), MaxPathGlobBytes).
+			With("bytes", len(q.PathGlob)).With("max_bytes", MaxPathGlobBytes)
 	}
 	if q.PathGlob != "" && !doublestar.ValidatePattern(q.PathGlob) {
 		return nil, errs.New(errs.CodeInvalidInput, "invalid path glob %q", q.PathGlob).With("path_glob", q.PathGlob)
+	}
+	if len(q.Tags) > MaxFilterValues || len(q.Frontmatter) > MaxFilterValues {
+		return nil, errs.New(errs.CodeInvalidInput, "at most %d tags and %d frontmatter filters are accepted (got %d and %d)", MaxFilterValues, MaxFilterValues, len(q.Tags), len(q.Frontmatter)).
+			With("tags", len(q.Tags)).With("frontmatter", len(q.Frontmatter)).With("max", MaxFilterValues)
+	}
+	terms, err := compileQuery(q.Text)
+	if err != nil {
+		return nil, err
 	}
 	mode, err := s.resolveMode(ctx, q.Mode)
 	if err != nil {
 		return nil, err
 	}
 	if mode != ModeLexical || q.ExpandLinks || q.Explain {
-		return s.fused(ctx, q, mode)
+		return s.fused(ctx, q, mode, terms)
 	}
-	return s.lexical(ctx, q)
+	return s.lexical(ctx, q, terms)
 }
 
 // lexical is BM25 search alone: strict pass, then relaxed.
-func (s *Searcher) lexical(ctx context.Context, q Query) (*Response, error) {
-	terms := parseQuery(q.Text)
+func (s *Searcher) lexical(ctx context.Context, q Query, terms []term) (*Response, error) {
 	strict, relaxed := buildMatch(terms)
 	resp := &Response{Results: []Result{}, Mode: ModeLexical}
 	if strict == "" {

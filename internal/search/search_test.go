@@ -133,6 +133,45 @@ func TestSearchNeverErrorsOnSyntax(t *testing.T) {
 	}
 }
 
+// TestSearchRefusesOversizedInput: inputs past the limits (docs/search.md,
+// "Limits") fail with invalid_input naming the limit, in every mode; an
+// offset near MaxInt used to overflow and panic, thousands of tags used to
+// fail inside SQLite.
+func TestSearchRefusesOversizedInput(t *testing.T) {
+	ix := indexVault(t, testutil.DemoVault())
+	s := &search.Searcher{DB: ix.DB, Vectors: ix}
+	many := make([]string, 5000)
+	fm := map[string]string{}
+	for i := range many {
+		many[i] = fmt.Sprint("t", i)
+		fm[many[i]] = "*"
+	}
+	cases := map[string]search.Query{
+		"offset near MaxInt":    {Text: "note", Offset: int(^uint(0)>>1) - 3},
+		"offset past the limit": {Text: "note", Offset: search.MaxOffset + 1},
+		"5000 tags":             {Text: "note", Tags: many},
+		"5000 frontmatter keys": {Text: "note", Frontmatter: fm},
+		"long glob":             {Text: "note", PathGlob: strings.Repeat("*a", search.MaxPathGlobBytes)},
+		"long query":            {Text: strings.Repeat("note ", 1000)},
+		"33 distinct terms":     {Text: strings.Join(many[:33], " ")},
+		"5 prefixes":            {Text: "a* b* c* d* e*"},
+	}
+	for name, q := range cases {
+		for _, mode := range []string{search.ModeLexical, search.ModeSemantic, search.ModeHybrid} {
+			q.Mode = mode
+			_, err := s.Search(context.Background(), q)
+			if errs.Code(err) != errs.CodeInvalidInput {
+				t.Errorf("%s (%s): err %v, want invalid_input", name, mode, err)
+			}
+		}
+	}
+	// Repeats are not refused: they count once.
+	r, err := s.Search(context.Background(), search.Query{Text: strings.Repeat("spaced ", 500), Mode: search.ModeLexical})
+	if err != nil || len(r.Results) == 0 {
+		t.Errorf("'spaced ' x 500: %v, %d results", err, len(r.Results))
+	}
+}
+
 func TestSearchPagination(t *testing.T) {
 	root := t.TempDir()
 	files := map[string]string{}

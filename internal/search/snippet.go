@@ -1,6 +1,7 @@
 package search
 
 import (
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -114,12 +115,10 @@ func (h hlTerms) spans(text string) []span {
 	return out
 }
 
+// sortSpans orders spans by start (O(n log n): a long chunk of CJK text
+// can hold hundreds of thousands of matches).
 func sortSpans(s []span) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j].start < s[j-1].start; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
+	sort.Slice(s, func(i, j int) bool { return s[i].start < s[j].start })
 }
 
 func isWordRune(r rune) bool {
@@ -132,14 +131,17 @@ func (h hlTerms) snippet(text string, width int) string {
 	sp := h.spans(text)
 	start := 0
 	if len(sp) > 0 {
-		// Pick the span whose window [start, start+width) covers most matches.
-		best, bestN := 0, 0
+		// Pick the span whose window [start, start+width) covers most
+		// matches: two pointers over the ordered spans, linear.
+		best, bestN, j := 0, 0, 0
 		for i := range sp {
-			n := 0
-			for j := i; j < len(sp) && sp[j].end-sp[i].start <= width; j++ {
-				n++
+			if j < i {
+				j = i
 			}
-			if n > bestN {
+			for j < len(sp) && sp[j].end-sp[i].start <= width {
+				j++
+			}
+			if n := j - i; n > bestN {
 				best, bestN = i, n
 			}
 		}
