@@ -102,7 +102,7 @@ func aiRelate(ctx context.Context, env *Env, in *AIRelateIn) (out *AIRelateOut, 
 	if err != nil {
 		return nil, err
 	}
-	if res, err := searcherFor(c.vh).Search(ctx, search.Query{Text: self.Title, Limit: limit, Mode: "lexical"}); err == nil {
+	if res, err := searcherFor(c.vh).Search(ctx, search.Query{Text: search.ClipQuery(self.Title), Limit: limit, Mode: "lexical"}); err == nil {
 		for i, r := range res.Results {
 			if r.Path == rel {
 				continue

@@ -288,3 +288,42 @@ func MatchExpr(q string) string {
 	s, _ := buildMatch(parseQuery(q))
 	return s
 }
+
+// ClipQuery shortens text taken from the vault (a note's title, a heading)
+// to a query within the limits, keeping its words in order: loci's own
+// derived queries must never fail on a limit meant for clients.
+func ClipQuery(text string) string {
+	if _, err := compileQuery(text); err == nil {
+		return text
+	}
+	var b strings.Builder
+	for _, w := range strings.Fields(text) {
+		if b.Len()+len(w)+1 > MaxQueryBytes {
+			break
+		}
+		prev := b.Len()
+		if prev > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+		if _, err := compileQuery(b.String()); err != nil {
+			s := b.String()[:prev]
+			b.Reset()
+			b.WriteString(s)
+			break
+		}
+	}
+	if b.Len() == 0 {
+		// One word too long on its own (an unspaced CJK title): its start.
+		if f := strings.Fields(text); len(f) > 0 {
+			r := []rune(f[0])
+			if len(r) > MaxTokens/2 {
+				r = r[:MaxTokens/2]
+			}
+			if _, err := compileQuery(string(r)); err == nil {
+				return string(r)
+			}
+		}
+	}
+	return b.String()
+}

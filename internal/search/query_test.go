@@ -211,3 +211,22 @@ func TestSnippetManyMatches(t *testing.T) {
 		t.Fatalf("snippet = %q", s)
 	}
 }
+
+func TestClipQuery(t *testing.T) {
+	long := strings.Repeat("word ", 20) + strings.Repeat("other ", 3)
+	for i := 0; i < 40; i++ {
+		long += fmt.Sprintf("w%d ", i)
+	}
+	for _, q := range []string{"plugin theme", long, strings.Repeat("知识管理", 40), strings.Repeat("x", 5000), "a* b* c* d* e* f*"} {
+		c := ClipQuery(q)
+		if _, err := compileQuery(c); err != nil {
+			t.Errorf("ClipQuery(%.20q…) = %.40q…, still refused: %v", q, c, err)
+		}
+		if q == "plugin theme" && c != q {
+			t.Errorf("a query within the limits changed: %q", c)
+		}
+		if c == "" {
+			t.Errorf("ClipQuery(%.20q…) kept nothing", q)
+		}
+	}
+}
