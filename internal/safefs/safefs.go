@@ -134,6 +134,9 @@ func (r Root) MkdirAll(rel string, perm fs.FileMode) error {
 // missing parent folders are created (0755). The file must be a regular
 // file: a FIFO or device is refused without blocking on it.
 func (r Root) OpenFile(rel string, flag int, perm fs.FileMode) (*os.File, error) {
+	if f, ok := r.openFast(filepath.ToSlash(rel), flag); ok {
+		return f, nil
+	}
 	dir, name := path.Split(filepath.ToSlash(rel))
 	if name == "" {
 		return nil, denied(rel, "not a file name")
