@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -146,21 +145,6 @@ type fixture struct {
 	connOut *lockedBuffer
 }
 
-func buildLoci(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the loci binary")
-	}
-	bin := filepath.Join(t.TempDir(), "loci")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/loci")
-	build.Dir = testutil.RepoRoot()
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func demoCopy(t *testing.T, name string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), name)
@@ -170,7 +154,7 @@ func demoCopy(t *testing.T, name string) string {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{bin: buildLoci(t), test: newTestServer(), gone: make(chan string, 8), changed: make(chan string, 8), connOut: &lockedBuffer{}}
+	f := &fixture{bin: testutil.LociBinary(t), test: newTestServer(), gone: make(chan string, 8), changed: make(chan string, 8), connOut: &lockedBuffer{}}
 	ctx := context.Background()
 
 	// loci over HTTP, in this process.

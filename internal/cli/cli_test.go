@@ -161,13 +161,7 @@ func TestQuickStartBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "loci")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/loci")
-	build.Dir = testutil.RepoRoot()
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
-	}
+	bin := testutil.LociBinary(t)
 	v := demoCopy(t)
 	cmd := exec.Command(bin, "search", "spaced repetition", "--vault", v)
 	out, err := cmd.Output()

@@ -193,7 +193,7 @@ ai:
 // TestMCPProcessRefusesInvalidConfig: the real `loci mcp` process exits 2
 // before serving when a vault's config is invalid.
 func TestMCPProcessRefusesInvalidConfig(t *testing.T) {
-	bin := buildLoci(t)
+	bin := testutil.LociBinary(t)
 	good := filepath.Join(t.TempDir(), "good")
 	testutil.WriteFiles(t, good, map[string]string{"n.md": "# N\n"})
 	cmd := exec.Command(bin, "mcp", good, typoVault(t))

@@ -8,13 +8,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -31,37 +29,6 @@ import (
 
 const outsideSecret = "OUTSIDE-SECRET-7f3a9c"
 
-var (
-	hostileBinOnce sync.Once
-	hostileBin     string
-	hostileBinErr  error
-)
-
-func hostileBinary(t *testing.T) string {
-	t.Helper()
-	if b := os.Getenv("LOCI_TEST_BIN"); b != "" {
-		return b
-	}
-	hostileBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "loci-hostile-bin")
-		if err != nil {
-			hostileBinErr = err
-			return
-		}
-		hostileBin = filepath.Join(dir, "loci")
-		build := exec.Command("go", "build", "-o", hostileBin, "./cmd/loci")
-		build.Dir = testutil.RepoRoot()
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			hostileBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if hostileBinErr != nil {
-		t.Fatal(hostileBinErr)
-	}
-	return hostileBin
-}
-
 // hostile is one scenario's world: a vault, a folder outside it holding a
 // secret, and the binary.
 type hostile struct {
@@ -77,7 +44,7 @@ type hostile struct {
 func newHostile(t *testing.T) *hostile {
 	t.Helper()
 	top := t.TempDir()
-	h := &hostile{t: t, bin: hostileBinary(t), vault: filepath.Join(top, "vault"), out: filepath.Join(top, "outside")}
+	h := &hostile{t: t, bin: testutil.LociBinary(t), vault: filepath.Join(top, "vault"), out: filepath.Join(top, "outside")}
 	testutil.WriteFiles(t, h.vault, map[string]string{
 		"Home.md":                 "# Home\nSee [[Plan]] and [[Zotero]].\n",
 		"Projects/Plan.md":        "# Plan\nship it\n",
@@ -156,52 +123,12 @@ func (h *hostile) refused(what string, out string, code int, names ...string) {
 	}
 }
 
-// snapshot lists every entry below dir with its content.
-func snapshot(dir string) map[string]string {
-	m := map[string]string{}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, p)
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			t, _ := os.Readlink(p)
-			m[rel] = "-> " + t
-		case d.IsDir():
-			m[rel+"/"] = ""
-		default:
-			b, _ := os.ReadFile(p)
-			m[rel] = string(b)
-		}
-		return nil
-	})
-	return m
-}
-
-func diffSnap(a, b map[string]string) string {
-	var d []string
-	for k, v := range a {
-		if w, ok := b[k]; !ok {
-			d = append(d, "removed "+k)
-		} else if w != v {
-			d = append(d, "changed "+k)
-		}
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			d = append(d, "added "+k)
-		}
-	}
-	return strings.Join(d, ", ")
-}
-
 // check runs a scenario and applies the invariants.
 func (h *hostile) check(f func(), secrets ...string) {
 	h.t.Helper()
-	before := snapshot(h.out)
+	before := testutil.Tree(h.t, h.out)
 	f()
-	if d := diffSnap(before, snapshot(h.out)); d != "" {
+	if d := testutil.TreeDiff(before, testutil.Tree(h.t, h.out)); d != "" {
 		h.t.Errorf("outside the vault changed: %s", d)
 	}
 	for _, s := range append(secrets, outsideSecret) {

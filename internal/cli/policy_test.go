@@ -208,26 +208,10 @@ func TestServeEachVaultOwnPolicy(t *testing.T) {
 	unchanged(t, "vault E", beforeE, tree(t, ve))
 }
 
-// buildLoci builds the real binary.
-func buildLoci(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "loci")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/loci")
-	build.Dir = testutil.RepoRoot()
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestMCPStdioEachVaultOwnPolicy: the issue's case exactly, through a real
 // `loci mcp C D E` process spoken to over stdio by the SDK client.
 func TestMCPStdioEachVaultOwnPolicy(t *testing.T) {
-	bin := buildLoci(t)
+	bin := testutil.LociBinary(t)
 	vc, vd, ve := policyVaults(t)
 	beforeD, beforeE := tree(t, vd), tree(t, ve)
 	var stderr bytes.Buffer

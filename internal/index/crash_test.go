@@ -26,19 +26,6 @@ import (
 // the same files: notes, chunks, links with their resolved targets, tags,
 // vectors and the top 10 of a set of queries.
 
-// buildLoci builds the real binary once per test.
-func buildLoci(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "loci")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/loci")
-	build.Dir = testutil.RepoRoot()
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // runLoci runs `loci index <vault> --index-dir <dir> [args]` with the
 // given LOCI_TEST_* settings; killed reports that it died of SIGKILL.
 func runLoci(t *testing.T, bin, vaultDir, indexDir string, env []string, args ...string) (out string, killed bool) {
@@ -342,7 +329,7 @@ func TestCrashHeals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs ~40 index processes")
 	}
-	bin := buildLoci(t)
+	bin := testutil.LociBinary(t)
 	const n = 1200
 	base := filepath.Join(t.TempDir(), "vault")
 	genVault(t, base, n, 1)
@@ -427,7 +414,7 @@ func TestCrashHealsObsidianHub(t *testing.T) {
 		t.Skip("corpus test")
 	}
 	hub := testutil.Corpus(t, "obsidian-hub")
-	bin := buildLoci(t)
+	bin := testutil.LociBinary(t)
 	lexical := []string{"LOCI_EMBED_PROVIDER=none"} // vectors are covered by TestCrashHeals
 	clean := t.TempDir()
 	runLoci(t, bin, hub, clean, lexical)

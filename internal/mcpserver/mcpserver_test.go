@@ -45,38 +45,10 @@ var (
 	binDir  string
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testutil.RunMain(m)) }
 
-// lociBinary builds cmd/loci once per test run (CGO_ENABLED=0, as released).
-func lociBinary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the loci binary")
-	}
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "loci-mcp-test-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "loci")
-		build := exec.Command("go", "build", "-o", binPath, "./cmd/loci")
-		build.Dir = testutil.RepoRoot()
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
+// lociBinary is the real binary (built once per test run).
+func lociBinary(t *testing.T) string { return testutil.LociBinary(t) }
 
 // lockedBuffer collects a child's stderr safely.
 type lockedBuffer struct {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/safefs"
+	"github.com/loci-dev/loci/internal/testutil"
 )
 
 // world is a base folder and an "outside" folder beside it that must never
@@ -35,42 +36,6 @@ func world(t *testing.T) (safefs.Root, string) {
 		t.Fatal(err)
 	}
 	return safefs.Root(base), out
-}
-
-// snapshot lists every file under dir with its content.
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.Type()&fs.ModeSymlink != 0 {
-			m[rel] = "link"
-			return nil
-		}
-		if d.IsDir() {
-			m[rel+"/"] = ""
-			return nil
-		}
-		b, _ := os.ReadFile(p)
-		m[rel] = string(b)
-		return nil
-	})
-	return m
-}
-
-func same(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 func wantSymlinkDenied(t *testing.T, err error, link string) {
@@ -134,7 +99,7 @@ func TestEveryOperationRefusesLinksAtEveryComponent(t *testing.T) {
 				if err := os.Symlink(filepath.Join(top, layout.target), filepath.Join(string(r), layout.link)); err != nil {
 					t.Fatal(err)
 				}
-				before, beforeBase := snapshot(t, out), snapshot(t, string(r))
+				before, beforeBase := testutil.Tree(t, out), testutil.Tree(t, string(r))
 				rel := layout.rel
 				if name == "Remove" || name == "ReadDir" || name == "Check" || name == "MkdirAll" {
 					rel = layout.link
@@ -148,11 +113,11 @@ func TestEveryOperationRefusesLinksAtEveryComponent(t *testing.T) {
 				} else {
 					wantSymlinkDenied(t, err, layout.link)
 				}
-				if after := snapshot(t, out); !same(before, after) {
-					t.Fatalf("outside changed: %v → %v", before, after)
+				if d := testutil.TreeDiff(before, testutil.Tree(t, out)); d != "" {
+					t.Fatalf("outside changed: %s", d)
 				}
-				if after := snapshot(t, string(r)); !same(beforeBase, after) {
-					t.Fatalf("base changed: %v → %v", beforeBase, after)
+				if d := testutil.TreeDiff(beforeBase, testutil.Tree(t, string(r))); d != "" {
+					t.Fatalf("base changed: %s", d)
 				}
 			})
 		}

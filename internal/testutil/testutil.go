@@ -3,9 +3,15 @@
 package testutil
 
 import (
+	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -90,4 +96,99 @@ func CopyTree(tb testing.TB, src, dst string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+}
+
+var (
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
+)
+
+// LociBinary builds cmd/loci (CGO_ENABLED=0, as released) once per test
+// process and returns its path; LOCI_TEST_BIN names a binary to use instead
+// (an older build, to see what it let through). Tests that need it skip
+// under -short. A package using it runs its tests through RunMain, which
+// removes the build when they are done.
+func LociBinary(tb testing.TB) string {
+	tb.Helper()
+	if b := os.Getenv("LOCI_TEST_BIN"); b != "" {
+		return b
+	}
+	if testing.Short() {
+		tb.Skip("builds the loci binary")
+	}
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "loci-test-bin-")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "loci")
+		build := exec.Command("go", "build", "-o", binPath, "./cmd/loci")
+		build.Dir = RepoRoot()
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("CGO_ENABLED=0 go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		tb.Fatal(binErr)
+	}
+	return binPath
+}
+
+// RunMain runs a package's tests and removes what LociBinary built:
+// func TestMain(m *testing.M) { os.Exit(testutil.RunMain(m)) }.
+func RunMain(m *testing.M) int {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	return code
+}
+
+// Tree lists every entry below dir (files with their content, folders with
+// a trailing slash, links as "-> target"): a snapshot to compare before
+// and after an operation that must not touch dir.
+func Tree(tb testing.TB, dir string) map[string]string {
+	tb.Helper()
+	m := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			t, _ := os.Readlink(p)
+			m[rel] = "-> " + t
+		case d.IsDir():
+			m[rel+"/"] = ""
+		default:
+			b, _ := os.ReadFile(p)
+			m[rel] = string(b)
+		}
+		return nil
+	})
+	return m
+}
+
+// TreeDiff says how two Tree snapshots differ ("" when they are the same).
+func TreeDiff(before, after map[string]string) string {
+	var d []string
+	for k, v := range before {
+		if w, ok := after[k]; !ok {
+			d = append(d, "removed "+k)
+		} else if w != v {
+			d = append(d, "changed "+k)
+		}
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			d = append(d, "added "+k)
+		}
+	}
+	sort.Strings(d)
+	return strings.Join(d, ", ")
 }

@@ -4,7 +4,6 @@ package vault
 
 import (
 	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/testutil"
 )
 
 // outsideDir is a folder beside the vault whose contents must never change.
@@ -24,40 +24,6 @@ func outsideDir(t *testing.T, root string) string {
 	os.WriteFile(filepath.Join(out, "victim"), []byte("do not touch\n"), 0o644)
 	os.WriteFile(filepath.Join(out, "Home.md"), []byte("outside copy\n"), 0o644)
 	return out
-}
-
-func tree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, p)
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			m[rel] = "->"
-		case d.IsDir():
-			m[rel+"/"] = ""
-		default:
-			b, _ := os.ReadFile(p)
-			m[rel] = string(b)
-		}
-		return nil
-	})
-	return m
-}
-
-func sameTree(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestWriterRefusesPlantedLinks plants a link at every file and folder the
@@ -100,7 +66,7 @@ func TestWriterRefusesPlantedLinks(t *testing.T) {
 			if c.link == "Projects" {
 				note = "Projects/Home.md"
 			}
-			beforeOut := tree(t, out)
+			beforeOut := testutil.Tree(t, out)
 			noteBefore, _ := os.ReadFile(filepath.Join(root, note))
 			err := func() error {
 				unlock, err := w.Lock(context.Background(), note)
@@ -121,8 +87,8 @@ func TestWriterRefusesPlantedLinks(t *testing.T) {
 			if !strings.Contains(err.Error(), c.link) {
 				t.Errorf("error %q does not name the link %s", err, c.link)
 			}
-			if after := tree(t, out); !sameTree(beforeOut, after) {
-				t.Fatalf("outside changed:\n%v\n→\n%v", beforeOut, after)
+			if d := testutil.TreeDiff(beforeOut, testutil.Tree(t, out)); d != "" {
+				t.Fatalf("outside changed: %s", d)
 			}
 			if c.link != "Projects" && c.link != "Projects/Home.md" {
 				if b, _ := os.ReadFile(filepath.Join(root, note)); string(b) != string(noteBefore) {
