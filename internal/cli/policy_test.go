@@ -5,10 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,41 +50,19 @@ func maps(a, b map[string]string) map[string]string {
 	return out
 }
 
-// tree records every file of a folder (its .loci state included) with its
-// content, minus the index files, which a server's sync rewrites.
+// tree snapshots a vault, leaving out the index files and the token,
+// which the servers' syncs may write.
 func tree(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if strings.HasPrefix(filepath.Base(rel), "index.") || filepath.Base(rel) == "token" {
-			return nil
-		}
-		if d.IsDir() {
-			out[rel+"/"] = ""
-			return nil
-		}
-		b, _ := os.ReadFile(p)
-		out[rel] = string(b)
-		return nil
+	return testutil.Tree(t, root, func(rel string) bool {
+		b := path.Base(rel)
+		return strings.HasPrefix(b, "index.") || b == "token"
 	})
-	return out
 }
 
 func unchanged(t *testing.T, what string, before, after map[string]string) {
 	t.Helper()
-	for k, v := range after {
-		if b, ok := before[k]; !ok || b != v {
-			t.Errorf("%s: %s changed or appeared", what, k)
-		}
-	}
-	for k := range before {
-		if _, ok := after[k]; !ok {
-			t.Errorf("%s: %s disappeared", what, k)
-		}
+	if d := testutil.TreeDiff(before, after); d != "" {
+		t.Errorf("%s changed: %s", what, d)
 	}
 }
 

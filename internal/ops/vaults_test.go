@@ -3,7 +3,6 @@ package ops
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,36 +49,12 @@ func twoVaults(t *testing.T, c, d WriteSettings, dFirst bool) (*Env, *VaultHandl
 
 // snapshot records every file under root (the vault, .loci included) with
 // its content.
-func snapshot(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			out[rel+"/"] = ""
-			return nil
-		}
-		b, _ := os.ReadFile(p)
-		out[rel] = string(b)
-		return nil
-	})
-	return out
-}
+func snapshot(t *testing.T, root string) map[string]string { return testutil.Tree(t, root) }
 
 func sameTree(t *testing.T, what string, before, after map[string]string) {
 	t.Helper()
-	for k, v := range after {
-		if b, ok := before[k]; !ok || b != v {
-			t.Errorf("%s: %s changed or appeared", what, k)
-		}
-	}
-	for k := range before {
-		if _, ok := after[k]; !ok {
-			t.Errorf("%s: %s disappeared", what, k)
-		}
+	if d := testutil.TreeDiff(before, after); d != "" {
+		t.Errorf("%s changed: %s", what, d)
 	}
 }
 

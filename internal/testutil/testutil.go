@@ -150,7 +150,9 @@ func RunMain(m *testing.M) int {
 // Tree lists every entry below dir (files with their content, folders with
 // a trailing slash, links as "-> target"): a snapshot to compare before
 // and after an operation that must not touch dir.
-func Tree(tb testing.TB, dir string) map[string]string {
+// Entries for which a skip function returns true (given the
+// slash-separated relative path) are left out.
+func Tree(tb testing.TB, dir string, skip ...func(rel string) bool) map[string]string {
 	tb.Helper()
 	m := map[string]string{}
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -159,6 +161,11 @@ func Tree(tb testing.TB, dir string) map[string]string {
 		}
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
+		for _, s := range skip {
+			if s(rel) {
+				return nil
+			}
+		}
 		switch {
 		case d.Type()&fs.ModeSymlink != 0:
 			t, _ := os.Readlink(p)
