@@ -242,11 +242,6 @@ func (r Root) writeAtomic(rel string, data []byte, perm fs.FileMode, durable boo
 	return d.writeAtomic(name, data, perm, durable)
 }
 
-// WriteFileAtomic is Root.WriteFileAtomic inside an opened folder.
-func (d *Dir) WriteFileAtomic(name string, data []byte, perm fs.FileMode) error {
-	return d.writeAtomic(name, data, perm, true)
-}
-
 func (d *Dir) writeAtomic(name string, data []byte, perm fs.FileMode, durable bool) (err error) {
 	if err := d.noLink(name); err != nil {
 		return err
