@@ -124,7 +124,9 @@ func LociBinary(tb testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "loci")
-		build := exec.Command("go", "build", "-o", binPath, "./cmd/loci")
+		// -buildvcs=auto: stamp the git revision when there is one (a
+		// machine may set GOFLAGS=-buildvcs=false).
+		build := exec.Command("go", "build", "-buildvcs=auto", "-o", binPath, "./cmd/loci")
 		build.Dir = RepoRoot()
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
