@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,7 +144,10 @@ func TestChatPipe(t *testing.T) {
 
 func TestChatPipeModelFailure(t *testing.T) {
 	chatEnv(t)
-	fm := chattest.Script(t, chattest.Reply{Status: 500, Body: `{"error":{"message":"model overloaded"}}`})
+	// Retry-After: 0, so the model's retries of a 5xx do not wait.
+	fm := chattest.New(t, func(int, *chattest.Request) chattest.Reply {
+		return chattest.Reply{Status: 500, Body: `{"error":{"message":"model overloaded"}}`, Header: http.Header{"Retry-After": {"0"}}}
+	})
 	t.Setenv(chat.EnvBaseURL, fm.BaseURL)
 	t.Setenv(chat.EnvModel, "fake")
 	withStdin(t, "hello\nnever sent\n")
@@ -151,7 +155,15 @@ func TestChatPipeModelFailure(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "model overloaded") || !strings.Contains(errOut, "loci chat stopped") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
-	if n := len(fm.Requests()); n != 1 {
-		t.Errorf("%d requests: a pipe should stop at the first failure", n)
+	// The message was tried three times (two retries); a pipe stops at the
+	// first failure, so the next line was never sent.
+	reqs := fm.Requests()
+	for _, r := range reqs {
+		if r.Last().Content != "hello" {
+			t.Errorf("sent %q: a pipe should stop at the first failure", r.Last().Content)
+		}
+	}
+	if len(reqs) != 3 {
+		t.Errorf("%d requests, want 3 (two retries)", len(reqs))
 	}
 }

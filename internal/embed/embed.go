@@ -18,6 +18,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/config"
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/llm"
 )
 
 // Identity names the vector space a provider writes into: vectors of two
@@ -48,7 +49,7 @@ type Provider interface {
 }
 
 // Usage counts a provider's work: requests, texts, tokens (as reported by
-// the server, or estimated at 4 characters per token) and the estimated cost.
+// the server, or estimated by EstimateTokens) and the estimated cost.
 type Usage struct {
 	Requests int64   `json:"requests"`
 	Texts    int64   `json:"texts"`
@@ -68,8 +69,9 @@ func (u *usage) snapshot() Usage {
 	return Usage{Requests: u.requests.Load(), Texts: u.texts.Load(), Tokens: t, Retries: u.retries.Load(), CostUSD: float64(t) / 1e6 * u.pricePerMTok}
 }
 
-// EstimateTokens is the usual rough count for English text: 4 characters a token.
-func EstimateTokens(s string) int { return (len(s) + 3) / 4 }
+// EstimateTokens is internal/llm's rough count: 4 bytes a token for ASCII,
+// a token a character for Chinese, Japanese and Korean.
+func EstimateTokens(s string) int { return llm.EstimateTokens(s) }
 
 // Error codes of this package (see internal/errs for the shared ones).
 const (

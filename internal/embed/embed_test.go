@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/llm"
 )
 
 func TestBuiltin(t *testing.T) {
@@ -98,6 +99,10 @@ type fakeServer struct {
 	fail     func(n int) (int, string) // status and body for the n-th request (0: succeed)
 	dims     int
 	calls    atomic.Int32
+	// retryAfter is the Retry-After of a 429 (default "0"); noUsage
+	// leaves usage out of the answers.
+	retryAfter string
+	noUsage    bool
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -118,14 +123,18 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.fail != nil {
 		if code, body := f.fail(n); code != 0 {
 			if code == 429 {
-				w.Header().Set("Retry-After", "0")
+				ra := f.retryAfter
+				if ra == "" {
+					ra = "0"
+				}
+				w.Header().Set("Retry-After", ra)
 			}
 			w.WriteHeader(code)
 			w.Write([]byte(body))
 			return
 		}
 	}
-	var req embedRequest
+	var req llm.EmbedRequest
 	json.NewDecoder(r.Body).Decode(&req)
 	f.mu.Lock()
 	f.batches = append(f.batches, req.Input)
@@ -140,6 +149,10 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		v := make([]float32, f.dims)
 		v[len(req.Input[i])%f.dims] = 1
 		data = append(data, item{i, v})
+	}
+	if f.noUsage {
+		json.NewEncoder(w).Encode(map[string]any{"data": data, "model": req.Model})
+		return
 	}
 	json.NewEncoder(w).Encode(map[string]any{"data": data, "model": req.Model, "usage": map[string]int{"prompt_tokens": 7 * len(req.Input), "total_tokens": 7 * len(req.Input)}})
 }
@@ -226,6 +239,8 @@ func TestOpenAIErrors(t *testing.T) {
 		{401, `{"error":{"message":"Incorrect API key"}}`, CodeUnavailable, "refused the API key"},
 		{404, `{"error":{"message":"model not found"}}`, CodeUnavailable, "not found"},
 		{400, `{"error":{"message":"input too long"}}`, CodeUnavailable, "input too long"},
+		// An error object in a 200 answer is the server's message, not "0 vectors".
+		{200, `{"error":{"message":"input too long"}}`, CodeUnavailable, "input too long"},
 	}
 	for _, c := range cases {
 		f := &fakeServer{fail: func(int) (int, string) { return c.status, c.body }}
@@ -246,6 +261,39 @@ func TestOpenAIErrors(t *testing.T) {
 	_, err := NewOpenAI(s).Embed(context.Background(), []string{"x"})
 	if errs.Code(err) != CodeMismatch {
 		t.Errorf("dims: err = %v", err)
+	}
+}
+
+// TestOpenAIRetryAfter: the wait is the Retry-After the server asked for,
+// not a jittered fraction of it.
+func TestOpenAIRetryAfter(t *testing.T) {
+	f := &fakeServer{retryAfter: "2", fail: func(n int) (int, string) {
+		if n == 1 {
+			return 429, `{"error":{"message":"slow down"}}`
+		}
+		return 0, ""
+	}}
+	o := NewOpenAI(newFake(t, f))
+	var waits []time.Duration
+	o.sleep = func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+	if _, err := o.Embed(context.Background(), []string{"x"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(waits) != 1 || waits[0] != 2*time.Second {
+		t.Errorf("waits %v, want [2s]", waits)
+	}
+}
+
+// TestOpenAITokenEstimate: without usage in the answer, tokens are
+// estimated, a token a character for Chinese, Japanese and Korean.
+func TestOpenAITokenEstimate(t *testing.T) {
+	f := &fakeServer{noUsage: true}
+	o := NewOpenAI(newFake(t, f))
+	if _, err := o.Embed(context.Background(), []string{"知识管理", "abcdefgh"}); err != nil {
+		t.Fatal(err)
+	}
+	if u := o.Usage(); u.Tokens != 4+2 {
+		t.Errorf("tokens %d, want 6", u.Tokens)
 	}
 }
 

@@ -32,6 +32,18 @@ type Reply struct {
 	RejectJSONSchema bool
 	// FinishReason defaults to "stop".
 	FinishReason string
+	// Header is added to the answer (e.g. Retry-After with a Status).
+	Header map[string]string
+	// IgnoreStream answers one plain JSON completion even when the request
+	// asks for a stream (as some servers and proxies do).
+	IgnoreStream bool
+	// Reasoning is streamed first as reasoning_content deltas (or sent as
+	// the message's reasoning_content), as reasoning models do.
+	Reasoning string
+	// Tail, when set, ends a stream instead of the finish, usage and
+	// [DONE] events: raw SSE text such as llama.cpp's
+	// "error: {...}\n\n".
+	Tail string
 }
 
 // Request is a request as received.
@@ -187,6 +199,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		return
 	}
+	for k, v := range rep.Header {
+		w.Header().Set(k, v)
+	}
 	if rep.Status != 0 && rep.Status != 200 {
 		http.Error(w, fmt.Sprintf(`{"error":{"message":%q}}`, rep.Content), rep.Status)
 		return
@@ -203,10 +218,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		fr = "stop"
 	}
 	usage := map[string]int{"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}
-	if !req.Stream {
+	if !req.Stream || rep.IgnoreStream {
+		msg := map[string]any{"role": "assistant", "content": rep.Content}
+		if rep.Reasoning != "" {
+			msg["reasoning_content"] = rep.Reasoning
+		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"id": "fake", "object": "chat.completion", "model": req.Model,
-			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": rep.Content}, "finish_reason": fr}},
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": fr}},
 			"usage":   usage})
 		return
 	}
@@ -219,6 +238,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			fl.Flush()
 		}
 	}
+	for _, chunk := range chunks(rep.Reasoning, 16) {
+		send(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"reasoning_content": chunk}}}})
+	}
 	for _, chunk := range chunks(rep.Content, 16) {
 		if rep.ChunkDelay > 0 {
 			select {
@@ -228,6 +250,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		send(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": chunk}}}})
+	}
+	if rep.Tail != "" {
+		fmt.Fprint(w, rep.Tail)
+		return
 	}
 	send(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": fr}}})
 	send(map[string]any{"choices": []any{}, "usage": usage})

@@ -60,11 +60,19 @@ func (r *Request) ToolResults() map[string]string {
 }
 
 // Reply is one scripted answer: SSE data payloads (each sent as one
-// flushed event, then "[DONE]"), or an HTTP error.
+// flushed event, then "[DONE]"), an HTTP error, or a raw body.
 type Reply struct {
 	Chunks []string
 	Status int    // non-zero: answer with this status and Body
 	Body   string // for Status
+	// Header is added to the answer (e.g. Retry-After).
+	Header http.Header
+	// Raw, when set, is the whole body, written as it is with ContentType
+	// (default text/event-stream): what a server does that the helpers
+	// below do not (llama.cpp's "error:" lines, a JSON answer to a
+	// streamed request).
+	Raw         string
+	ContentType string
 }
 
 // Server is the fake endpoint.
@@ -122,6 +130,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, req)
 	s.mu.Unlock()
 	rep := s.next(n, req)
+	for k, vs := range rep.Header {
+		w.Header()[k] = vs
+	}
+	if rep.Raw != "" {
+		ct := rep.ContentType
+		if ct == "" {
+			ct = "text/event-stream"
+		}
+		w.Header().Set("Content-Type", ct)
+		io.WriteString(w, rep.Raw)
+		return
+	}
 	if rep.Status != 0 {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(rep.Status)
@@ -197,6 +217,34 @@ func ToolCalls(text string, calls ...Call) Reply {
 			}}}, ""))
 			pieces[i] = pieces[i][1:]
 		}
+	}
+	chunks = append(chunks, chunk(map[string]any{}, "tool_calls"))
+	return Reply{Chunks: chunks}
+}
+
+// OllamaToolCalls streams the calls as Ollama's OpenAI-compatible
+// endpoint does: each call whole in one delta, every one with index 0 and
+// its own id; then finish_reason "tool_calls".
+func OllamaToolCalls(calls ...Call) Reply {
+	chunks := []string{}
+	for _, c := range calls {
+		chunks = append(chunks, chunk(map[string]any{"role": "assistant", "content": "", "tool_calls": []any{map[string]any{
+			"id": c.ID, "index": 0, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Args},
+		}}}, ""))
+	}
+	chunks = append(chunks, chunk(map[string]any{"role": "assistant", "content": ""}, "tool_calls"))
+	return Reply{Chunks: chunks}
+}
+
+// RepeatedNameToolCall streams one call whose every delta repeats its id
+// and function name (as some OpenAI-compatible servers do), the arguments
+// in pieces of about n bytes.
+func RepeatedNameToolCall(c Call, n int) Reply {
+	chunks := []string{}
+	for _, p := range split(c.Args, n) {
+		chunks = append(chunks, chunk(map[string]any{"tool_calls": []any{map[string]any{
+			"index": 0, "id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": p},
+		}}}, ""))
 	}
 	chunks = append(chunks, chunk(map[string]any{}, "tool_calls"))
 	return Reply{Chunks: chunks}
