@@ -91,7 +91,15 @@ func TestServeEventsAndWatcher(t *testing.T) {
 		close(recs)
 	}()
 	// The stream's first comment came before any event: the subscription is live.
-	if err := os.WriteFile(filepath.Join(v, "Fresh note.md"), []byte("# Fresh\n\nquokkaword\n"), 0o644); err != nil {
+	// The note appears whole (written aside, then renamed in, as editors
+	// save): os.WriteFile creates it empty first, and under load the
+	// watcher could index that empty file and announce it before the text
+	// lands, so the search below would race the second sync.
+	tmp := filepath.Join(v, ".fresh.tmp")
+	if err := os.WriteFile(tmp, []byte("# Fresh\n\nquokkaword\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(v, "Fresh note.md")); err != nil {
 		t.Fatal(err)
 	}
 	timeout := time.After(20 * time.Second)
