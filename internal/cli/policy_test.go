@@ -22,16 +22,18 @@ import (
 )
 
 // policyVaults makes three vaults with their own configs, as the issue
-// describes: C lets agents write, D is read-only and denies everything, E
-// allows writes but denies every path.
+// describes: C sets nothing, D is read-only and denies everything, E
+// denies every path. The servers are started with --enable-writes: a
+// vault's own file may restrict writes but never turn them on
+// (TestVaultConfigCannotEnableAgentWrites).
 func policyVaults(t *testing.T) (c, d, e string) {
 	t.Helper()
 	base := t.TempDir()
 	files := map[string]string{"n.md": "# N\n\nnote\n", "Inbox/i.md": "i\n"}
 	for name, cfg := range map[string]string{
-		"C": "writes:\n  enabled: true\n",
+		"C": "exclude: [\"Archive/**\"]\n",
 		"D": "writes: {read_only: true, deny_paths: [\"**\"]}\n",
-		"E": "writes:\n  enabled: true\n  deny_paths: [\"**\"]\n",
+		"E": "writes:\n  deny_paths: [\"**\"]\n",
 	} {
 		files := maps(files, map[string]string{".loci/config.yaml": cfg})
 		testutil.WriteFiles(t, filepath.Join(base, name), files)
@@ -95,7 +97,7 @@ func TestServeEachVaultOwnPolicy(t *testing.T) {
 	t.Setenv(server.EnvToken, "")
 	vc, vd, ve := policyVaults(t)
 	var stdout, stderr bytes.Buffer
-	g := &globals{vault: ".", format: "text", stdout: &stdout, stderr: &stderr}
+	g := &globals{vault: ".", format: "text", enableWrites: true, stdout: &stdout, stderr: &stderr}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s, err := g.startServe(ctx, []string{vc, vd, ve}, serveOptions{addr: "127.0.0.1:0", maxSessions: 4, logLevel: "warn", noSync: true})
@@ -193,7 +195,7 @@ func TestMCPStdioEachVaultOwnPolicy(t *testing.T) {
 	vc, vd, ve := policyVaults(t)
 	beforeD, beforeE := tree(t, vd), tree(t, ve)
 	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "mcp", vc, vd, ve, "--no-sync")
+	cmd := exec.Command(bin, "mcp", vc, vd, ve, "--no-sync", "--enable-writes")
 	cmd.Env = append(os.Environ(), "LOCI_ENABLE_WRITES=", "LOCI_READ_ONLY=", "LOCI_CONFIG=")
 	cmd.Stderr = &stderr
 	ctx := context.Background()

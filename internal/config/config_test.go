@@ -185,6 +185,7 @@ embed: {provider: openai, model: m, base_url: "http://localhost:11434/v1", dims:
 search: {rrf_k: 20, min_similarity: -1}
 ai:
   provider: openai-compatible
+  base_url: http://127.0.0.1:8080/v1
   seed: 7
   prices:
     "gpt-4o*": {input_per_mtok: 0.15, output_per_mtok: 0.6}
@@ -193,7 +194,9 @@ ai:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Writes.Enabled == nil || !*f.Writes.Enabled || f.Writes.Inbox != "Capture" || f.Writes.DenyPaths[0] != "Private/**" ||
+	// writes.enabled: true is decoded, but not honoured from a vault's own
+	// file (TestVaultMayNotEnableAgentWrites).
+	if f.Writes.Enabled != nil || f.Writes.Inbox != "Capture" || f.Writes.DenyPaths[0] != "Private/**" ||
 		f.Embed.Provider != "openai" || !f.Embed.Int8 || f.Search.MinSimilarity != -1 || f.AI.Seed == nil || *f.AI.Seed != 7 ||
 		f.AI.Prices["gpt-4o*"].OutputPerMTok != 0.6 || f.IndexDir != ".cache/loci" || f.Source != SourceVault {
 		t.Errorf("decoded %+v", f)
