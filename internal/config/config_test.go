@@ -275,13 +275,22 @@ func TestDocExamplesAreValid(t *testing.T) {
 	t.Setenv(EnvConfig, "")
 	block := regexp.MustCompile("(?s)```yaml\n(.*?)```")
 	n := 0
-	for _, page := range []string{"cli.md", "writes.md", "ai.md", "search.md", "security.md"} {
+	for _, page := range []string{"cli.md", "writes.md", "ai.md", "search.md", "security.md", "chat.md"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "docs", page))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range block.FindAllStringSubmatch(string(b), -1) {
 			n++
+			// An example headed "# ~/.config/loci/config.yaml" is the user's
+			// own file; the others are a vault's.
+			if strings.HasPrefix(m[1], "# ~/.config/loci/config.yaml") {
+				e := userFiles(t, map[string]string{"config.yaml": m[1]})
+				if _, err := Resolve(t.TempDir(), Options{Getenv: e.get}); err != nil {
+					t.Errorf("docs/%s example (your config) does not load: %v\n%s", page, err, m[1])
+				}
+				continue
+			}
 			if _, _, err := Load(writeConfig(t, m[1])); err != nil {
 				t.Errorf("docs/%s example does not load: %v\n%s", page, err, m[1])
 			}
