@@ -1,30 +1,34 @@
 package ai
 
 import (
-	"os"
 	"time"
 
 	"github.com/loci-dev/loci/internal/config"
 )
 
-// FromConfig resolves the effective settings: environment over the file.
-func FromConfig(c config.AI) Settings {
-	s := Settings{Provider: c.Provider, BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey,
-		MaxInputTokens: c.MaxInputTokens, MaxOutputTokens: c.MaxOutputTokens, Temperature: c.Temperature, Seed: c.Seed,
-		Timeout: time.Duration(c.TimeoutSeconds * float64(time.Second)), MaxRetries: c.MaxRetries, Structured: c.Structured,
-		DailyCostUSD: c.DailyCostUSD, AllowGlobs: c.AllowGlobs, DenyGlobs: c.DenyGlobs}
-	if c.APIKeyEnv != "" {
-		if v := os.Getenv(c.APIKeyEnv); v != "" {
-			s.APIKey = v
+// FromConfig returns the effective AI settings of a resolved configuration
+// (every layer merged: flags > environment > user file > vault file >
+// defaults): the ai section, and the model server its provider names
+// (config.Endpoint: a providers entry or a provider type, with the
+// OPENAI_* fallbacks and the vault rules applied).
+func FromConfig(c *config.Config) Settings {
+	a := c.AI
+	s := Settings{Provider: a.Provider, Model: a.Model,
+		MaxInputTokens: a.MaxInputTokens, MaxOutputTokens: a.MaxOutputTokens, Temperature: a.Temperature, Seed: a.Seed,
+		Timeout: time.Duration(a.TimeoutSeconds * float64(time.Second)), MaxRetries: a.MaxRetries, Structured: a.Structured,
+		DailyCostUSD: a.DailyCostUSD, AllowGlobs: a.AllowGlobs, DenyGlobs: a.DenyGlobs}
+	if ep := c.Endpoint(config.RoleAI); ep != nil {
+		s.BaseURL, s.APIKey, s.Type = ep.BaseURL, ep.APIKey, ep.Type
+		if len(ep.Headers) > 0 {
+			s.Headers = ep.Headers
 		}
 	}
-	if len(c.Prices) > 0 {
+	if len(a.Prices) > 0 {
 		s.Prices = map[string]Price{}
-		for k, v := range c.Prices {
+		for k, v := range a.Prices {
 			s.Prices[k] = Price{InputPerMTok: v.InputPerMTok, OutputPerMTok: v.OutputPerMTok}
 		}
 	}
-	s.ApplyEnv()
 	s.Defaults()
 	return s
 }

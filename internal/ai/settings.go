@@ -2,9 +2,7 @@ package ai
 
 import (
 	"math"
-	"os"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,9 +19,14 @@ type Price struct {
 type Settings struct {
 	// Provider: "" (AI off), "embeddings" (no chat: only ai_relate with
 	// heuristic labels and ai_toc note mode), or an OpenAI-compatible chat
-	// provider: openai, ollama, llamacpp, vllm, openai-compatible.
-	Provider        string
-	BaseURL         string
+	// provider: a providers entry of the config, or a type (openai,
+	// ollama, llamacpp, vllm, openai-compatible).
+	Provider string
+	// Type is the provider's type (internal/config.ProviderTypes).
+	Type    string
+	BaseURL string
+	// Headers are extra request headers of the provider (${VAR} expanded).
+	Headers         map[string]string
 	Model           string
 	APIKey          string
 	MaxInputTokens  int
@@ -81,37 +84,6 @@ func (s *Settings) ChatEnabled() bool {
 
 // Enabled reports whether the AI runtime is on at all.
 func (s *Settings) Enabled() bool { return s.Provider != "" && s.Provider != "none" }
-
-// ApplyEnv overrides settings from LOCI_AI_* variables.
-func (s *Settings) ApplyEnv() {
-	str := func(name string, dst *string) {
-		if v := os.Getenv(name); v != "" {
-			*dst = v
-		}
-	}
-	str("LOCI_AI_PROVIDER", &s.Provider)
-	str("LOCI_AI_BASE_URL", &s.BaseURL)
-	str("LOCI_AI_MODEL", &s.Model)
-	str("LOCI_AI_API_KEY", &s.APIKey)
-	if v, err := strconv.ParseFloat(os.Getenv("LOCI_AI_DAILY_COST_USD"), 64); err == nil {
-		s.DailyCostUSD = v
-	}
-	if v, err := strconv.Atoi(os.Getenv("LOCI_AI_MAX_OUTPUT_TOKENS")); err == nil {
-		s.MaxOutputTokens = v
-	}
-	if v, err := strconv.Atoi(os.Getenv("LOCI_AI_MAX_INPUT_TOKENS")); err == nil {
-		s.MaxInputTokens = v
-	}
-	if v, err := strconv.Atoi(os.Getenv("LOCI_AI_SEED")); err == nil {
-		s.Seed = &v
-	}
-	if v, err := strconv.ParseFloat(os.Getenv("LOCI_AI_TEMPERATURE"), 64); err == nil {
-		s.Temperature = v
-	}
-	if v, err := time.ParseDuration(os.Getenv("LOCI_AI_TIMEOUT")); err == nil {
-		s.Timeout = v
-	}
-}
 
 // Cost prices a call by the model's entry in the price table (exact name,
 // then the longest prefix ending in "*").

@@ -1,10 +1,7 @@
 package chat
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,17 +11,18 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/loci-dev/loci/internal/config"
 	"github.com/loci-dev/loci/internal/errs"
 )
 
-// Environment variables read by the chat configuration.
+// Environment variables of the chat role (internal/config maps them onto
+// the chat section, with every other LOCI_* variable).
 const (
-	EnvConfig     = "LOCI_CHAT_CONFIG"   // path of the config file
+	EnvConfig     = config.EnvChatConfig // path of the older chat.yaml
+	EnvProvider   = "LOCI_CHAT_PROVIDER" // a providers entry or type
 	EnvBaseURL    = "LOCI_CHAT_BASE_URL" // model endpoint (OpenAI-compatible base, e.g. http://127.0.0.1:11434/v1)
 	EnvModel      = "LOCI_CHAT_MODEL"    // model name
-	EnvAPIKey     = "LOCI_CHAT_API_KEY"  // API key (wins over model.api_key_env)
+	EnvAPIKey     = "LOCI_CHAT_API_KEY"  // API key (wins over the provider's)
 	EnvHistoryDir = "LOCI_CHAT_HISTORY_DIR"
 )
 
@@ -38,9 +36,11 @@ const (
 )
 
 // Config is the chat configuration: the model, the MCP servers, the approval
-// policy and limits. It is a user-level file (DefaultConfigPath), never a
-// vault's: a vault may come from someone else, and must not be able to
-// switch on auto-approval or shell commands.
+// policy and limits. It is the chat: section of the user's config
+// (~/.config/loci/config.yaml, or the older chat.yaml), never a vault's: a
+// vault may come from someone else, and must not be able to switch on
+// auto-approval, shell commands or servers that run programs (a vault's
+// file with a chat: section is config_invalid).
 type Config struct {
 	Model   ModelConfig             `yaml:"model"`
 	Servers map[string]ServerConfig `yaml:"servers"`
@@ -112,39 +112,18 @@ type HistoryConfig struct {
 	Dir     string `yaml:"dir"`
 }
 
-// Argv is a command: a YAML list, or a string split like a shell would
-// (quotes and backslashes; no expansion but a leading ~/).
-type Argv []string
+// Argv is a command: a YAML list, or a string split like a shell would.
+type Argv = config.Argv
 
-// UnmarshalYAML accepts a string or a list of strings.
-func (a *Argv) UnmarshalYAML(n *yaml.Node) error {
-	switch n.Kind {
-	case yaml.ScalarNode:
-		words, err := SplitWords(n.Value)
-		if err != nil {
-			return fmt.Errorf("line %d: %v", n.Line, err)
-		}
-		*a = words
-		return nil
-	case yaml.SequenceNode:
-		var l []string
-		if err := n.Decode(&l); err != nil {
-			return err
-		}
-		*a = l
-		return nil
-	}
-	return fmt.Errorf("line %d: command must be a string or a list of strings", n.Line)
-}
-
-// DefaultConfigPath is <user config dir>/loci/chat.yaml
-// (~/.config/loci/chat.yaml on Linux).
+// DefaultConfigPath is the user's config file, where the chat: section
+// lives: <LOCI_CONFIG_DIR or user config dir/loci>/config.yaml
+// (~/.config/loci/config.yaml on Linux).
 func DefaultConfigPath() string {
-	d, err := os.UserConfigDir()
-	if err != nil {
+	d := config.UserConfigDir(nil)
+	if d == "" {
 		return ""
 	}
-	return filepath.Join(d, "loci", "chat.yaml")
+	return filepath.Join(d, "config.yaml")
 }
 
 // DefaultHistoryDir is where sessions are logged: $XDG_STATE_HOME/loci/chat,
@@ -164,57 +143,73 @@ func DefaultHistoryDir() string {
 	return ""
 }
 
-// LoadConfig reads the config file: path if given (it must exist), else
-// $LOCI_CHAT_CONFIG (must exist), else DefaultConfigPath (may be absent).
-// Unknown keys are errors, so a typo never silently disables a setting.
+// LoadConfig resolves the user's configuration (no vault: chat settings are
+// the user's alone) with path as the chat file named for this run ("" for
+// none; $LOCI_CHAT_CONFIG, else the default chat.yaml if it exists) and
+// returns its chat settings. Unknown keys are config_invalid, so a typo
+// never silently disables a setting.
 func LoadConfig(path string) (*Config, error) {
-	explicit := path != ""
-	if !explicit {
-		if path = os.Getenv(EnvConfig); path != "" {
-			explicit = true
-		} else {
-			path = DefaultConfigPath()
-		}
-	}
-	cfg := &Config{}
-	if path == "" {
-		return cfg, nil
-	}
-	b, err := os.ReadFile(path)
+	c, err := config.Resolve("", config.Options{ChatFile: path})
 	if err != nil {
-		if !explicit && errors.Is(err, os.ErrNotExist) {
-			return cfg, nil
+		return nil, err
+	}
+	return FromConfig(c)
+}
+
+// FromConfig builds the chat configuration from a resolved configuration:
+// its chat section, and the model server chat.provider (or chat.base_url)
+// names (config.Endpoint).
+func FromConfig(c *config.Config) (*Config, error) {
+	ch := c.Chat
+	cfg := &Config{
+		Model:               ModelConfig{Name: ch.Model, APIKeyEnv: ch.APIKeyEnv, Temperature: ch.Temperature, MaxTokens: ch.MaxTokens, SystemPrompt: ch.SystemPrompt},
+		AutoApprove:         ch.AutoApprove,
+		AutoApproveReadOnly: ch.AutoApproveReadOnly,
+		MaxToolDepth:        ch.MaxToolDepth,
+		MaxResultChars:      ch.MaxResultChars,
+		Commands:            CommandsConfig{Enabled: ch.Commands.Enabled, Shell: ch.Commands.Shell},
+		History:             HistoryConfig{Enabled: ch.History.Enabled, Dir: ch.History.Dir},
+	}
+	// The user's file the chat settings come from, for messages.
+	for i := len(c.Files) - 1; i >= 0; i-- {
+		if f := c.Files[i]; f.Exists && f.Layer == config.LayerUser {
+			cfg.Path = f.Path
+			break
 		}
-		return nil, errs.Wrap(err, errs.CodeInvalidInput, "cannot read the chat config "+path)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		return nil, errs.New(errs.CodeInvalidInput, "invalid chat config %s: %v", path, err).With("config", path)
+	if ep := c.Endpoint(config.RoleChat); ep != nil {
+		// The key is resolved; KeyEnv stays for CheckModel's message when
+		// the variable it names is unset.
+		cfg.Model.BaseURL, cfg.Model.APIKey, cfg.Model.Headers, cfg.Model.APIKeyEnv = ep.BaseURL, ep.APIKey, ep.Headers, ep.KeyEnv
 	}
-	cfg.Path = path
+	for _, d := range []struct {
+		s   string
+		dst *time.Duration
+	}{{ch.ToolTimeout, &cfg.ToolTimeout}, {ch.ConnectTimeout, &cfg.ConnectTimeout}, {ch.Commands.Timeout, &cfg.Commands.Timeout}} {
+		v, err := config.ParseDuration("chat", d.s)
+		if err != nil {
+			return nil, err
+		}
+		*d.dst = v
+	}
+	if len(ch.Servers) > 0 {
+		cfg.Servers = map[string]ServerConfig{}
+		for alias, sv := range ch.Servers {
+			cfg.Servers[alias] = ServerConfig{URL: sv.URL, Command: sv.Command, Args: sv.Args, Env: sv.Env, Dir: sv.Dir,
+				Headers: sv.Headers, Token: sv.Token, TokenEnv: sv.TokenEnv, Transport: sv.Transport, Disabled: sv.Disabled}
+		}
+	}
 	return cfg, nil
 }
 
-// Resolve applies the environment (LOCI_CHAT_*) over the file, fills
-// defaults and checks everything but the model (see CheckModel).
+// Resolve fills defaults and checks everything but the model (see
+// CheckModel); getenv expands ${VAR} in server URLs.
 func (c *Config) Resolve(getenv func(string) string) error {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	if v := getenv(EnvBaseURL); v != "" {
-		c.Model.BaseURL = v
-	}
-	if v := getenv(EnvModel); v != "" {
-		c.Model.Name = v
-	}
-	if v := getenv(EnvAPIKey); v != "" {
-		c.Model.APIKey = v
-	} else if c.Model.APIKeyEnv != "" {
+	if c.Model.APIKey == "" && c.Model.APIKeyEnv != "" {
 		c.Model.APIKey = getenv(c.Model.APIKeyEnv)
-	}
-	if v := getenv(EnvHistoryDir); v != "" {
-		c.History.Dir = v
 	}
 	if c.MaxToolDepth <= 0 {
 		c.MaxToolDepth = DefaultMaxToolDepth
@@ -236,7 +231,7 @@ func (c *Config) Resolve(getenv func(string) string) error {
 	}
 	c.History.Dir = ExpandHome(c.History.Dir)
 	bad := func(format string, a ...any) error {
-		e := errs.New(errs.CodeInvalidInput, format, a...)
+		e := errs.New(errs.CodeConfigInvalid, format, a...)
 		if c.Path != "" {
 			e = e.With("config", c.Path)
 		}
@@ -244,12 +239,12 @@ func (c *Config) Resolve(getenv func(string) string) error {
 	}
 	for _, p := range c.AutoApprove {
 		if !validPattern(p) {
-			return bad("auto_approve entry %q: use alias.tool, alias.* or *", p)
+			return bad("chat.auto_approve entry %q: use alias.tool, alias.* or *", p)
 		}
 	}
 	for alias, s := range c.Servers {
 		if err := ValidAlias(alias); err != nil {
-			return bad("servers: %v", err)
+			return bad("chat.servers: %v", err)
 		}
 		if (s.URL == "") == (len(s.Command) == 0) {
 			return bad("server %q needs exactly one of url or command", alias)
@@ -282,10 +277,10 @@ func (c *Config) HistoryEnabled() bool { return c.History.Enabled == nil || *c.H
 func (c *Config) CheckModel() error {
 	var missing []string
 	if c.Model.BaseURL == "" {
-		missing = append(missing, "a base URL ("+EnvBaseURL+" or model.base_url)")
+		missing = append(missing, "a model server ("+EnvBaseURL+", chat.base_url or chat.provider)")
 	}
 	if c.Model.Name == "" {
-		missing = append(missing, "a model name ("+EnvModel+" or model.name)")
+		missing = append(missing, "a model name ("+EnvModel+" or chat.model)")
 	}
 	where := DefaultConfigPath()
 	if c.Path != "" {
@@ -293,7 +288,7 @@ func (c *Config) CheckModel() error {
 	}
 	if len(missing) > 0 {
 		return errs.New(errs.CodeInvalidInput,
-			"no chat model configured: loci chat needs %s; set them in the environment or in %s (see docs/chat.md). "+
+			"no chat model configured: loci chat needs %s; set them in the environment or in the chat: section of %s (see docs/chat.md). "+
 				"Any OpenAI-compatible endpoint works, e.g. %s=http://127.0.0.1:11434/v1 %s=qwen2.5:7b for a local Ollama",
 			strings.Join(missing, " and "), where, EnvBaseURL, EnvModel).With("config", where)
 	}
@@ -301,7 +296,7 @@ func (c *Config) CheckModel() error {
 		return errs.New(errs.CodeInvalidInput, "model base URL: %v", err)
 	}
 	if c.Model.APIKey == "" && c.Model.APIKeyEnv != "" {
-		return errs.New(errs.CodeInvalidInput, "model.api_key_env names %s, which is not set in the environment (or set %s)", c.Model.APIKeyEnv, EnvAPIKey)
+		return errs.New(errs.CodeInvalidInput, "the chat model's api_key_env names %s, which is not set in the environment (or set %s)", c.Model.APIKeyEnv, EnvAPIKey)
 	}
 	return nil
 }
@@ -374,16 +369,8 @@ func validPattern(p string) bool {
 	return i > 0 && i < len(p)-1 && ValidAlias(p[:i]) == nil
 }
 
-var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
-// expandVars replaces ${NAME} with the environment variable NAME (only that
-// form: a bare $ is kept, tokens and URLs may contain one).
-func expandVars(s string, getenv func(string) string) string {
-	if !strings.Contains(s, "${") {
-		return s
-	}
-	return varRE.ReplaceAllStringFunc(s, func(m string) string { return getenv(m[2 : len(m)-1]) })
-}
+// expandVars replaces ${NAME} with the environment variable NAME.
+func expandVars(s string, getenv func(string) string) string { return config.ExpandVars(s, getenv) }
 
 // ExpandHome replaces a leading ~ or ~/ with the home directory.
 func ExpandHome(p string) string {
@@ -398,52 +385,5 @@ func ExpandHome(p string) string {
 }
 
 // SplitWords splits a command line into words as a POSIX shell would for
-// quoting: 'single', "double" (with \" \\ escapes) and backslashes. It does
-// no expansion.
-func SplitWords(s string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		switch {
-		case ch == ' ' || ch == '\t' || ch == '\n':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		case ch == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated ' in %q", s)
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			inWord = true
-		case ch == '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\' || s[i+1] == '$' || s[i+1] == '`') {
-					i++
-				}
-				cur.WriteByte(s[i])
-			}
-			if i >= len(s) {
-				return nil, fmt.Errorf("unterminated \" in %q", s)
-			}
-			inWord = true
-		case ch == '\\' && i+1 < len(s):
-			i++
-			cur.WriteByte(s[i])
-			inWord = true
-		default:
-			cur.WriteByte(ch)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, nil
-}
+// quoting (config.SplitWords).
+func SplitWords(s string) ([]string, error) { return config.SplitWords(s) }

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loci-dev/loci/internal/chat"
+	"github.com/loci-dev/loci/internal/config"
 )
 
 func TestWireNames(t *testing.T) {
@@ -103,12 +104,21 @@ tool_timeout: 45s
 commands: {enabled: true, timeout: 5s}
 history: {dir: `+dir+`/hist}
 `), 0o600)
-	cfg, err := chat.LoadConfig(p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	env := map[string]string{"MY_KEY": "k1", "NOTES_TOKEN": "tok", "TRACE_ID": "abc", chat.EnvModel: "override"}
 	getenv := func(k string) string { return env[k] }
+	load := func() *chat.Config {
+		t.Helper()
+		rc, err := config.Resolve("", config.Options{ChatFile: p, Getenv: getenv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := chat.FromConfig(rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	cfg := load()
 	if err := cfg.Resolve(getenv); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +143,7 @@ history: {dir: `+dir+`/hist}
 	}
 	// The environment alone configures the model; the API key variable wins.
 	env = map[string]string{chat.EnvBaseURL: "http://m/v1", chat.EnvModel: "m", chat.EnvAPIKey: "direct", "MY_KEY": "k1"}
-	cfg, _ = chat.LoadConfig(p)
+	cfg = load()
 	cfg.Resolve(getenv)
 	if cfg.Model.BaseURL != "http://m/v1" || cfg.Model.APIKey != "direct" {
 		t.Errorf("env: %+v", cfg.Model)
@@ -149,12 +159,12 @@ func TestConfigErrors(t *testing.T) {
 	}
 	noenv := func(string) string { return "" }
 	for body, want := range map[string]string{
-		"model: {nmae: x}\n":                             "field nmae not found",
+		"model: {nmae: x}\n":                             "model.nmae: unknown key",
 		"servers: {a: {url: http://x, command: y}}\n":    "exactly one of url or command",
 		"servers: {a: {}}\n":                             "exactly one of url or command",
 		"servers: {a.b: {url: http://x}}\n":              "alias",
 		"servers: {a: {url: ftp://x}}\n":                 "not an http(s) URL",
-		"servers: {a: {url: http://x, transport: ws}}\n": "transport",
+		"servers: {a: {url: http://x, transport: ws}}\n": "chat.servers.a.transport",
 		"auto_approve: [search_notes]\n":                 "auto_approve entry",
 		"servers: {a: {command: 'unterminated \"x'}}\n":  "unterminated",
 	} {

@@ -11,13 +11,13 @@ import (
 	"github.com/loci-dev/loci/internal/ops"
 )
 
-// aiRuntime builds the AI runtime of a vault from its own config's ai
-// section and LOCI_AI_* (off when neither names a provider; docs/ai.md):
+// aiRuntime builds the AI runtime of a vault from its resolved
+// configuration (off when no layer names a provider; docs/ai.md):
 // its provider, allow/deny globs, cache and cost ledger (in the vault's
 // index folder, reached without following links). It never calls the
 // provider.
-func aiRuntime(cfg *config.File, vh *ops.VaultHandle) *ai.Runtime {
-	return ai.NewAt(ai.FromConfig(cfg.AI), vh.Index.Loc)
+func aiRuntime(cfg *config.Config, vh *ops.VaultHandle) *ai.Runtime {
+	return ai.NewAt(ai.FromConfig(cfg), vh.Index.Loc)
 }
 
 // ndjsonStream writes streaming AI events as NDJSON lines (--stream).

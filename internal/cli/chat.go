@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/loci-dev/loci/internal/chat"
+	"github.com/loci-dev/loci/internal/config"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/mcpserver"
@@ -34,6 +35,7 @@ type chatOptions struct {
 	config    string
 	model     string
 	baseURL   string
+	provider  string
 	resume    string
 	sessions  bool
 	noHistory bool
@@ -47,8 +49,9 @@ func newChatCmd(g *globals) *cobra.Command {
 		Long: "A terminal chat that connects a model (any OpenAI-compatible chat-completions endpoint, streamed) to the tools of MCP servers: " +
 			"the vault given with --vault (served in-process), and the servers of the chat config (Streamable HTTP with an HTTP+SSE fallback, or stdio commands). " +
 			"Every tool call is shown and needs y unless the config auto-approves it; destructive tools always ask, and without a terminal nothing that writes runs.\n\n" +
-			"The model comes from LOCI_CHAT_BASE_URL, LOCI_CHAT_MODEL and LOCI_CHAT_API_KEY or from the config file " +
-			"(--config, LOCI_CHAT_CONFIG, default " + chat.DefaultConfigPath() + "); without one, loci chat says so and makes no request. " +
+			"The model comes from the chat: section of your config (" + chat.DefaultConfigPath() + ": chat.provider naming a providers: entry, " +
+			"or chat.base_url, and chat.model), LOCI_CHAT_PROVIDER / LOCI_CHAT_BASE_URL / LOCI_CHAT_MODEL / LOCI_CHAT_API_KEY, or the flags; " +
+			"the older chat.yaml beside it (or --config, LOCI_CHAT_CONFIG) still works. Without a model, loci chat says so and makes no request. " +
 			"Words after `chat` are sent as the first message; with input from a pipe, each line is a message. Sessions are logged as JSONL; --resume continues one. " +
 			"Type :help inside the chat for the meta-commands (:mcp list, :mcp tools, :mcp connect, ...). See docs/chat.md.",
 		Example: "  LOCI_CHAT_BASE_URL=http://127.0.0.1:11434/v1 LOCI_CHAT_MODEL=qwen2.5:7b loci chat --vault ~/Notes\n" +
@@ -60,9 +63,10 @@ func newChatCmd(g *globals) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.config, "config", "", "chat config file (env "+chat.EnvConfig+"; default "+chat.DefaultConfigPath()+")")
+	f.StringVar(&o.config, "config", "", "a chat.yaml for this run: the chat: section on its own, above your config.yaml (env "+chat.EnvConfig+")")
 	f.StringVar(&o.model, "model", "", "model name (overrides "+chat.EnvModel+" and the config)")
 	f.StringVar(&o.baseURL, "base-url", "", "OpenAI-compatible API base, e.g. http://127.0.0.1:11434/v1 (overrides "+chat.EnvBaseURL+")")
+	f.StringVar(&o.provider, "provider", "", "a providers: entry (or type) of your config for the model (overrides "+chat.EnvProvider+")")
 	f.StringVar(&o.resume, "resume", "", "continue a logged session: its id or file (--resume alone: the latest)")
 	f.Lookup("resume").NoOptDefVal = "latest"
 	f.BoolVar(&o.sessions, "sessions", false, "list the logged sessions and exit")
@@ -71,18 +75,29 @@ func newChatCmd(g *globals) *cobra.Command {
 }
 
 func (g *globals) runChat(cmd *cobra.Command, args []string, o chatOptions) error {
-	cfg, err := chat.LoadConfig(o.config)
+	// The chat settings are the user's alone: flags > environment > the
+	// chat file named for this run > the user's config > the default
+	// chat.yaml > defaults. No vault's file is read for them.
+	var flags []config.Flag
+	if o.model != "" {
+		flags = append(flags, config.Flag{Key: "chat.model", Name: "model", Value: o.model})
+	}
+	if o.baseURL != "" {
+		flags = append(flags, config.Flag{Key: "chat.base_url", Name: "base-url", Value: o.baseURL})
+	}
+	if o.provider != "" {
+		flags = append(flags, config.Flag{Key: "chat.provider", Name: "provider", Value: o.provider})
+	}
+	rc, err := config.Resolve("", config.Options{ChatFile: o.config, Flags: flags})
+	if err != nil {
+		return err
+	}
+	cfg, err := chat.FromConfig(rc)
 	if err != nil {
 		return err
 	}
 	if err := cfg.Resolve(os.Getenv); err != nil {
 		return err
-	}
-	if o.model != "" {
-		cfg.Model.Name = o.model
-	}
-	if o.baseURL != "" {
-		cfg.Model.BaseURL = o.baseURL
 	}
 	// --resume takes an optional value, so `--resume ID` parses as
 	// --resume=latest plus a first word ID: take that word back when it is a

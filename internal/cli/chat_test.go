@@ -16,7 +16,8 @@ func chatEnv(t *testing.T) (home string) {
 	t.Helper()
 	home = t.TempDir()
 	for k, v := range map[string]string{
-		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "XDG_STATE_HOME": filepath.Join(home, ".state"),
+		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "XDG_STATE_HOME": filepath.Join(home, ".state"), "LOCI_CONFIG_DIR": "", "LOCI_CONFIG": "",
+		"LOCI_CHAT_PROVIDER": "", "OPENAI_API_KEY": "", "OPENAI_BASE_URL": "",
 		"LOCI_VAULT": "", chat.EnvConfig: "", chat.EnvBaseURL: "", chat.EnvModel: "", chat.EnvAPIKey: "", chat.EnvHistoryDir: "", "NO_COLOR": "",
 	} {
 		t.Setenv(k, v)
@@ -56,11 +57,11 @@ func TestChatConfigErrors(t *testing.T) {
 	p := filepath.Join(home, "chat.yaml")
 	os.WriteFile(p, []byte("model: {base_url: http://127.0.0.1:9/v1, name: m}\nauto_aprove: [x.*]\n"), 0o600)
 	_, errOut, code := run(t, "chat", "--config", p)
-	if code != 2 || !strings.Contains(errOut, "field auto_aprove not found") {
+	if code != 2 || !strings.Contains(errOut, p+": line 2: chat.auto_aprove: unknown key (did you mean auto_approve?) [config_invalid]") {
 		t.Errorf("typo in config: exit %d, %s", code, errOut)
 	}
 	_, errOut, code = run(t, "chat", "--config", filepath.Join(home, "missing.yaml"))
-	if code != 2 || !strings.Contains(errOut, "cannot read the chat config") {
+	if code != 2 || !strings.Contains(errOut, "missing.yaml: does not exist") {
 		t.Errorf("missing config: exit %d, %s", code, errOut)
 	}
 }

@@ -98,16 +98,20 @@ func TestConfigValidate(t *testing.T) {
 	}
 	os.WriteFile(cfg, []byte("writes:\n  deny_paths: [\"**\"]\n  read_only: true\n"), 0o644)
 	out, errOut, code = run(t, "config", "validate", "--vault", v)
-	if code != 0 || out != "ok: "+cfg+"\n" || errOut != "" {
+	if code != 0 || out != "ok: "+cfg+" (the vault's own config)\n" || errOut != "" {
 		t.Errorf("valid: exit %d %q %q", code, out, errOut)
 	}
 	out, _, code = run(t, "config", "validate", v, "--format", "json")
 	var ok struct {
-		OK     bool   `json:"ok"`
-		Config string `json:"config"`
-		Source string `json:"source"`
+		OK    bool `json:"ok"`
+		Files []struct {
+			Layer  string `json:"layer"`
+			Path   string `json:"path"`
+			Exists bool   `json:"exists"`
+		} `json:"files"`
 	}
-	if json.Unmarshal([]byte(out), &ok); code != 0 || !ok.OK || ok.Config != cfg || ok.Source != "vault" {
+	if json.Unmarshal([]byte(out), &ok); code != 0 || !ok.OK || len(ok.Files) < 2 || ok.Files[0].Path != cfg || ok.Files[0].Layer != "vault" || !ok.Files[0].Exists ||
+		ok.Files[len(ok.Files)-1].Layer != "user" || ok.Files[len(ok.Files)-1].Exists {
 		t.Errorf("json: %d %s", code, out)
 	}
 	// No file: defaults, still OK.
@@ -120,26 +124,57 @@ func TestConfigValidate(t *testing.T) {
 	if _, errOut, code := run(t, "config", "validate", v); code != 2 || !strings.Contains(errOut, cfg+":1: index_dir:") {
 		t.Errorf("absolute index_dir: %d %q", code, errOut)
 	}
-	// LOCI_CONFIG is the file checked when set.
+	// The user's file (LOCI_CONFIG) is checked as well as the vault's, and
+	// what a vault's file may not do is noted.
+	os.WriteFile(cfg, []byte("writes: {enabled: true}\n"), 0o644)
 	user := filepath.Join(t.TempDir(), "loci.yaml")
 	os.WriteFile(user, []byte("index_dir: /tmp/elsewhere\n"), 0o600)
 	t.Setenv("LOCI_CONFIG", user)
-	if out, _, code := run(t, "config", "validate", v); code != 0 || out != "ok: "+user+" (from LOCI_CONFIG)\n" {
+	out, _, code = run(t, "config", "validate", v)
+	if code != 0 || !strings.Contains(out, "ok: "+cfg+" (the vault's own config)\n") || !strings.Contains(out, "ok: "+user+" (your config)\n") ||
+		!strings.Contains(out, "note: "+cfg+":1: writes.enabled: true is not honoured from a vault's own config") {
 		t.Errorf("LOCI_CONFIG: %d %q", code, out)
+	}
+	// A typo in the user's file is listed with its file and line.
+	os.WriteFile(user, []byte("# mine\nai: {modle: x}\n"), 0o600)
+	if _, errOut, code := run(t, "config", "validate", v); code != 2 || !strings.Contains(errOut, user+":2: ai.modle: unknown key (did you mean model?)") {
+		t.Errorf("user typo: %d %q", code, errOut)
 	}
 }
 
+// TestConfigShow: every effective value is printed with its source — a
+// flag, an environment variable, the user's file or the vault's file with
+// the line, or the default — and no secret is printed, whichever layer it
+// came from.
 func TestConfigShow(t *testing.T) {
-	t.Setenv("LOCI_CONFIG", "")
-	t.Setenv("LOCI_ENABLE_WRITES", "")
-	t.Setenv("LOCI_READ_ONLY", "")
-	t.Setenv("LOCI_AI_API_KEY", "")
+	for _, k := range []string{"LOCI_CONFIG", "LOCI_ENABLE_WRITES", "LOCI_READ_ONLY", "LOCI_AI_API_KEY", "LOCI_AI_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"} {
+		t.Setenv(k, "")
+	}
+	userDir := t.TempDir()
+	t.Setenv("LOCI_CONFIG_DIR", userDir)
+	user := filepath.Join(userDir, "config.yaml")
+	os.WriteFile(user, []byte(`writes: {inbox: Capture}
+providers:
+  openrouter:
+    base_url: https://openrouter.ai/api/v1
+    api_key_env: OR_KEY
+    headers: {X-Title: loci, Authorization: "Bearer sk-HEADER-SECRET"}
+ai:
+  deny_globs: ["Journal/**"]
+chat:
+  provider: openrouter
+  model: anthropic/claude-sonnet-4
+  servers:
+    gh: {command: [gh-mcp], env: {GITHUB_TOKEN: ghp-ENV-SECRET, TRACE: "${TRACE_ID}"}}
+`), 0o600)
+	t.Setenv("OR_KEY", "sk-OR-SECRET")
 	v := filepath.Join(t.TempDir(), "vault")
+	cfg := filepath.Join(v, ".loci", "config.yaml")
 	testutil.WriteFiles(t, v, map[string]string{
 		"n.md": "# N\n",
 		".loci/config.yaml": `exclude: ["Archive/**"]
 index_dir: .cache/idx
-writes: {deny_paths: ["Private/**"], inbox: Capture}
+writes: {deny_paths: ["Private/**"]}
 embed: {provider: none}
 search: {rrf_k: 20}
 ai:
@@ -150,42 +185,69 @@ ai:
   deny_globs: ["Private/**"]
 `,
 	})
-	out, errOut, code := run(t, "config", "show", v, "--exclude", "Tmp/**")
+	t.Setenv("LOCI_AI_MODEL", "env-model")
+	t.Setenv("LOCI_AI_API_KEY", "sk-FROM-ENV")
+	out, errOut, code := run(t, "config", "show", v, "--exclude", "Tmp/**", "--enable-writes")
 	if code != 0 {
 		t.Fatalf("show: %d %s", code, errOut)
 	}
-	for _, secret := range []string{"sk-SECRET-IN-FILE", "hunter2"} {
+	for _, secret := range []string{"sk-SECRET-IN-FILE", "hunter2", "sk-OR-SECRET", "sk-FROM-ENV", "sk-HEADER-SECRET", "ghp-ENV-SECRET"} {
 		if strings.Contains(out, secret) {
 			t.Errorf("show prints the secret %q:\n%s", secret, out)
 		}
 	}
 	for _, want := range []string{
-		"config_file: " + filepath.Join(v, ".loci", "config.yaml"),
-		"index_dir: " + filepath.Join(v, ".cache", "idx"),
-		"- Archive/**", "- Tmp/**",
-		"cli: true", "servers: false", "inbox: Capture",
-		"api_key: <redacted>", "http://me:REDACTED@localhost:8080/v1",
-		"rrf_k: 20", "provider: none",
+		"vault " + cfg + " (read)",
+		"user " + user + " (read)",
+		"index_dir: " + filepath.Join(v, ".cache", "idx") + " # vault " + cfg + ":2",
+		"- Archive/** # vault " + cfg + ":1",
+		"- Tmp/** # flag --exclude",
+		"cli: true # flag --enable-writes",
+		"servers: true # flag --enable-writes",
+		"inbox: Capture # user " + user + ":1",
+		"- Private/** # vault " + cfg + ":3",
+		"model: env-model # env LOCI_AI_MODEL",
+		"base_url: http://me:REDACTED@localhost:8080/v1 # vault " + cfg + ":8",
+		"rrf_k: 20 # vault " + cfg + ":5",
+		"lexical_weight: 1 # default",
+		"max_output_tokens: 2048 # default",
+		"- Journal/** # user " + user + ":8",
+		"provider: none # vault " + cfg + ":4",
+		// the chat role: a providers entry of the user's file
+		"provider: openrouter # user " + user + ":10",
+		"base_url: https://openrouter.ai/api/v1 # user " + user + ":4",
+		"api_key: <redacted> # user " + user + ":5",
+		"Authorization: <redacted> # user " + user + ":6",
+		"TRACE: ${TRACE_ID} # user " + user + ":13",
+		"GITHUB_TOKEN: <redacted>",
+		"model: anthropic/claude-sonnet-4 # user " + user + ":11",
+		"max_tool_depth: 8 # default",
+		// the user's key is not sent to a server the vault's file named
+		"environment: LOCI_AI_API_KEY: ai.api_key: not sent to http://me:REDACTED@localhost:8080/v1",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show lacks %q:\n%s", want, out)
 		}
 	}
-	// Flags and environment are what is in effect; a key from the
-	// environment is redacted too.
-	t.Setenv("LOCI_AI_API_KEY", "sk-FROM-ENV")
 	out, _, code = run(t, "config", "show", v, "--enable-writes", "--format", "json")
+	type leaf struct {
+		Value  any    `json:"value"`
+		Source string `json:"source"`
+	}
 	var shown struct {
 		Writes struct {
-			Servers   bool     `json:"servers"`
-			DenyPaths []string `json:"deny_paths"`
+			Servers leaf `json:"servers"`
 		} `json:"writes"`
 		AI struct {
-			APIKey string `json:"api_key"`
+			APIKey leaf `json:"api_key"`
+			Model  leaf `json:"model"`
 		} `json:"ai"`
+		Chat struct {
+			APIKey leaf `json:"api_key"`
+		} `json:"chat"`
 	}
-	if err := json.Unmarshal([]byte(out), &shown); err != nil || code != 0 || !shown.Writes.Servers || shown.Writes.DenyPaths[0] != "Private/**" ||
-		shown.AI.APIKey != "<redacted>" || strings.Contains(out, "sk-FROM-ENV") {
+	if err := json.Unmarshal([]byte(out), &shown); err != nil || code != 0 || shown.Writes.Servers.Value != true || shown.Writes.Servers.Source != "flag --enable-writes" ||
+		shown.AI.Model.Source != "env LOCI_AI_MODEL" || shown.AI.APIKey.Value != "" || shown.Chat.APIKey.Value != "<redacted>" || strings.Contains(out, "sk-") {
 		t.Errorf("json show: %d %v\n%s", code, err, out)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/loci-dev/loci/internal/config"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
@@ -96,7 +97,7 @@ func (g *globals) openEnv(ctx context.Context, surfaceDefault bool) (*ops.Env, e
 	if err != nil {
 		return nil, err
 	}
-	ws, err := g.writeSettings(vc.file, surfaceDefault)
+	ws, err := g.writeSettings(vc.cfg, surfaceDefault)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +128,7 @@ func (g *globals) openEnv(ctx context.Context, surfaceDefault bool) (*ops.Env, e
 			rw.Index.Close()
 		}
 	}
-	vh.Writes, vh.AI = &ws, aiRuntime(vc.file, vh)
+	vh.Writes, vh.AI = &ws, aiRuntime(vc.cfg, vh)
 	return &ops.Env{Vaults: []*ops.VaultHandle{vh}}, nil
 }
 
@@ -217,7 +218,7 @@ func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, er
 			}
 			names[name] = true
 		}
-		ws, err := g.writeSettings(vc.file, false)
+		ws, err := g.writeSettings(vc.cfg, false)
 		if err != nil {
 			return nil, err
 		}
@@ -250,7 +251,13 @@ func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, er
 		}
 		seen[vh.Name] = true
 		ws := s.ws
-		vh.Writes, vh.AI = &ws, aiRuntime(s.vc.file, vh)
+		vh.Writes, vh.AI = &ws, aiRuntime(s.vc.cfg, vh)
+		if len(s.vc.cfg.Notices) > 0 {
+			if g.notices == nil {
+				g.notices = map[*ops.VaultHandle][]config.Problem{}
+			}
+			g.notices[vh] = s.vc.cfg.Notices
+		}
 		vh.Index.AllowStaleMatrix() // a sync never stalls a long-running server's searches
 		env.Vaults = append(env.Vaults, vh)
 	}

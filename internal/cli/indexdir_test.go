@@ -65,8 +65,8 @@ func TestIndexDirTrust(t *testing.T) {
 	}
 
 	// The user's own settings may put the index anywhere (an absolute
-	// index_dir in the vault's file stays invalid whatever the flags say;
-	// a LOCI_CONFIG file replaces that file).
+	// index_dir in the vault's file stays invalid whatever the flags say,
+	// unless the user's file says to ignore the vault's files).
 	v = mk("")
 	own := filepath.Join(t.TempDir(), "flag")
 	if _, errOut, code := run(t, "index", v, "-q", "--index-dir", own); code != 0 {
@@ -83,6 +83,10 @@ func TestIndexDirTrust(t *testing.T) {
 	os.WriteFile(user, []byte("index_dir: "+userDir+"\n"), 0o600)
 	os.WriteFile(filepath.Join(v, ".loci", "config.yaml"), []byte("index_dir: "+outside+"\n"), 0o644)
 	t.Setenv("LOCI_CONFIG", user)
+	if _, errOut, code := run(t, "index", v, "-q"); code != 2 || !strings.Contains(errOut, "index_dir") {
+		t.Errorf("LOCI_CONFIG over a vault file with an absolute index_dir: %d %s", code, errOut)
+	}
+	os.WriteFile(user, []byte("ignore_vault_config: true\nindex_dir: "+userDir+"\n"), 0o600)
 	if _, errOut, code := run(t, "index", v, "-q"); code != 0 {
 		t.Errorf("LOCI_CONFIG index_dir: %d %s", code, errOut)
 	}

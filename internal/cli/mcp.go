@@ -84,6 +84,9 @@ func newMCPCmd(g *globals) *cobra.Command {
 					attrs = append(attrs, "deny_paths", strings.Join(ws.DenyPaths, ","))
 				}
 				logger.Info("loci mcp: vault", append(attrs, "root", vh.Vault.Root)...)
+				for _, n := range g.notices[vh] {
+					logger.Warn("loci mcp: setting not honoured", "vault", vh.Name, "note", noticeText(n))
+				}
 			}
 			if term.IsTerminal(int(os.Stdin.Fd())) {
 				fmt.Fprintln(g.stderr, "loci mcp talks MCP on stdin/stdout and is meant to be started by an MCP client; "+

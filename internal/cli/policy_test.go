@@ -22,16 +22,18 @@ import (
 )
 
 // policyVaults makes three vaults with their own configs, as the issue
-// describes: C lets agents write, D is read-only and denies everything, E
-// allows writes but denies every path.
+// describes: C sets nothing, D is read-only and denies everything, E
+// denies every path. The servers are started with --enable-writes: a
+// vault's own file may restrict writes but never turn them on
+// (TestVaultConfigCannotEnableAgentWrites).
 func policyVaults(t *testing.T) (c, d, e string) {
 	t.Helper()
 	base := t.TempDir()
 	files := map[string]string{"n.md": "# N\n\nnote\n", "Inbox/i.md": "i\n"}
 	for name, cfg := range map[string]string{
-		"C": "writes:\n  enabled: true\n",
+		"C": "exclude: [\"Archive/**\"]\n",
 		"D": "writes: {read_only: true, deny_paths: [\"**\"]}\n",
-		"E": "writes:\n  enabled: true\n  deny_paths: [\"**\"]\n",
+		"E": "writes:\n  deny_paths: [\"**\"]\n",
 	} {
 		files := maps(files, map[string]string{".loci/config.yaml": cfg})
 		testutil.WriteFiles(t, filepath.Join(base, name), files)
@@ -95,7 +97,7 @@ func TestServeEachVaultOwnPolicy(t *testing.T) {
 	t.Setenv(server.EnvToken, "")
 	vc, vd, ve := policyVaults(t)
 	var stdout, stderr bytes.Buffer
-	g := &globals{vault: ".", format: "text", stdout: &stdout, stderr: &stderr}
+	g := &globals{vault: ".", format: "text", enableWrites: true, stdout: &stdout, stderr: &stderr}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s, err := g.startServe(ctx, []string{vc, vd, ve}, serveOptions{addr: "127.0.0.1:0", maxSessions: 4, logLevel: "warn", noSync: true})
@@ -193,7 +195,7 @@ func TestMCPStdioEachVaultOwnPolicy(t *testing.T) {
 	vc, vd, ve := policyVaults(t)
 	beforeD, beforeE := tree(t, vd), tree(t, ve)
 	var stderr bytes.Buffer
-	cmd := exec.Command(bin, "mcp", vc, vd, ve, "--no-sync")
+	cmd := exec.Command(bin, "mcp", vc, vd, ve, "--no-sync", "--enable-writes")
 	cmd.Env = append(os.Environ(), "LOCI_ENABLE_WRITES=", "LOCI_READ_ONLY=", "LOCI_CONFIG=")
 	cmd.Stderr = &stderr
 	ctx := context.Background()
@@ -268,5 +270,83 @@ func TestServeEnvPerVaultSettings(t *testing.T) {
 	}
 	if rt := env.AIFor(d); rt.Enabled() {
 		t.Errorf("D has no ai section but AI is on: %+v", rt.Settings)
+	}
+}
+
+// TestVaultConfigCannotEnableAgentWrites: a planted vault whose own file
+// says writes.enabled: true is served with writes off — the write tools
+// are not listed, a REST write is writes_disabled, the file is unchanged —
+// and the banner, `loci config validate` and `loci config show` say why.
+// The user's own config turns them on.
+func TestVaultConfigCannotEnableAgentWrites(t *testing.T) {
+	t.Setenv(server.EnvToken, "")
+	for _, k := range []string{"LOCI_CONFIG", "LOCI_ENABLE_WRITES", "LOCI_READ_ONLY"} {
+		t.Setenv(k, "")
+	}
+	v := filepath.Join(t.TempDir(), "P")
+	testutil.WriteFiles(t, v, map[string]string{"n.md": "# N\n", ".loci/config.yaml": "writes:\n  enabled: true\n"})
+	cfg := filepath.Join(v, ".loci", "config.yaml")
+	before := tree(t, v)
+
+	serve := func() (*serving, string, func()) {
+		var stdout bytes.Buffer
+		g := &globals{vault: ".", format: "text", stdout: &stdout, stderr: io.Discard}
+		ctx, cancel := context.WithCancel(context.Background())
+		s, err := g.startServe(ctx, []string{v}, serveOptions{addr: "127.0.0.1:0", maxSessions: 2, logLevel: "warn", noSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.printBanner(g, serveOptions{addr: "127.0.0.1:0"})
+		done := make(chan error, 1)
+		go func() { done <- s.run(ctx) }()
+		return s, stdout.String(), func() { cancel(); <-done }
+	}
+	write := func(s *serving) (int, string) {
+		req, _ := http.NewRequest("POST", s.srv.URL()+"/v1/ops/write_note", strings.NewReader(`{"path":"n.md","content":"agent\n","overwrite":true,"apply":true}`))
+		req.Header.Set("Authorization", "Bearer "+s.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out.Error.Code
+	}
+
+	s, banner, stop := serve()
+	for _, want := range []string{"writes   P: off", "note     P: writes.enabled: true is not honoured from a vault's own config"} {
+		if !strings.Contains(banner, want) {
+			t.Errorf("banner lacks %q:\n%s", want, banner)
+		}
+	}
+	if st, code := write(s); st != 403 || code != "writes_disabled" {
+		t.Errorf("REST write to a vault that enables its own writes: %d %s", st, code)
+	}
+	stop()
+	unchanged(t, "vault P", before, tree(t, v))
+
+	if out, _, code := run(t, "config", "validate", v); code != 0 || !strings.Contains(out, "note: "+cfg+":2: writes.enabled: true is not honoured") {
+		t.Errorf("validate: %d %q", code, out)
+	}
+	if out, _, _ := run(t, "config", "show", v); !strings.Contains(out, "servers: false # default") || !strings.Contains(out, "not_honoured:") {
+		t.Errorf("show:\n%s", out)
+	}
+
+	// The user's own config may turn agent writes on.
+	user := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(user, []byte("writes: {enabled: true}\n"), 0o600)
+	t.Setenv("LOCI_CONFIG", user)
+	s, banner, stop = serve()
+	defer stop()
+	if !strings.Contains(banner, "writes   P: on") || strings.Contains(banner, "note ") {
+		t.Errorf("banner with the user's config:\n%s", banner)
+	}
+	if st, code := write(s); st != 200 || code != "" {
+		t.Errorf("REST write enabled by the user's config: %d %s", st, code)
 	}
 }

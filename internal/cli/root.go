@@ -13,9 +13,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/loci-dev/loci/internal/config"
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/ops"
 )
 
 // Version is set by the build (-ldflags "-X github.com/loci-dev/loci/internal/cli.Version=...").
@@ -36,6 +38,12 @@ type globals struct {
 	readOnly     bool
 	stdout       io.Writer
 	stderr       io.Writer
+	// flags are the persistent flags, to tell a flag given from its default
+	// (nil in tests that build globals by hand: non-zero values count).
+	flags *pflag.FlagSet
+	// notices are the settings of each served vault that were not honoured
+	// (config.Config.Notices), for the serve banner and the mcp log.
+	notices map[*ops.VaultHandle][]config.Problem
 }
 
 // Main runs the CLI and returns the process exit code.
@@ -83,9 +91,10 @@ func newRoot(g *globals) *cobra.Command {
 	root.PersistentFlags().StringVar(&g.vault, "vault", defVault, "vault folder (env LOCI_VAULT)")
 	root.PersistentFlags().StringVar(&g.indexDir, "index-dir", os.Getenv("LOCI_INDEX_DIR"), "index directory (env LOCI_INDEX_DIR; default <vault>/.loci)")
 	root.PersistentFlags().StringVar(&g.format, "format", "text", "output format: text or json")
-	root.PersistentFlags().StringSliceVar(&g.exclude, "exclude", config.EnvList("LOCI_EXCLUDE"), "extra glob(s) of vault-relative paths to skip (env LOCI_EXCLUDE)")
+	root.PersistentFlags().StringSliceVar(&g.exclude, "exclude", nil, "extra glob(s) of vault-relative paths to skip, added to LOCI_EXCLUDE and the config files' (repeatable)")
 	root.PersistentFlags().BoolVar(&g.enableWrites, "enable-writes", false, "let MCP and REST clients (agents) call the write operations (env LOCI_ENABLE_WRITES=1; docs/writes.md)")
 	root.PersistentFlags().BoolVar(&g.readOnly, "read-only", false, "refuse every write operation, from any surface (env LOCI_READ_ONLY=1)")
+	g.flags = root.PersistentFlags()
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
 		if g.format != "text" && g.format != "json" {
 			return errs.New(errs.CodeInvalidInput, "--format must be text or json, not %q", g.format)
@@ -123,46 +132,66 @@ var groupShort = map[string]string{
 	"ai": "AI operations grounded in the vault: ask, summarize, toc, relate, tag, metadata, extract (off until a provider is configured; docs/ai.md)",
 }
 
-// vaultConfig is one vault's config file with the settings resolved from
-// it and the process's flags and environment. It is loaded once per vault
-// and everything about the vault (index folder, excludes, write policy, AI)
-// comes from it, so each served vault follows its own file.
+// vaultConfig is one vault's resolved configuration (internal/config:
+// flags > environment > the user's config file > the vault's own file >
+// defaults). It is loaded once per vault and everything about the vault
+// (index folder, excludes, write policy, AI) comes from it, so each served
+// vault follows its own file.
 type vaultConfig struct {
-	dir  string // the vault folder as given
-	file *config.File
+	dir string // the vault folder as given
+	cfg *config.Config
 	// indexDir is where the index goes ("" = <vault>/.loci).
 	indexDir string
 	exclude  []string
 }
 
-// loadConfig reads and checks a vault's config (failing closed with
-// config_invalid) and resolves its settings: flags > env > config file.
-// --index-dir and LOCI_INDEX_DIR are the user's own and may name any
-// folder; an index_dir from the vault's own file must stay inside the
-// vault (config.File.ResolveIndexDir).
+// configFlags are the global flags the user gave, as config values.
+func (g *globals) configFlags() []config.Flag {
+	given := func(name string, nonZero bool) bool {
+		if g.flags == nil {
+			return nonZero
+		}
+		f := g.flags.Lookup(name)
+		return f != nil && f.Changed
+	}
+	var out []config.Flag
+	if given("index-dir", g.indexDir != "") {
+		out = append(out, config.Flag{Key: "index_dir", Name: "index-dir", Value: g.indexDir})
+	}
+	if given("exclude", len(g.exclude) > 0) {
+		out = append(out, config.Flag{Key: "exclude", Name: "exclude", Value: g.exclude})
+	}
+	if given("enable-writes", g.enableWrites) && g.enableWrites {
+		out = append(out, config.Flag{Key: "writes.enabled", Name: "enable-writes", Value: true})
+	}
+	if given("read-only", g.readOnly) && g.readOnly {
+		out = append(out, config.Flag{Key: "writes.read_only", Name: "read-only", Value: true})
+	}
+	return out
+}
+
+// loadConfig resolves a vault's configuration, failing closed with
+// config_invalid. --index-dir, LOCI_INDEX_DIR and the user's file are the
+// user's own and may name any folder; an index_dir from the vault's own
+// file must stay inside the vault (config.Config.ResolveIndexDir).
 func (g *globals) loadConfig(vaultDir string) (*vaultConfig, error) {
 	abs, err := filepath.Abs(vaultDir)
 	if err != nil {
 		return nil, errs.Wrap(err, errs.CodeVaultNotFound, "cannot resolve vault path").With("vault", vaultDir)
 	}
-	cfg, _, err := config.Load(abs)
+	cfg, err := config.Resolve(abs, config.Options{Flags: g.configFlags()})
 	if err != nil {
 		return nil, err
 	}
-	vc := &vaultConfig{dir: vaultDir, file: cfg, indexDir: g.indexDir}
-	if vc.indexDir == "" {
-		if vc.indexDir, err = cfg.ResolveIndexDir(abs); err != nil {
-			return nil, err
-		}
-	} else if err := config.CheckStateDir(abs); err != nil {
+	vc := &vaultConfig{dir: vaultDir, cfg: cfg}
+	if vc.indexDir, err = cfg.ResolveIndexDir(); err != nil {
 		return nil, err
 	}
-	vc.exclude = append(append([]string{}, cfg.Exclude...), g.exclude...)
+	vc.exclude = append([]string{}, cfg.Exclude...)
 	return vc, nil
 }
 
-// settings resolves the vault's index folder and excludes: flags > env >
-// config file.
+// settings resolves the vault's index folder and excludes.
 func (g *globals) settings(vaultDir string) (indexDir string, exclude []string, err error) {
 	vc, err := g.loadConfig(vaultDir)
 	if err != nil {

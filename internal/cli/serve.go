@@ -212,6 +212,9 @@ func (s *serving) printBanner(g *globals, o serveOptions) {
 			line += "; " + strings.Join(detail, "; ")
 		}
 		fmt.Fprintf(w, "  writes   %s: %s\n", vh.Name, line)
+		for _, n := range g.notices[vh] {
+			fmt.Fprintf(w, "  note     %s: %s\n", vh.Name, noticeText(n))
+		}
 	}
 	fmt.Fprintf(w, "  connect  %s\n", hint)
 	fmt.Fprintf(w, "Press Ctrl-C to stop.\n")

@@ -161,7 +161,8 @@ func TestServerWriteSettings(t *testing.T) {
 		{"flag", "", "", true, true, false},
 		{"env", "1", "", false, true, false},
 		{"env off beats config", "0", "writes:\n  enabled: true\n", false, false, false},
-		{"config", "", "writes:\n  enabled: true\n  read_only: true\n", false, true, true},
+		{"the vault's own config cannot turn them on", "", "writes:\n  enabled: true\n", false, false, false},
+		{"the vault's own config can make the vault read-only", "1", "writes:\n  read_only: true\n", false, true, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("LOCI_ENABLE_WRITES", c.env)

@@ -1,10 +1,15 @@
-// Package config resolves loci's settings with the precedence
-// flags > environment (LOCI_*) > config file > defaults.
+// Package config resolves loci's settings in one precedence for every
+// command and role: flags > environment (LOCI_*) > the user's config file
+// (~/.config/loci/config.yaml, $LOCI_CONFIG) > the vault's own
+// .loci/config.yaml > defaults, remembering where each value comes from.
 //
-// The config file is decoded strictly and fails closed: an unknown key, a
-// value of the wrong type, a bad glob or duration and an unknown enum value
-// are config_invalid errors naming the key, its line and (for typos) the
-// nearest valid key, never settings silently ignored.
+// Every file is decoded strictly and fails closed: an unknown key, a value
+// of the wrong type, a bad glob or duration and an unknown enum value are
+// config_invalid errors naming the key, its line and (for typos) the
+// nearest valid key, never settings silently ignored. A vault's own file is
+// untrusted input and may set less (docs/security.md): no remote model
+// server or key for one, no index outside the vault, no chat settings, and
+// its writes.enabled: true is not honoured.
 package config
 
 import (
@@ -13,130 +18,7 @@ import (
 	"strings"
 
 	"github.com/loci-dev/loci/internal/errs"
-	"github.com/loci-dev/loci/internal/safefs"
 )
-
-// EnvConfig names the environment variable holding the path of the user's
-// own config file, which replaces the vaults' files.
-const EnvConfig = "LOCI_CONFIG"
-
-// Where a config file came from: its trust differs.
-const (
-	// SourceNone: no config file; defaults apply.
-	SourceNone = ""
-	// SourceVault: <vault>/.loci/config.yaml, which belongs to the vault
-	// and is attacker-controlled in a planted or cloned vault.
-	SourceVault = "vault"
-	// SourceUser: the file named by LOCI_CONFIG, the user's own.
-	SourceUser = "LOCI_CONFIG"
-)
-
-// File is the on-disk config (<vault>/.loci/config.yaml, or $LOCI_CONFIG).
-// The check tags are the validation rules of the strict decoder
-// (validate.go).
-type File struct {
-	// Exclude lists doublestar globs of vault-relative paths never indexed.
-	Exclude []string `yaml:"exclude" check:"glob"`
-	// IndexDir overrides where the index lives. From a vault's own file it
-	// must be relative and stay inside the vault; see ResolveIndexDir.
-	IndexDir string `yaml:"index_dir" check:"indexdir"`
-	// Writes configures the write operations (see docs/writes.md).
-	Writes Writes `yaml:"writes"`
-	// Embed configures the embedding provider (see docs/search.md).
-	Embed Embed `yaml:"embed"`
-	// Search tunes hybrid retrieval (see docs/search.md).
-	Search Search `yaml:"search"`
-	// AI configures the AI operations (see docs/ai.md); off by default.
-	AI AI `yaml:"ai"`
-
-	// Path is the file read ("" when there is none).
-	Path string `yaml:"-"`
-	// Source is SourceNone, SourceVault or SourceUser.
-	Source string `yaml:"-"`
-
-	// lines maps key paths to their lines in the file.
-	lines map[string]int
-}
-
-// Embed is the embed section of the config file; LOCI_EMBED_* variables
-// override it (internal/embed resolves the effective settings).
-type Embed struct {
-	Provider     string  `yaml:"provider" check:"enum=builtin|openai|ollama|none|off"` // builtin (default) | openai | none
-	Model        string  `yaml:"model"`                                                // openai: model name
-	BaseURL      string  `yaml:"base_url"`                                             // openai: endpoint base, e.g. http://localhost:11434/v1
-	APIKey       string  `yaml:"api_key"`                                              // openai: prefer api_key_env
-	APIKeyEnv    string  `yaml:"api_key_env"`                                          // openai: environment variable holding the key
-	Dims         int     `yaml:"dims" check:"nonneg"`                                  // openai: requested dimensions
-	BatchSize    int     `yaml:"batch_size" check:"nonneg"`
-	Concurrency  int     `yaml:"concurrency" check:"nonneg"`
-	MaxRetries   int     `yaml:"max_retries" check:"nonneg"`
-	PricePerMTok float64 `yaml:"price_per_mtok" check:"nonneg"`         // USD per million tokens, for the cost estimate
-	OnMismatch   string  `yaml:"on_mismatch" check:"enum=fail|reembed"` // fail (default) | reembed
-	Int8         bool    `yaml:"int8"`                                  // int8 vectors in memory
-}
-
-// Search is the search section of the config file: the fusion of lexical
-// and vector rankings (reciprocal rank fusion) and graph expansion.
-type Search struct {
-	RRFK           float64 `yaml:"rrf_k" check:"nonneg"`           // RRF constant k (default 60)
-	LexicalWeight  float64 `yaml:"lexical_weight" check:"nonneg"`  // weight of the BM25 ranking (default 1)
-	SemanticWeight float64 `yaml:"semantic_weight" check:"nonneg"` // weight of the vector ranking (default 1)
-	GraphWeight    float64 `yaml:"graph_weight" check:"nonneg"`    // share of a seed's score a linked note gets (default 0.5)
-	MinSimilarity  float64 `yaml:"min_similarity"`                 // cosine floor of the vector ranking (default 0.2; negative: none)
-}
-
-// Load reads and validates the config file of a vault: the file named by
-// LOCI_CONFIG, else <vault>/.loci/config.yaml. A missing file is not an
-// error (defaults apply; the File's Path is then ""). Any problem with the
-// file is a config_invalid error (details: config, problems).
-func Load(vaultRoot string) (*File, string, error) {
-	p, source := os.Getenv(EnvConfig), SourceUser
-	var b []byte
-	var err error
-	if p == "" {
-		p, source = filepath.Join(vaultRoot, ".loci", "config.yaml"), SourceVault
-		// The vault's own file is read like every file under .loci: no link
-		// is followed at any component (a shared config belongs in
-		// LOCI_CONFIG).
-		root, rerr := filepath.EvalSymlinks(vaultRoot)
-		if rerr != nil {
-			root = vaultRoot
-		}
-		b, err = safefs.Root(root).ReadFile(".loci/config.yaml")
-		if safefs.IsDenied(err) && errs.As(err).Details["reason"] == "symlink" {
-			return nil, p, errs.As(err).With("config", p).With("hint", "a config shared between vaults belongs in a file named by "+EnvConfig)
-		}
-	} else {
-		b, err = os.ReadFile(p)
-	}
-	if err != nil {
-		if os.IsNotExist(err) {
-			if source == SourceUser {
-				// The user named a file that is not there: a typo in
-				// LOCI_CONFIG must not quietly fall back to defaults.
-				return nil, p, errs.New(errs.CodeConfigInvalid, "config %s (named by %s) does not exist", p, EnvConfig).With("config", p)
-			}
-			return &File{}, "", nil
-		}
-		return nil, p, errs.Wrap(err, errs.CodeConfigInvalid, "cannot read config "+p).With("config", p)
-	}
-	f, err := Parse(b, p, source)
-	if err != nil {
-		return nil, p, err
-	}
-	return f, p, nil
-}
-
-// Parse decodes and validates config text read from path; source says
-// whose file it is (SourceVault files may not move the index out of the
-// vault).
-func Parse(data []byte, path, source string) (*File, error) {
-	f := &File{Path: path, Source: source}
-	if probs := decodeStrict(data, f, source); len(probs) > 0 {
-		return nil, invalid(path, probs)
-	}
-	return f, nil
-}
 
 // CheckStateDir refuses a <vault>/.loci that leads outside the vault (a
 // symbolic link planted in the vault): loci keeps its index, token, undo
@@ -151,12 +33,39 @@ func CheckStateDir(vaultRoot string) error {
 	return nil
 }
 
+// ResolveIndexDir returns the index directory the configuration asks for,
+// resolved against the vault root ("" for the default, <vault>/.loci). An
+// index_dir from the vault's own file must stay inside the vault; one from
+// the user's file, relative, is relative to each vault; one from the
+// environment or a flag is the user's path as given.
+func (c *Config) ResolveIndexDir() (string, error) {
+	if err := CheckStateDir(c.VaultRoot); err != nil {
+		return "", err
+	}
+	if c.IndexDir == "" {
+		return "", nil
+	}
+	s := c.SourceOf("index_dir")
+	dir := c.IndexDir
+	switch s.Layer {
+	case LayerEnv, LayerFlag:
+		return dir, nil
+	case LayerUser:
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(c.VaultRoot, filepath.FromSlash(dir))
+		}
+		return dir, nil
+	}
+	f := &File{IndexDir: dir, Path: s.Path, Source: SourceVault, lines: map[string]int{"index_dir": s.Line}}
+	return f.ResolveIndexDir(c.VaultRoot)
+}
+
 // ResolveIndexDir returns the index directory the file asks for, resolved
 // against the vault root ("" when the file names none: the default,
 // <vault>/.loci, which must pass CheckStateDir). A relative index_dir is
 // relative to the vault root. From a vault's own file the directory must
 // stay inside the vault, also through symbolic links (config_invalid).
-// The user's own file (LOCI_CONFIG) may name any folder.
+// The user's own file may name any folder.
 func (f *File) ResolveIndexDir(vaultRoot string) (string, error) {
 	if err := CheckStateDir(vaultRoot); err != nil {
 		return "", err
@@ -172,7 +81,7 @@ func (f *File) ResolveIndexDir(vaultRoot string) (string, error) {
 		return dir, nil
 	}
 	if err := insideVault(vaultRoot, dir); err != nil {
-		return "", invalid(f.Path, []Problem{{Key: "index_dir", Line: f.lines["index_dir"], Message: "resolves outside the vault through a symbolic link (" + err.Error() + "); from the vault's own config the index must stay inside the vault (use --index-dir, LOCI_INDEX_DIR or LOCI_CONFIG for another place)"}})
+		return "", invalid(f.Path, []Problem{{Key: "index_dir", Line: f.lines["index_dir"], Message: "resolves outside the vault through a symbolic link (" + err.Error() + "); from the vault's own config the index must stay inside the vault (use --index-dir, LOCI_INDEX_DIR or your own config for another place)"}})
 	}
 	return dir, nil
 }
@@ -213,19 +122,4 @@ func insideVault(vaultRoot, dir string) error {
 		return errs.New(errs.CodePathDenied, "it resolves to %s", real)
 	}
 	return nil
-}
-
-// EnvList splits a comma-separated environment variable.
-func EnvList(name string) []string {
-	v := os.Getenv(name)
-	if v == "" {
-		return nil
-	}
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"reflect"
 	"regexp"
 	"sort"
@@ -28,6 +29,9 @@ type Problem struct {
 	Message string `json:"message"`
 	// Suggestion is the nearest valid key or value, for typos.
 	Suggestion string `json:"suggestion,omitempty"`
+	// Config is where the setting comes from: a file's path, "environment"
+	// or "flags".
+	Config string `json:"config,omitempty"`
 }
 
 // String renders the problem as "line 3: writes.deny_path: unknown key
@@ -61,6 +65,14 @@ func Problems(err error) []Problem {
 // invalid builds the config_invalid error of a file: its message names the
 // first problem, details carry them all.
 func invalid(path string, probs []Problem) *errs.Error {
+	if probs[0].Config != "" {
+		path = probs[0].Config
+	}
+	for i := range probs {
+		if probs[i].Config == "" {
+			probs[i].Config = path
+		}
+	}
 	msg := "invalid config " + path + ": " + probs[0].String()
 	if n := len(probs) - 1; n == 1 {
 		msg += "; and 1 more problem (`loci config validate` lists them)"
@@ -70,30 +82,45 @@ func invalid(path string, probs []Problem) *errs.Error {
 	return errs.New(errs.CodeConfigInvalid, "%s", msg).With("config", path).With("problems", probs)
 }
 
-// decodeStrict decodes data into f, checking every key and value against
-// f's type and its check tags first. It returns the problems found (all of
-// them, in file order); f is filled only when there are none.
-func decodeStrict(data []byte, f *File, source string) []Problem {
+// parseYAML reads the one YAML document of data (nil for an empty file or
+// one with only comments).
+func parseYAML(data []byte) (*yaml.Node, []Problem) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil // empty, or only comments
+			return nil, nil // empty, or only comments
 		}
-		return []Problem{yamlProblem(err)}
+		return nil, []Problem{yamlProblem(err)}
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		line := extra.Line
 		if err != nil {
-			return []Problem{yamlProblem(err)}
+			return nil, []Problem{yamlProblem(err)}
 		}
-		return []Problem{{Line: line, Message: "the file holds more than one YAML document (---); loci reads one"}}
+		return nil, []Problem{{Line: line, Message: "the file holds more than one YAML document (---); loci reads one"}}
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
 	}
+	return root, nil
+}
+
+// decodeStrict decodes data into f, checking every key and value against
+// f's type and its check tags first. It returns the problems found (all of
+// them, in file order); f is filled only when there are none.
+func decodeStrict(data []byte, f *File, source string) []Problem {
+	root, probs := parseYAML(data)
+	if probs != nil || root == nil {
+		return probs
+	}
+	return decodeNode(root, f, source)
+}
+
+// decodeNode checks and decodes one parsed document into f.
+func decodeNode(root *yaml.Node, f *File, source string) []Problem {
 	w := &walker{source: source, lines: map[string]int{}}
 	w.walk(root, reflect.TypeOf(*f), "", "", root.Line)
 	if len(w.probs) > 0 {
@@ -107,11 +134,6 @@ func decodeStrict(data []byte, f *File, source string) []Problem {
 		return []Problem{yamlProblem(err)}
 	}
 	f.lines = w.lines
-	if source == SourceVault {
-		if probs := networkProblems(f); len(probs) > 0 {
-			return probs
-		}
-	}
 	return nil
 }
 
@@ -196,6 +218,12 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path, check string, line int
 	if path != "" {
 		w.lines[path] = line
 	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+			w.add(path, line, "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		return
+	}
 	switch t.Kind() {
 	case reflect.Pointer:
 		w.walk(n, t.Elem(), path, check, line)
@@ -218,7 +246,11 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path, check string, line int
 		w.mapping(n, path, func(key string, k, v *yaml.Node) {
 			sf, ok := fields[key]
 			if !ok {
-				w.add(join(path, key), k.Line, suggestKey(key, path, names), "unknown key")
+				w.add(join(path, key), k.Line, suggestKey(key, path, names), "unknown key%s", legacyHint(join(path, key)))
+				return
+			}
+			if sf.Tag.Get("trust") == "user" && w.source == SourceVault {
+				w.add(join(path, key), k.Line, "", "%s", userOnlyRule)
 				return
 			}
 			w.walk(v, sf.Type, join(path, key), sf.Tag.Get("check"), k.Line)
@@ -229,6 +261,14 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path, check string, line int
 			return
 		}
 		w.mapping(n, path, func(key string, k, v *yaml.Node) {
+			if check == "providername" {
+				if msg := providerNameProblem(key); msg != "" {
+					w.add(join(path, key), k.Line, "", "%s", msg)
+					return
+				}
+				w.walk(v, t.Elem(), join(path, key), "", k.Line)
+				return
+			}
 			w.walk(v, t.Elem(), join(path, key), check, k.Line)
 		})
 	case reflect.Slice:
@@ -283,7 +323,12 @@ func (w *walker) mapping(n *yaml.Node, path string, visit func(key string, k, v 
 // value applies a field's check tag to its decoded value.
 func (w *walker) value(path, check string, line int, v reflect.Value) {
 	switch {
-	case check == "":
+	case check == "", check == "role":
+		// role: a provider name, checked once every layer is merged.
+	case check == "url":
+		if s := v.String(); s != "" && !httpURL(s) {
+			w.add(path, line, "", "%q is not an http(s) URL", redactURL(s))
+		}
 	case check == "glob":
 		if s := v.String(); !doublestar.ValidatePattern(s) {
 			w.add(path, line, "", "%q is not a valid glob (doublestar syntax: *, **, ?, [a-z], {a,b})", s)
@@ -315,7 +360,7 @@ func (w *walker) value(path, check string, line int, v reflect.Value) {
 // "..", so that the index stays inside the vault.
 func vaultIndexDirProblem(dir string) string {
 	const rule = "from the vault's own config, index_dir must be a relative path that stays inside the vault " +
-		"(a planted or cloned vault could otherwise make loci write anywhere); use --index-dir, LOCI_INDEX_DIR or a LOCI_CONFIG file for another place"
+		"(a planted or cloned vault could otherwise make loci write anywhere); use --index-dir, LOCI_INDEX_DIR or your own config for another place"
 	d := strings.TrimSpace(dir)
 	switch {
 	case d == "":
@@ -333,6 +378,25 @@ func vaultIndexDirProblem(dir string) string {
 	return ""
 }
 
+// providerNameProblem says what is wrong with a providers entry's name.
+func providerNameProblem(name string) string {
+	if !providerNameRE.MatchString(name) {
+		return fmt.Sprintf("provider name %q: use 1-64 letters, digits, _, - or . (starting with a letter or digit)", name)
+	}
+	switch name {
+	case "builtin", "none", "off", "embeddings":
+		return fmt.Sprintf("provider name %q is reserved (it means something else as a role's provider)", name)
+	}
+	return ""
+}
+
+var providerNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+func httpURL(s string) bool {
+	u, err := url.Parse(strings.TrimSpace(s))
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -340,6 +404,21 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+
+// userOnlyRule is why a vault's own file may not set a user-only key.
+const userOnlyRule = "may only be set in your own config (~/.config/loci/config.yaml or $LOCI_CONFIG), not in a vault's: " +
+	"a cloned or shared vault could otherwise switch on tool auto-approval, shell commands or MCP servers that run programs"
+
+// legacyHint explains keys whose spelling changed.
+func legacyHint(key string) string {
+	switch {
+	case strings.HasPrefix(key, "chat.model."):
+		return " (in config.yaml the chat model is chat.model: NAME with chat.provider or chat.base_url beside it; model: {name, base_url, ...} is chat.yaml's older spelling)"
+	}
+	return ""
 }
 
 // knownKeys lists every key path of File, for suggesting a key written in
@@ -355,7 +434,7 @@ var knownKeys = func() []string {
 				continue
 			}
 			out = append(out, join(path, name))
-			if ft := sf.Type; ft.Kind() == reflect.Struct {
+			if ft := sf.Type; ft.Kind() == reflect.Struct && !reflect.PointerTo(ft).Implements(unmarshalerType) {
 				visit(ft, join(path, name))
 			}
 		}

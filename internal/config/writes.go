@@ -1,7 +1,6 @@
 package config
 
 import (
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -17,10 +16,11 @@ type Writes struct {
 	Enabled *bool `yaml:"enabled"`
 	// ReadOnly refuses every write, whatever else says.
 	ReadOnly bool `yaml:"read_only"`
-	// WritePaths, when set, are the only globs writes may touch; DenyPaths
-	// are never touched (deny wins).
+	// WritePaths, when set, are the only globs writes may touch (the
+	// highest layer that sets them wins); DenyPaths are never touched (deny
+	// wins; every layer's add up).
 	WritePaths []string `yaml:"write_paths" check:"glob"`
-	DenyPaths  []string `yaml:"deny_paths" check:"glob"`
+	DenyPaths  []string `yaml:"deny_paths" check:"glob" merge:"union"`
 	// Inbox is capture_note's default folder (default Inbox).
 	Inbox string `yaml:"inbox"`
 	// JournalMaxBytes and JournalMaxAge bound the undo journal (defaults
@@ -47,19 +47,4 @@ func ParseDuration(name, s string) (time.Duration, error) {
 		return 0, errs.New(errs.CodeInvalidInput, "%s: %q is not a duration (like 720h or 30d)", name, s)
 	}
 	return d, nil
-}
-
-// EnvBool reads a boolean environment variable: set reports whether it is
-// set to something (1/true/yes/on or 0/false/no/off).
-func EnvBool(name string) (value, set bool, err error) {
-	v := strings.TrimSpace(os.Getenv(name))
-	switch strings.ToLower(v) {
-	case "":
-		return false, false, nil
-	case "1", "true", "yes", "on":
-		return true, true, nil
-	case "0", "false", "no", "off":
-		return false, true, nil
-	}
-	return false, false, errs.New(errs.CodeInvalidInput, "%s=%q: use 1 or 0", name, v)
 }

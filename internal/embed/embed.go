@@ -9,8 +9,6 @@ package embed
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,45 +81,51 @@ const (
 
 // Settings are the effective embedding settings of a vault.
 type Settings struct {
-	Provider     string        // builtin (default) | openai | none
-	Model        string        // openai: model name
-	BaseURL      string        // openai: e.g. https://api.openai.com/v1 or http://localhost:11434/v1
-	APIKey       string        // openai: bearer token (may be empty for local servers)
-	Dims         int           // openai: requested dimensions (0: the model's own)
-	BatchSize    int           // texts per request (default 64)
-	Concurrency  int           // requests in flight (default 4)
-	MaxRetries   int           // retries of a failed request (default 4)
-	Timeout      time.Duration // per request (default 60s)
-	PricePerMTok float64       // USD per million tokens, for the cost estimate
-	OnMismatch   string        // fail (default) | reembed
-	Int8         bool          // keep vectors as int8 in memory (4x smaller)
+	Provider     string            // builtin (default) | openai | none
+	Model        string            // openai: model name
+	BaseURL      string            // openai: e.g. https://api.openai.com/v1 or http://localhost:11434/v1
+	APIKey       string            // openai: bearer token (may be empty for local servers)
+	Headers      map[string]string // openai: extra request headers of the provider (${VAR} expanded)
+	Dims         int               // openai: requested dimensions (0: the model's own)
+	BatchSize    int               // texts per request (default 64)
+	Concurrency  int               // requests in flight (default 4)
+	MaxRetries   int               // retries of a failed request (default 4)
+	Timeout      time.Duration     // per request (default 60s)
+	PricePerMTok float64           // USD per million tokens, for the cost estimate
+	OnMismatch   string            // fail (default) | reembed
+	Int8         bool              // keep vectors as int8 in memory (4x smaller)
 }
 
 // Disabled reports whether embeddings are switched off.
 func (s Settings) Disabled() bool { return s.Provider == "none" || s.Provider == "off" }
 
-// Resolve computes the settings of a vault: environment (LOCI_EMBED_*) over
-// the config file's embed section over the defaults.
+// Resolve computes the embedding settings of a vault: its configuration
+// resolved over every layer (internal/config: environment > user file >
+// vault file > defaults), then FromConfig.
 func Resolve(vaultRoot string) (Settings, error) {
-	s := Settings{Provider: "builtin", BatchSize: 64, Concurrency: 4, MaxRetries: 4, Timeout: 60 * time.Second, OnMismatch: "fail"}
-	cfg, _, err := config.Load(vaultRoot)
+	c, err := config.Resolve(vaultRoot, config.Options{})
 	if err != nil {
-		return s, err
+		return defaults(), err
 	}
-	e := cfg.Embed
-	set := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
-		}
+	return FromConfig(c)
+}
+
+func defaults() Settings {
+	return Settings{Provider: "builtin", BatchSize: 64, Concurrency: 4, MaxRetries: 4, Timeout: 60 * time.Second, OnMismatch: "fail"}
+}
+
+// FromConfig returns the embedding settings of a resolved configuration:
+// the embed section over the defaults, and for a model server the one its
+// provider names (a providers entry or a type; config.Endpoint). Every
+// OpenAI-compatible server is the provider "openai" of the index's
+// identity, as before providers: existed.
+func FromConfig(c *config.Config) (Settings, error) {
+	s := defaults()
+	e := c.Embed
+	if e.Provider != "" {
+		s.Provider = strings.ToLower(strings.TrimSpace(e.Provider))
 	}
-	set(&s.Provider, e.Provider)
-	set(&s.Model, e.Model)
-	set(&s.BaseURL, e.BaseURL)
-	set(&s.APIKey, e.APIKey)
-	if e.APIKeyEnv != "" {
-		set(&s.APIKey, os.Getenv(e.APIKeyEnv))
-	}
-	set(&s.OnMismatch, e.OnMismatch)
+	s.Model = e.Model
 	if e.Dims > 0 {
 		s.Dims = e.Dims
 	}
@@ -134,55 +138,25 @@ func Resolve(vaultRoot string) (Settings, error) {
 	if e.MaxRetries > 0 {
 		s.MaxRetries = e.MaxRetries
 	}
-	if e.PricePerMTok > 0 {
-		s.PricePerMTok = e.PricePerMTok
+	s.PricePerMTok = e.PricePerMTok
+	if e.OnMismatch != "" {
+		s.OnMismatch = e.OnMismatch
 	}
-	s.Int8 = s.Int8 || e.Int8
-	set(&s.Provider, os.Getenv("LOCI_EMBED_PROVIDER"))
-	set(&s.Model, os.Getenv("LOCI_EMBED_MODEL"))
-	set(&s.BaseURL, os.Getenv("LOCI_EMBED_BASE_URL"))
-	set(&s.APIKey, os.Getenv("LOCI_EMBED_API_KEY"))
-	set(&s.OnMismatch, os.Getenv("LOCI_EMBED_ON_MISMATCH"))
-	for _, kv := range []struct {
-		env string
-		dst *int
-	}{{"LOCI_EMBED_DIMS", &s.Dims}, {"LOCI_EMBED_BATCH_SIZE", &s.BatchSize}, {"LOCI_EMBED_CONCURRENCY", &s.Concurrency}, {"LOCI_EMBED_MAX_RETRIES", &s.MaxRetries}} {
-		if v := os.Getenv(kv.env); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return s, errs.New(errs.CodeInvalidInput, "%s must be a non-negative integer, not %q", kv.env, v)
-			}
-			*kv.dst = n
-		}
-	}
-	if v := os.Getenv("LOCI_EMBED_PRICE_PER_MTOK"); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 {
-			return s, errs.New(errs.CodeInvalidInput, "LOCI_EMBED_PRICE_PER_MTOK must be a number, not %q", v)
-		}
-		s.PricePerMTok = f
-	}
-	if v := os.Getenv("LOCI_EMBED_INT8"); v != "" {
-		s.Int8 = v == "1" || strings.EqualFold(v, "true")
-	}
-	s.Provider = strings.ToLower(strings.TrimSpace(s.Provider))
+	s.Int8 = e.Int8
 	switch s.Provider {
 	case "builtin", "none", "off":
-	case "openai", "ollama":
-		s.Provider = "openai"
-		if s.BaseURL == "" {
-			s.BaseURL = "https://api.openai.com/v1"
-		}
-		if s.Model == "" {
-			return s, errs.New(errs.CodeInvalidInput, "embed.provider openai needs a model (embed.model or LOCI_EMBED_MODEL)")
-		}
-	default:
-		return s, errs.New(errs.CodeInvalidInput, "unknown embedding provider %q (builtin, openai, none)", s.Provider)
+		return s, nil
 	}
-	switch s.OnMismatch {
-	case "fail", "reembed":
-	default:
-		return s, errs.New(errs.CodeInvalidInput, "embed.on_mismatch must be fail or reembed, not %q", s.OnMismatch)
+	ep := c.Endpoint(config.RoleEmbed)
+	if ep == nil {
+		return s, errs.New(errs.CodeInvalidInput, "unknown embedding provider %q (builtin, none, a providers entry or one of %s)", e.Provider, strings.Join(config.ProviderTypes, ", "))
+	}
+	s.Provider, s.BaseURL, s.APIKey = "openai", ep.BaseURL, ep.APIKey
+	if len(ep.Headers) > 0 {
+		s.Headers = ep.Headers
+	}
+	if s.Model == "" {
+		return s, errs.New(errs.CodeConfigInvalid, "embed.provider %s needs a model (embed.model or LOCI_EMBED_MODEL)", e.Provider)
 	}
 	return s, nil
 }

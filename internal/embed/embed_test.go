@@ -306,7 +306,7 @@ func TestResolve(t *testing.T) {
 		t.Fatalf("defaults: %+v %v", s, err)
 	}
 	t.Setenv("LOCI_EMBED_PROVIDER", "openai")
-	if _, err := Resolve(dir); errs.Code(err) != errs.CodeInvalidInput {
+	if _, err := Resolve(dir); errs.Code(err) != errs.CodeConfigInvalid {
 		t.Errorf("openai without a model: %v", err)
 	}
 	t.Setenv("LOCI_EMBED_MODEL", "nomic-embed-text")
