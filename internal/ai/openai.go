@@ -43,7 +43,7 @@ func (o *OpenAI) client() *llm.Client {
 	if r.Base <= 0 {
 		r.Base = 250 * time.Millisecond
 	}
-	return &llm.Client{BaseURL: o.S.BaseURL, APIKey: o.S.APIKey,
+	return &llm.Client{BaseURL: o.S.BaseURL, APIKey: o.S.APIKey, Headers: o.S.Headers,
 		Timeouts: llm.Timeouts{FirstByte: o.S.Timeout, Idle: o.S.Timeout}, Retry: r}
 }
 

@@ -2,6 +2,9 @@ package ai
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -186,5 +189,27 @@ func TestCompleteErrors(t *testing.T) {
 	p, _ := fakeProvider(t, func(s *Settings) { s.BaseURL = "localhost:11434/v1" })
 	if _, err := p.Complete(context.Background(), Request{}); errs.Code(err) != errs.CodeAIProvider || !strings.Contains(err.Error(), "bad base URL") {
 		t.Errorf("bad URL: %v", err)
+	}
+}
+
+// TestProviderHeaders: a provider's headers (providers.<name>.headers)
+// reach the model server with every request.
+func TestProviderHeaders(t *testing.T) {
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"{}"},"finish_reason":"stop"}]}`)
+	}))
+	defer srv.Close()
+	s := Settings{Provider: "openai-compatible", BaseURL: srv.URL + "/v1", Model: "m", Timeout: 5 * time.Second,
+		Headers: map[string]string{"X-Tenant": "t1", "Authorization": "Bearer from-header"}}
+	s.Defaults()
+	req, _ := ask(false)
+	if _, err := NewOpenAI(&s).Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if got.Get("X-Tenant") != "t1" || got.Get("Authorization") != "Bearer from-header" {
+		t.Errorf("headers sent: %v", got)
 	}
 }

@@ -332,6 +332,10 @@ func TestVaultConfigStaysOnThisMachine(t *testing.T) {
 		"ai:\n  provider: openai-compatible\n  base_url: http://10.0.0.5:8080/v1\n": "ai.base_url",
 		"ai:\n  provider: openai\n  model: m\n  api_key_env: GITHUB_TOKEN\n":        "ai.provider",
 		"ai:\n  provider: vllm\n  base_url: http://localhost.evil.example/v1\n":     "ai.base_url",
+		// Even for a server on this machine (another user can listen on a
+		// local port), the vault's file may not pick a secret of yours.
+		"embed:\n  provider: openai\n  model: m\n  base_url: http://localhost:11434/v1\n  api_key_env: AWS_SECRET_ACCESS_KEY\n":                               "embed.api_key_env",
+		"providers:\n  local: {base_url: \"http://127.0.0.1:9/v1\", headers: {Authorization: \"Bearer ${GITHUB_TOKEN}\"}}\nai: {provider: local, model: m}\n": "providers.local.headers.Authorization",
 	}
 	for text, key := range refused {
 		probs := problemsOf(t, text)
@@ -340,7 +344,7 @@ func TestVaultConfigStaysOnThisMachine(t *testing.T) {
 		}
 	}
 	allowed := []string{
-		"embed:\n  provider: openai\n  model: m\n  base_url: http://localhost:11434/v1\n  api_key_env: OLLAMA_KEY\n",
+		"embed:\n  provider: openai\n  model: m\n  base_url: http://localhost:11434/v1\n  api_key: a-key-the-vault-writes-out-itself\n",
 		"embed:\n  provider: openai\n  model: m\n  base_url: http://127.0.0.1:8080/v1\n",
 		"ai:\n  provider: ollama\n  model: llama3\n",
 		"ai:\n  provider: llamacpp\n  base_url: http://[::1]:8080/v1\n",

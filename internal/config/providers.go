@@ -224,6 +224,26 @@ func (c *Config) endpoint(role string) (*Endpoint, []Problem) {
 		}
 		probs = append(probs, c.problem(k, "the key for "+redactURL(ep.BaseURL)+" (a server elsewhere) may not come from the vault's own config; set "+envKeyOf(role)+" or put it in your own config", ""))
 	}
+	// Even for a server on this machine, a vault's own file may not pick
+	// which of your environment variables is sent: another user of the
+	// machine can listen on a local port, and AWS_SECRET_ACCESS_KEY is not
+	// a model server's key. Keys the vault's file writes out itself (api_key)
+	// are its own to give.
+	if ep.KeyEnv != "" && keySrc.Layer == LayerVault {
+		probs = append(probs, c.problem(ep.keyKey, "a vault's own config may not choose an environment variable to send ("+ep.KeyEnv+"): "+
+			"a planted or cloned vault could read any secret of yours this way; name the key in your own config (~/.config/loci/config.yaml or $LOCI_CONFIG) or set "+envKeyOf(role), ""))
+	}
+	rawHeaders := map[string]map[string]string{role + ".headers.": roleHeaders}
+	if isEntry {
+		rawHeaders["providers."+name+".headers."] = entry.Headers
+	}
+	for prefix, hs := range rawHeaders {
+		for h, v := range hs {
+			if k := prefix + h; c.SourceOf(k).Layer == LayerVault && strings.Contains(v, "${") {
+				probs = append(probs, c.problem(k, "a vault's own config may not put your environment variables (${...}) into a request header; set this header in your own config", ""))
+			}
+		}
+	}
 	if ep.chooser.Layer == LayerVault && keySrc.IsUser() && ep.APIKey != "" {
 		// Your key never goes to a server a vault's file named.
 		c.Notices = append(c.Notices, c.problem(ep.keyKey, "not sent to "+redactURL(ep.BaseURL)+", which the vault's own config named ("+ep.chooser.String()+"); name that server yourself to use your key with it", ""))

@@ -58,7 +58,7 @@ func (o *OpenAI) client() *llm.Client {
 	if max <= 0 {
 		max = -1 // 0 means no retries here, not the client's default
 	}
-	return &llm.Client{BaseURL: o.s.BaseURL, APIKey: o.s.APIKey,
+	return &llm.Client{BaseURL: o.s.BaseURL, APIKey: o.s.APIKey, Headers: o.s.Headers,
 		Timeouts:  llm.Timeouts{FirstByte: o.s.Timeout, Idle: o.s.Timeout},
 		Retry:     llm.Retry{Max: max, Sleep: o.sleep},
 		OnRequest: func() { o.u.requests.Add(1) },
