@@ -343,11 +343,13 @@ func readNote(ctx context.Context, env *Env, in *ReadNoteIn) (*ReadNoteOut, erro
 	out := &ReadNoteOut{Path: rel, Title: doc.Title, Match: match, Etag: vault.Etag(b), Frontmatter: doc.Frontmatter, FrontmatterError: doc.FrontmatterError, TotalLines: len(lines)}
 	start, end := 1, len(lines)
 	if heading != "" {
-		s, e, ok := sectionLines(doc, heading, len(lines))
-		if !ok {
-			return nil, errs.New(errs.CodeNotFound, "heading %q not found in %s", heading, rel).With("path", rel).With("heading", heading).With("headings", headingTexts(doc))
+		hits := doc.MatchHeadings(heading)
+		if len(hits) == 0 {
+			return nil, errs.New(errs.CodeNotFound, "heading %q not found in %s", heading, rel).With("path", rel).With("heading", heading).With("headings", doc.HeadingTexts())
 		}
-		start, end = s, e
+		// The first heading that matches: its line up to the next heading
+		// of the same or a higher level.
+		start, end = doc.Headings[hits[0]].Line, doc.SectionEnd(hits[0], len(lines))
 	}
 	if in.StartLine > 0 {
 		start = max(start, in.StartLine)
@@ -379,54 +381,4 @@ func readNote(ctx context.Context, env *Env, in *ReadNoteIn) (*ReadNoteOut, erro
 		out.EndLine = out.StartLine + strings.Count(out.Content, "\n")
 	}
 	return out, nil
-}
-
-func headingTexts(doc *markdown.Doc) []string {
-	var out []string
-	for _, h := range doc.Headings {
-		out = append(out, h.Text)
-	}
-	return out
-}
-
-// sectionLines finds a heading by text or by path "A > B" (case-insensitive)
-// and returns its section: the heading line up to the next heading of the
-// same or a higher level.
-func sectionLines(doc *markdown.Doc, want string, total int) (int, int, bool) {
-	parts := strings.Split(want, ">")
-	for i := range parts {
-		parts[i] = strings.ToLower(strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(parts[i]), "#")))
-	}
-	var stack []markdown.Heading
-	for i, h := range doc.Headings {
-		for len(stack) > 0 && stack[len(stack)-1].Level >= h.Level {
-			stack = stack[:len(stack)-1]
-		}
-		stack = append(stack, h)
-		if !pathMatches(stack, parts) {
-			continue
-		}
-		end := total
-		for _, n := range doc.Headings[i+1:] {
-			if n.Level <= h.Level {
-				end = n.Line - 1
-				break
-			}
-		}
-		return h.Line, end, true
-	}
-	return 0, 0, false
-}
-
-func pathMatches(stack []markdown.Heading, parts []string) bool {
-	if len(parts) > len(stack) {
-		return false
-	}
-	off := len(stack) - len(parts)
-	for i, p := range parts {
-		if strings.ToLower(stack[off+i].Text) != p {
-			return false
-		}
-	}
-	return true
 }

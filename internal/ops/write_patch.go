@@ -121,24 +121,10 @@ func (d *textDoc) conflict(i int, p *EditPatch, format string, args ...any) *err
 // (exclusive: the next heading of the same or a higher level, or the end).
 func (d *textDoc) findHeading(i int, p *EditPatch) (int, int, error) {
 	doc := markdown.Parse([]byte(d.text()), markdown.Options{Path: d.rel, Logseq: d.logseq})
-	parts := strings.Split(p.Heading, ">")
-	for k := range parts {
-		parts[k] = strings.ToLower(strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(parts[k]), "#")))
-	}
-	var stack []markdown.Heading
-	var hits []int
-	for k, h := range doc.Headings {
-		for len(stack) > 0 && stack[len(stack)-1].Level >= h.Level {
-			stack = stack[:len(stack)-1]
-		}
-		stack = append(stack, h)
-		if pathMatches(stack, parts) {
-			hits = append(hits, k)
-		}
-	}
+	hits := doc.MatchHeadings(p.Heading)
 	switch len(hits) {
 	case 0:
-		return 0, 0, d.conflict(i, p, "no heading %q", p.Heading).With("headings", headingTexts(doc))
+		return 0, 0, d.conflict(i, p, "no heading %q", p.Heading).With("headings", doc.HeadingTexts())
 	case 1:
 	default:
 		var at []int
@@ -148,13 +134,7 @@ func (d *textDoc) findHeading(i int, p *EditPatch) (int, int, error) {
 		return 0, 0, d.conflict(i, p, "%d headings match %q (lines %v); give its path, like Parent > %s", len(hits), p.Heading, at, strings.TrimSpace(p.Heading)).With("lines", at)
 	}
 	h := doc.Headings[hits[0]]
-	end := len(d.lines)
-	for _, n := range doc.Headings[hits[0]+1:] {
-		if n.Level <= h.Level {
-			end = n.Line - 1
-			break
-		}
-	}
+	end := doc.SectionEnd(hits[0], len(d.lines))
 	return h.Line - 1, end, nil
 }
 
