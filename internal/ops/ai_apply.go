@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/noteedit"
 )
 
 // AIApply are the inputs of AI operations that can write their result.
@@ -14,7 +15,7 @@ type AIApply struct {
 // aiPatch runs edit patches on one note through the write pipeline: the
 // note must still be the version the model read (etag), the change is
 // previewed unless apply, and an applied change is journaled for undo.
-func (c *aiCall) aiPatch(ctx context.Context, rel, etag string, patches []EditPatch, apply bool) (*WriteResult, error) {
+func (c *aiCall) aiPatch(ctx context.Context, rel, etag string, patches []noteedit.Patch, apply bool) (*WriteResult, error) {
 	if apply {
 		if err := c.requireWrites(); err != nil {
 			return nil, err
@@ -32,17 +33,17 @@ func (c *aiCall) aiPatch(ctx context.Context, rel, etag string, patches []EditPa
 		// As edit_note: a Logseq page without frontmatter gets key:: value
 		// properties instead.
 		outline, _ := c.vh.Vault.LogseqFile(rel)
-		d := newTextDoc(rel, f.text, outline)
+		d := noteedit.NewDoc(rel, f.text, outline)
 		for i := range patches {
-			if err := patches[i].validate(i); err != nil {
+			if err := patches[i].Check(i); err != nil {
 				return err
 			}
-			if _, err := d.apply(i, &patches[i]); err != nil {
+			if _, err := d.Apply(i, &patches[i]); err != nil {
 				return err
 			}
 		}
 		s.main = rel
-		s.put(f, d.text())
+		s.put(f, d.Text())
 		return nil
 	}})
 	if err != nil {

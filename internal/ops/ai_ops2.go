@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/noteedit"
 	"github.com/loci-dev/loci/internal/search"
 )
 
@@ -51,9 +52,9 @@ type Relation struct {
 
 // LinkDraft is a proposed change, never applied by ai_relate.
 type LinkDraft struct {
-	Path    string      `json:"path" jsonschema:"the note to edit"`
-	IfMatch string      `json:"if_match" jsonschema:"its etag"`
-	Patches []EditPatch `json:"patches" jsonschema:"edit_note patches; pass them to edit_note to apply"`
+	Path    string           `json:"path" jsonschema:"the note to edit"`
+	IfMatch string           `json:"if_match" jsonschema:"its etag"`
+	Patches []noteedit.Patch `json:"patches" jsonschema:"edit_note patches; pass them to edit_note to apply"`
 }
 
 // AIRelateOut is the output of ai_relate.
@@ -168,10 +169,10 @@ func aiRelate(ctx context.Context, env *Env, in *AIRelateIn) (out *AIRelateOut, 
 	}
 	c.addCitation(Citation{Path: self.Path, Etag: self.Etag, Snippet: truncRunes(self.Title, 240)})
 	if in.ProposeLinks {
-		var patches []EditPatch
+		var patches []noteedit.Patch
 		for _, r := range out.Relations {
 			if !r.Linked {
-				patches = append(patches, EditPatch{Op: "insert_lines", Line: len(self.Lines) + 1, Content: fmt.Sprintf("- [[%s]] (%s)", linkName(r.Path), r.Label)})
+				patches = append(patches, noteedit.Patch{Op: "insert_lines", Line: len(self.Lines) + 1, Content: fmt.Sprintf("- [[%s]] (%s)", linkName(r.Path), r.Label)})
 			}
 		}
 		if len(patches) > 0 {
@@ -363,10 +364,10 @@ func aiTag(ctx context.Context, env *Env, in *AITagIn) (out *AITagOut, err error
 						t = v
 					}
 					switch {
-					case validTag(t) != nil || !aiTagShape.MatchString(t) || strings.Contains(t, "//") || strings.HasPrefix(t, "/") || strings.HasSuffix(t, "/"):
+					case noteedit.ValidTag(t) != nil || !aiTagShape.MatchString(t) || strings.Contains(t, "//") || strings.HasPrefix(t, "/") || strings.HasSuffix(t, "/"):
 						out.warn("tag_invalid", n.Path, "dropped %q: not a valid tag", rt.Tag)
 						continue
-					case containsFold(in.Forbid, t) || (len(in.Candidates) > 0 && !containsFold(in.Candidates, t)):
+					case noteedit.ContainsFold(in.Forbid, t) || (len(in.Candidates) > 0 && !noteedit.ContainsFold(in.Candidates, t)):
 						out.warn("tag_invalid", n.Path, "dropped %q: forbidden or not a candidate", t)
 						continue
 					case rt.Confidence < min:
@@ -417,11 +418,11 @@ func aiTag(ctx context.Context, env *Env, in *AITagIn) (out *AITagOut, err error
 		for j, t := range nt.Tags {
 			tags[j] = t.Tag
 		}
-		p := EditPatch{Op: "add_tags", Tags: tags}
+		p := noteedit.Patch{Op: "add_tags", Tags: tags}
 		if in.Mode == "replace" {
-			p = EditPatch{Op: "set_frontmatter", Key: "tags", Value: toAny(tags)}
+			p = noteedit.Patch{Op: "set_frontmatter", Key: "tags", Value: noteedit.ToAny(tags)}
 		}
-		w, err := c.aiPatch(ctx, nt.Path, nt.Etag, []EditPatch{p}, in.Apply)
+		w, err := c.aiPatch(ctx, nt.Path, nt.Etag, []noteedit.Patch{p}, in.Apply)
 		if err != nil {
 			return nil, err
 		}
@@ -698,7 +699,7 @@ func aiMetadata(ctx context.Context, env *Env, in *AIMetadataIn) (out *AIMetadat
 		nm := &out.Notes[i]
 		n := c.byPath[nm.Path]
 		info, _ := c.vh.Index.NoteByPath(ctx, nm.Path)
-		var patches []EditPatch
+		var patches []noteedit.Patch
 		for _, fv := range nm.Fields {
 			var cur any
 			if info != nil {
@@ -715,7 +716,7 @@ func aiMetadata(ctx context.Context, env *Env, in *AIMetadataIn) (out *AIMetadat
 					if nl, ok := val.([]any); ok {
 						merged := append([]any{}, l...)
 						for _, x := range nl {
-							if !containsAnyFold(merged, fmt.Sprint(x)) {
+							if !noteedit.ContainsAnyFold(merged, fmt.Sprint(x)) {
 								merged = append(merged, x)
 							}
 						}
@@ -725,7 +726,7 @@ func aiMetadata(ctx context.Context, env *Env, in *AIMetadataIn) (out *AIMetadat
 					continue
 				}
 			}
-			patches = append(patches, EditPatch{Op: "set_frontmatter", Key: fv.Name, Value: val})
+			patches = append(patches, noteedit.Patch{Op: "set_frontmatter", Key: fv.Name, Value: val})
 		}
 		if len(patches) == 0 || n == nil {
 			continue
@@ -866,7 +867,7 @@ func aiExtract(ctx context.Context, env *Env, in *AIExtractIn) (out *AIExtractOu
 	if in.Destination == "frontmatter" {
 		for i := range out.Records {
 			r := &out.Records[i]
-			w, err := c.aiPatch(ctx, r.Path, r.Etag, []EditPatch{{Op: "set_frontmatter", Key: in.Key, Value: r.Data}}, in.Apply)
+			w, err := c.aiPatch(ctx, r.Path, r.Etag, []noteedit.Patch{{Op: "set_frontmatter", Key: in.Key, Value: r.Data}}, in.Apply)
 			if err != nil {
 				return nil, err
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/noteedit"
 )
 
 // CreatePageIn is the input of create_page.
@@ -26,7 +27,7 @@ func (in *CreatePageIn) Validate() error {
 	if _, err := pageFileName(in.Name); err != nil {
 		return err
 	}
-	if err := checkProps(in.Properties, false); err != nil {
+	if err := noteedit.CheckProps(in.Properties, false); err != nil {
 		return err
 	}
 	return in.validate()
@@ -50,7 +51,7 @@ func (in *UpdatePageIn) Validate() error {
 	if len(in.Append) == 0 && len(in.Properties) == 0 {
 		return errs.New(errs.CodeInvalidInput, "nothing to change: pass append and/or properties")
 	}
-	if err := checkProps(in.Properties, false); err != nil {
+	if err := noteedit.CheckProps(in.Properties, false); err != nil {
 		return err
 	}
 	if _, err := in.etag(); err != nil {
@@ -138,7 +139,7 @@ func (in *CreateBlockIn) Validate() error {
 	if err := in.BlockAnchor.check(); err != nil {
 		return err
 	}
-	if err := checkProps(in.Properties, false); err != nil {
+	if err := noteedit.CheckProps(in.Properties, false); err != nil {
 		return err
 	}
 	if _, err := in.etag(); err != nil {
@@ -165,11 +166,11 @@ func (in *UpdateBlockIn) Validate() error {
 	if in.Content == "" && len(in.Properties) == 0 && len(in.RemoveProperties) == 0 {
 		return errs.New(errs.CodeInvalidInput, "nothing to change: pass content, properties or remove_properties")
 	}
-	if err := checkProps(in.Properties, false); err != nil {
+	if err := noteedit.CheckProps(in.Properties, false); err != nil {
 		return err
 	}
 	for _, k := range in.RemoveProperties {
-		if err := checkProps(map[string]string{k: ""}, false); err != nil {
+		if err := noteedit.CheckProps(map[string]string{k: ""}, false); err != nil {
 			return err
 		}
 	}
@@ -479,18 +480,18 @@ func updatePage(ctx context.Context, env *Env, in *UpdatePageIn) (*WriteResult, 
 			for _, k := range keys {
 				v := in.Properties[k]
 				switch {
-				case hasFM(d.lines) && v == "":
-					if d.lines, _, err = fmDelete(d.lines, rel, k); err != nil {
+				case noteedit.HasFrontmatter(d.Lines) && v == "":
+					if d.Lines, _, err = noteedit.DeleteKey(d.Lines, rel, k); err != nil {
 						return err
 					}
-				case hasFM(d.lines):
-					if d.lines, err = fmSet(d.lines, rel, k, v); err != nil {
+				case noteedit.HasFrontmatter(d.Lines):
+					if d.Lines, err = noteedit.SetKey(d.Lines, rel, k, v); err != nil {
 						return err
 					}
 				case v == "":
-					d.lines = propsDelete(d.lines, k)
+					d.Lines = noteedit.DeleteProperty(d.Lines, k)
 				default:
-					if err := d.setProperty(k, v); err != nil {
+					if err := d.SetProperty(k, v); err != nil {
 						return err
 					}
 				}
@@ -503,18 +504,18 @@ func updatePage(ctx context.Context, env *Env, in *UpdatePageIn) (*WriteResult, 
 					add = append(add, blockLines(indent, b, nil, "")...)
 				}
 				// A page holding only the empty placeholder block gets it replaced.
-				if kids := d.children(-1); len(kids) == 1 && strings.TrimSpace(strings.TrimLeft(d.lines[d.blocks[kids[0]].line], " \t-")) == "" &&
+				if kids := d.children(-1); len(kids) == 1 && strings.TrimSpace(strings.TrimLeft(d.Lines[d.blocks[kids[0]].line], " \t-")) == "" &&
 					d.blocks[kids[0]].subEnd == d.blocks[kids[0]].line+1 {
-					d.lines = splice(d.lines, d.blocks[kids[0]].line, at, add)
+					d.Lines = noteedit.Splice(d.Lines, d.blocks[kids[0]].line, at, add)
 				} else {
-					d.lines = splice(d.lines, at, at, add)
+					d.Lines = noteedit.Splice(d.Lines, at, at, add)
 				}
 			}
-			if len(d.lines) > 0 {
-				d.eol = d.eol || f.text == ""
+			if len(d.Lines) > 0 {
+				d.EOL = d.EOL || f.text == ""
 			}
 			s.main = rel
-			s.put(f, d.text())
+			s.put(f, d.Text())
 			return nil
 		}})
 	})
@@ -598,8 +599,8 @@ func blockPage(ctx context.Context, env *Env, vault, uuid string) (*VaultHandle,
 func findBlock(d *outlineDoc, uuid string) (int, error) {
 	i, ok := d.find(cleanUUID(uuid))
 	if !ok {
-		return 0, errs.New(errs.CodeBlockNotFound, "block %s is no longer in %s (the page changed since it was indexed); read it again", cleanUUID(uuid), d.rel).
-			With("uuid", cleanUUID(uuid)).With("path", d.rel)
+		return 0, errs.New(errs.CodeBlockNotFound, "block %s is no longer in %s (the page changed since it was indexed); read it again", cleanUUID(uuid), d.Rel).
+			With("uuid", cleanUUID(uuid)).With("path", d.Rel)
 	}
 	return i, nil
 }
@@ -654,13 +655,13 @@ func createBlock(ctx context.Context, env *Env, in *CreateBlockIn) (*BlockWriteO
 			if err != nil {
 				return err
 			}
-			if at > 0 && at == len(d.lines) && len(d.lines) > 0 && !d.eol {
-				d.eol = true
+			if at > 0 && at == len(d.Lines) && len(d.Lines) > 0 && !d.EOL {
+				d.EOL = true
 			}
-			d.lines = splice(d.lines, at, at, blockLines(indent, in.Content, in.Properties, uuid))
+			d.Lines = noteedit.Splice(d.Lines, at, at, blockLines(indent, in.Content, in.Properties, uuid))
 			line = at + 1
 			s.main = rel
-			s.put(f, d.text())
+			s.put(f, d.Text())
 			return nil
 		}})
 		if err != nil {
@@ -689,10 +690,10 @@ func updateBlock(ctx context.Context, env *Env, in *UpdateBlockIn) (*BlockWriteO
 				return err
 			}
 			b := d.blocks[i]
-			d.lines = splice(d.lines, b.line, b.end, rewriteBlock(d.lines[b.line:b.end], b.indent, in))
+			d.Lines = noteedit.Splice(d.Lines, b.line, b.end, rewriteBlock(d.Lines[b.line:b.end], b.indent, in))
 			line = b.line + 1
 			s.main = rel
-			s.put(f, d.text())
+			s.put(f, d.Text())
 			return nil
 		}})
 		if err != nil {
@@ -713,12 +714,12 @@ func rewriteBlock(own []string, indent string, in *UpdateBlockIn) []string {
 	var props []prop
 	k := 1
 	firstIsProp := false
-	if key, _, ok := propLine(afterBullet); ok {
+	if key, _, ok := noteedit.PropLine(afterBullet); ok {
 		firstIsProp = true
 		props = append(props, prop{key, indent + "  " + strings.TrimLeft(afterBullet, " \t")})
 	}
 	for ; k < len(own); k++ {
-		key, _, ok := propLine(own[k])
+		key, _, ok := noteedit.PropLine(own[k])
 		if !ok {
 			break
 		}
@@ -762,14 +763,14 @@ func rewriteBlock(own []string, indent string, in *UpdateBlockIn) []string {
 	}
 	idAt := len(kept)
 	for j, l := range kept {
-		if key, _, _ := propLine(l); strings.EqualFold(key, "id") {
+		if key, _, _ := noteedit.PropLine(l); strings.EqualFold(key, "id") {
 			idAt = j
 		}
 	}
 	kept = append(kept[:idAt], append(added, kept[idAt:]...)...)
 	var head string
 	if in.Content != "" {
-		text := contentLines(in.Content)
+		text := noteedit.ContentLines(in.Content)
 		head = strings.TrimRight(indent+"- "+text[0], " ")
 		body = nil
 		for _, l := range text[1:] {
@@ -823,9 +824,9 @@ func deleteBlock(ctx context.Context, env *Env, in *DeleteBlockIn) (*BlockWriteO
 					}
 				}
 			}
-			d.lines = splice(d.lines, b.line, b.subEnd, nil)
+			d.Lines = noteedit.Splice(d.Lines, b.line, b.subEnd, nil)
 			s.main = rel
-			s.put(f, d.text())
+			s.put(f, d.Text())
 			return nil
 		}})
 		if err != nil {
@@ -875,7 +876,7 @@ func moveBlock(ctx context.Context, env *Env, in *MoveBlockIn) (*BlockWriteOut, 
 			}
 			// Cut the subtree, then place it in the target (re-parsed after the cut).
 			rest := newOutline(src, sf.text)
-			rest.lines = splice(rest.lines, b.line, b.subEnd, nil)
+			rest.Lines = noteedit.Splice(rest.Lines, b.line, b.subEnd, nil)
 			rest.reparse()
 			td, tf := rest, sf
 			if dst != src {
@@ -888,18 +889,18 @@ func moveBlock(ctx context.Context, env *Env, in *MoveBlockIn) (*BlockWriteOut, 
 			if err != nil {
 				return err
 			}
-			if at == len(td.lines) && len(td.lines) > 0 {
-				td.eol = true
+			if at == len(td.Lines) && len(td.Lines) > 0 {
+				td.EOL = true
 			}
-			td.lines = splice(td.lines, at, at, sd.subtree(i, indent, td.unit))
+			td.Lines = noteedit.Splice(td.Lines, at, at, sd.subtree(i, indent, td.unit))
 			line = at + 1
 			s.main = src
 			if dst != src {
-				s.put(sf, rest.text())
-				s.put(tf, td.text())
+				s.put(sf, rest.Text())
+				s.put(tf, td.Text())
 				s.main = dst
 			} else {
-				s.put(sf, td.text())
+				s.put(sf, td.Text())
 			}
 			return nil
 		}})

@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode"
 
-	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/markdown"
+	"github.com/loci-dev/loci/internal/noteedit"
 )
 
 // The outline editor changes Logseq pages as text: blocks are cut, inserted
@@ -32,36 +31,36 @@ type oblock struct {
 
 // outlineDoc is a Logseq page being edited.
 type outlineDoc struct {
-	textDoc
+	noteedit.Doc
 	unit   string // one level of indentation: "\t" or N spaces
 	blocks []oblock
 }
 
 func newOutline(rel, text string) *outlineDoc {
-	d := &outlineDoc{textDoc: *newTextDoc(rel, text, true)}
+	d := &outlineDoc{Doc: *noteedit.NewDoc(rel, text, true)}
 	d.reparse()
 	return d
 }
 
 // reparse rebuilds the block list from the lines.
 func (d *outlineDoc) reparse() {
-	doc := markdown.Parse([]byte(d.text()), markdown.Options{Path: d.rel, Logseq: true})
+	doc := markdown.Parse([]byte(d.Text()), markdown.Options{Path: d.Rel, Logseq: true})
 	d.blocks = d.blocks[:0]
 	for i, b := range doc.Blocks {
 		ln := b.Line - 1
-		if ln < 0 || ln >= len(d.lines) {
+		if ln < 0 || ln >= len(d.Lines) {
 			continue
 		}
-		l := d.lines[ln]
+		l := d.Lines[ln]
 		ws := len(l) - len(strings.TrimLeft(l, " \t"))
 		ob := oblock{line: ln, end: b.EndLine, depth: b.Depth, parent: b.Parent, indent: l[:ws], uuid: strings.ToLower(b.UUID)}
-		if i == 0 && b.Depth == 0 && strings.TrimSpace(b.Content) == "" && len(b.Properties) > 0 && pageProps(d.lines).bulleted {
+		if i == 0 && b.Depth == 0 && strings.TrimSpace(b.Content) == "" && len(b.Properties) > 0 && noteedit.PageProps(d.Lines).Bulleted {
 			ob.pageProps = true
 		}
 		d.blocks = append(d.blocks, ob)
 	}
 	for i := range d.blocks {
-		d.blocks[i].subEnd = len(d.lines)
+		d.blocks[i].subEnd = len(d.Lines)
 		for j := i + 1; j < len(d.blocks); j++ {
 			if d.blocks[j].depth <= d.blocks[i].depth {
 				d.blocks[i].subEnd = d.blocks[j].line
@@ -69,11 +68,11 @@ func (d *outlineDoc) reparse() {
 			}
 		}
 		// Blank lines between a subtree and what follows stay outside it.
-		for d.blocks[i].subEnd > d.blocks[i].end && strings.TrimSpace(d.lines[d.blocks[i].subEnd-1]) == "" {
+		for d.blocks[i].subEnd > d.blocks[i].end && strings.TrimSpace(d.Lines[d.blocks[i].subEnd-1]) == "" {
 			d.blocks[i].subEnd--
 		}
 	}
-	d.unit = detectIndentUnit(d.lines)
+	d.unit = detectIndentUnit(d.Lines)
 }
 
 // detectIndentUnit returns the file's indentation step: a tab when nested
@@ -136,7 +135,7 @@ func newUUID() string {
 // properties (sorted, id:: last), then the rest of its text, each
 // continuation line indented two spaces past the bullet.
 func blockLines(indent, content string, props map[string]string, uuid string) []string {
-	text := contentLines(content)
+	text := noteedit.ContentLines(content)
 	first := ""
 	if len(text) > 0 {
 		first, text = text[0], text[1:]
@@ -164,42 +163,6 @@ func blockLines(indent, content string, props map[string]string, uuid string) []
 		}
 	}
 	return out
-}
-
-// checkProps validates block or page properties given by a caller.
-func checkProps(props map[string]string, allowID bool) error {
-	for k, v := range props {
-		if _, _, ok := propLine(k + ":: x"); !ok || strings.Contains(k, "::") {
-			return errs.New(errs.CodeInvalidInput, "property name %q is not valid (letters, digits, - _ . / ? !)", k).With("property", k)
-		}
-		if strings.EqualFold(k, "id") && !allowID {
-			return errs.New(errs.CodeInvalidInput, "the id:: property is managed by loci and Logseq (block uuids stay stable); it cannot be set or removed").With("property", k)
-		}
-		if strings.ContainsAny(v, "\r\n") {
-			return errs.New(errs.CodeInvalidInput, "the value of property %s spans lines", k).With("property", k)
-		}
-	}
-	return nil
-}
-
-// propLine parses a "key:: value" line (leading whitespace allowed), with the
-// rules of the Logseq parser.
-func propLine(l string) (key, val string, ok bool) {
-	s := strings.TrimLeft(l, " \t")
-	i := strings.Index(s, "::")
-	if i <= 0 {
-		return "", "", false
-	}
-	for _, r := range s[:i] {
-		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("-_./?!", r)) {
-			return "", "", false
-		}
-	}
-	rest := s[i+2:]
-	if rest != "" && rest[0] != ' ' && rest[0] != '\t' {
-		return "", "", false
-	}
-	return s[:i], strings.TrimSpace(rest), true
 }
 
 // insertAt returns the line where a new block goes: under parent (-1: top
@@ -231,8 +194,8 @@ func (d *outlineDoc) insertAt(parent, sibling int, position string) (int, string
 		return d.blocks[parent].subEnd, indent
 	}
 	// An empty page: after the page properties, else at the end.
-	at := len(d.lines)
-	for at > 0 && strings.TrimSpace(d.lines[at-1]) == "" {
+	at := len(d.Lines)
+	for at > 0 && strings.TrimSpace(d.Lines[at-1]) == "" {
 		at--
 	}
 	return at, indent
@@ -252,7 +215,7 @@ func (d *outlineDoc) subtree(i int, indent, unit string) []string {
 			end = d.blocks[k+1].line
 		}
 		for ln := c.line; ln < end; ln++ {
-			l := d.lines[ln]
+			l := d.Lines[ln]
 			switch {
 			case strings.TrimSpace(l) == "":
 				out = append(out, "")
@@ -264,196 +227,4 @@ func (d *outlineDoc) subtree(i int, indent, unit string) []string {
 		}
 	}
 	return out
-}
-
-// pageRegion is where a page's properties are: "key:: value" lines at the
-// top (plain), or a first block made only of properties (bulleted).
-type pageRegion struct {
-	start, end int // [start, end) lines; empty when the page has none
-	bulleted   bool
-}
-
-func pageProps(lines []string) pageRegion {
-	i := 0
-	for i < len(lines) && strings.TrimSpace(lines[i]) == "" {
-		i++
-	}
-	if i == len(lines) {
-		return pageRegion{}
-	}
-	first := lines[i]
-	t := strings.TrimLeft(first, " \t")
-	if len(t) == len(first) && !strings.HasPrefix(t, "-") {
-		if _, _, ok := propLine(first); ok {
-			j := i
-			for j < len(lines) {
-				if _, _, ok := propLine(lines[j]); !ok || strings.HasPrefix(strings.TrimLeft(lines[j], " \t"), "- ") {
-					break
-				}
-				j++
-			}
-			return pageRegion{start: i, end: j}
-		}
-		return pageRegion{}
-	}
-	if strings.HasPrefix(first, "- ") {
-		if _, _, ok := propLine(first[2:]); ok {
-			j := i + 1
-			for j < len(lines) && strings.HasPrefix(lines[j], "  ") {
-				if _, _, ok := propLine(lines[j]); !ok {
-					return pageRegion{} // the block has text: it is not the page's properties
-				}
-				j++
-			}
-			return pageRegion{start: i, end: j, bulleted: true}
-		}
-	}
-	return pageRegion{}
-}
-
-// propValue renders a JSON value as a Logseq property value.
-func propValue(v any) (string, error) {
-	switch x := v.(type) {
-	case nil:
-		return "", nil
-	case string:
-		if strings.ContainsAny(x, "\r\n") {
-			return "", errs.New(errs.CodeInvalidInput, "a property value cannot span lines")
-		}
-		return x, nil
-	case []any:
-		parts := make([]string, 0, len(x))
-		for _, it := range x {
-			s, err := propValue(it)
-			if err != nil {
-				return "", err
-			}
-			parts = append(parts, s)
-		}
-		return strings.Join(parts, ", "), nil
-	case float64, bool:
-		return fmt.Sprint(x), nil
-	}
-	return "", errs.New(errs.CodeInvalidInput, "unsupported property value of type %T", v)
-}
-
-// setProperty sets a page property of a Logseq page.
-func (d *textDoc) setProperty(key string, value any) error {
-	val, err := propValue(value)
-	if err != nil {
-		return err
-	}
-	if err := checkProps(map[string]string{key: val}, false); err != nil {
-		return err
-	}
-	r := pageProps(d.lines)
-	for ln := r.start; ln < r.end; ln++ {
-		k, _, _ := propLine(d.lines[ln])
-		if strings.EqualFold(k, key) {
-			l := d.lines[ln]
-			prefix := l[:strings.Index(l, k)]
-			d.lines[ln] = strings.TrimRight(prefix+k+":: "+val, " ")
-			return nil
-		}
-	}
-	line := strings.TrimRight(key+":: "+val, " ")
-	switch {
-	case r.end > r.start && r.bulleted:
-		d.lines = splice(d.lines, r.end, r.end, []string{"  " + line})
-	case r.end > r.start:
-		d.lines = splice(d.lines, r.end, r.end, []string{line})
-	default:
-		repl := []string{line}
-		if len(d.lines) > 0 && strings.TrimSpace(d.lines[0]) != "" {
-			repl = append(repl, "")
-		}
-		d.lines = splice(d.lines, 0, 0, repl)
-	}
-	return nil
-}
-
-// propsDelete removes a page property (no change when it is absent).
-func propsDelete(lines []string, key string) []string {
-	r := pageProps(lines)
-	for ln := r.start; ln < r.end; ln++ {
-		k, _, _ := propLine(lines[ln])
-		if !strings.EqualFold(k, key) {
-			continue
-		}
-		if r.bulleted && ln == r.start {
-			if r.end-r.start == 1 {
-				return splice(lines, r.start, r.end, nil)
-			}
-			out := splice(lines, ln, ln+1, nil)
-			out[ln] = "- " + strings.TrimLeft(out[ln], " \t")
-			return out
-		}
-		out := splice(lines, ln, ln+1, nil)
-		if r.end-r.start == 1 && !r.bulleted && ln < len(out) && strings.TrimSpace(out[ln]) == "" {
-			out = splice(out, ln, ln+1, nil)
-		}
-		return out
-	}
-	return lines
-}
-
-// pagePropValue returns a page property's value ("" and false when absent).
-func pagePropValue(lines []string, key string) (string, bool) {
-	r := pageProps(lines)
-	for ln := r.start; ln < r.end; ln++ {
-		if k, v, _ := propLine(lines[ln]); strings.EqualFold(k, key) {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-// propertyTags adds or removes tags in a Logseq page's tags:: property.
-func (d *textDoc) propertyTags(add bool, tags []string) error {
-	cur, _ := pagePropValue(d.lines, "tags")
-	var have []string
-	for _, t := range strings.Split(cur, ",") {
-		t = strings.TrimSpace(t)
-		if t != "" {
-			have = append(have, t)
-		}
-	}
-	plain := func(t string) string {
-		t = normTag(t)
-		if strings.HasPrefix(t, "[[") && strings.HasSuffix(t, "]]") {
-			t = t[2 : len(t)-2]
-		}
-		return strings.ToLower(strings.TrimSpace(t))
-	}
-	var out []string
-	if add {
-		out = have
-		for _, t := range tags {
-			seen := false
-			for _, h := range out {
-				seen = seen || plain(h) == plain(t)
-			}
-			if !seen {
-				out = append(out, normTag(t))
-			}
-		}
-	} else {
-		for _, h := range have {
-			drop := false
-			for _, t := range tags {
-				drop = drop || plain(h) == plain(t)
-			}
-			if !drop {
-				out = append(out, h)
-			}
-		}
-	}
-	if len(out) == len(have) {
-		return nil
-	}
-	if len(out) == 0 {
-		d.lines = propsDelete(d.lines, "tags")
-		return nil
-	}
-	return d.setProperty("tags", strings.Join(out, ", "))
 }

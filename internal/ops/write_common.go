@@ -12,6 +12,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/noteedit"
 	"github.com/loci-dev/loci/internal/vault"
 )
 
@@ -476,16 +477,16 @@ func (s *stage) describe() *WriteResult {
 				act = "create"
 			}
 			res.Changes = append(res.Changes, FileChange{Path: op.Path, Action: act, OldEtag: oldEtag, NewEtag: vault.Etag(op.Data),
-				Diff: unifiedDiff(op.Path, op.Path, oldText, s.texts[op.Path], act == "create")})
+				Diff: noteedit.UnifiedDiff(op.Path, op.Path, oldText, s.texts[op.Path], act == "create")})
 		case vault.OpCreate:
 			if from := s.movedFrom(op.Path); from != "" {
 				src := s.files[from]
 				res.Changes = append(res.Changes, FileChange{Path: from, Action: "move", To: op.Path, OldEtag: src.etag, NewEtag: vault.Etag(op.Data),
-					Diff: unifiedDiff(from, op.Path, src.text, s.texts[op.Path], false)})
+					Diff: noteedit.UnifiedDiff(from, op.Path, src.text, s.texts[op.Path], false)})
 				continue
 			}
 			res.Changes = append(res.Changes, FileChange{Path: op.Path, Action: "create", NewEtag: vault.Etag(op.Data),
-				Diff: unifiedDiff(op.Path, op.Path, "", s.texts[op.Path], true)})
+				Diff: noteedit.UnifiedDiff(op.Path, op.Path, "", s.texts[op.Path], true)})
 		case vault.OpTrash:
 			res.Changes = append(res.Changes, FileChange{Path: op.Path, Action: "delete", OldEtag: oldEtag, TrashPath: s.trashPaths[op.Path]})
 		case vault.OpRemove:

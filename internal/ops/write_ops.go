@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/noteedit"
 	"github.com/loci-dev/loci/internal/vault"
 )
 
@@ -37,7 +38,7 @@ func (in *CaptureNoteIn) Validate() error {
 		return errs.New(errs.CodeInvalidInput, "pass a title or some content")
 	}
 	for _, t := range in.Tags {
-		if err := validTag(normTag(t)); err != nil {
+		if err := noteedit.ValidTag(noteedit.NormTag(t)); err != nil {
 			return err
 		}
 	}
@@ -60,9 +61,9 @@ func (in *CaptureNoteIn) Validate() error {
 
 // EditNoteIn is the input of edit_note.
 type EditNoteIn struct {
-	Path    string      `json:"path,omitempty" jsonschema:"vault-relative path of the note (or use note)"`
-	Note    string      `json:"note,omitempty" jsonschema:"the note by frontmatter id, title, alias, file name or [[wikilink]] text; instead of path"`
-	Patches []EditPatch `json:"patches" jsonschema:"the changes, applied in order as one atomic edit; each patch sees the result of the previous ones (so list line-number patches bottom-up). All must apply or nothing is written"`
+	Path    string           `json:"path,omitempty" jsonschema:"vault-relative path of the note (or use note)"`
+	Note    string           `json:"note,omitempty" jsonschema:"the note by frontmatter id, title, alias, file name or [[wikilink]] text; instead of path"`
+	Patches []noteedit.Patch `json:"patches" jsonschema:"the changes, applied in order as one atomic edit; each patch sees the result of the previous ones (so list line-number patches bottom-up). All must apply or nothing is written"`
 	Guard
 	WriteOpts
 }
@@ -76,7 +77,7 @@ func (in *EditNoteIn) Validate() error {
 		return errs.New(errs.CodeInvalidInput, "pass 1 to 200 patches")
 	}
 	for i := range in.Patches {
-		if err := in.Patches[i].validate(i); err != nil {
+		if err := in.Patches[i].Check(i); err != nil {
 			return err
 		}
 	}
@@ -314,13 +315,13 @@ func captureText(now time.Time, id int64, title string, in *CaptureNoteIn) (stri
 	}
 	order := []string{"id", "created", "updated"}
 	if len(in.Aliases) > 0 {
-		fm["aliases"] = toAny(in.Aliases)
+		fm["aliases"] = noteedit.ToAny(in.Aliases)
 		order = append(order, "aliases")
 	}
 	if len(in.Tags) > 0 {
 		var tags []any
 		for _, t := range in.Tags {
-			if t = normTag(t); !containsAnyFold(tags, t) {
+			if t = noteedit.NormTag(t); !noteedit.ContainsAnyFold(tags, t) {
 				tags = append(tags, t)
 			}
 		}
@@ -344,7 +345,7 @@ func captureText(now time.Time, id int64, title string, in *CaptureNoteIn) (stri
 	sort.Strings(extra)
 	lines := []string{"---"}
 	for _, k := range append(order, extra...) {
-		l, err := renderEntry(k, fm[k], nil, nil)
+		l, err := noteedit.RenderEntry(k, fm[k], nil, nil)
 		if err != nil {
 			return "", err
 		}
@@ -362,23 +363,6 @@ func captureText(now time.Time, id int64, title string, in *CaptureNoteIn) (stri
 		lines = append(lines, body)
 	}
 	return strings.Join(lines, "\n") + "\n", nil
-}
-
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, x := range s {
-		out[i] = x
-	}
-	return out
-}
-
-func containsAnyFold(list []any, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(fmt.Sprint(x), s) {
-			return true
-		}
-	}
-	return false
 }
 
 // newTimestampID is a Zettelkasten-style id (YYYYMMDDHHmmss), written as a
@@ -494,9 +478,9 @@ func editNote(ctx context.Context, env *Env, in *EditNoteIn) (*WriteResult, erro
 			return err
 		}
 		outline, _ := s.vh.Vault.LogseqFile(rel)
-		d := newTextDoc(rel, f.text, outline)
+		d := noteedit.NewDoc(rel, f.text, outline)
 		for i := range in.Patches {
-			note, err := d.apply(i, &in.Patches[i])
+			note, err := d.Apply(i, &in.Patches[i])
 			if err != nil {
 				return err
 			}
@@ -505,7 +489,7 @@ func editNote(ctx context.Context, env *Env, in *EditNoteIn) (*WriteResult, erro
 			}
 		}
 		s.main = rel
-		s.put(f, d.text())
+		s.put(f, d.Text())
 		return nil
 	})
 }
@@ -615,8 +599,8 @@ func improveFrontmatter(ctx context.Context, env *Env, in *ImproveFrontmatterIn)
 			if err != nil {
 				return err
 			}
-			d := newTextDoc(rel, f.text, false)
-			if outline, _ := vh.Vault.LogseqFile(rel); outline && !hasFM(d.lines) {
+			d := noteedit.NewDoc(rel, f.text, false)
+			if outline, _ := vh.Vault.LogseqFile(rel); outline && !noteedit.HasFrontmatter(d.Lines) {
 				return errs.New(errs.CodeInvalidInput, "%s is a Logseq page: its properties are key:: value lines; use update_page to set them", rel).With("path", rel)
 			}
 			var mtime time.Time
@@ -630,7 +614,7 @@ func improveFrontmatter(ctx context.Context, env *Env, in *ImproveFrontmatterIn)
 				return err
 			}
 			s.main = rel
-			s.put(f, d.text())
+			s.put(f, d.Text())
 			return nil
 		}})
 		if err != nil {
@@ -685,20 +669,20 @@ func formatDate(t time.Time, withTime, zone bool) string {
 }
 
 // tidyFrontmatter applies improve_frontmatter's rules to d and describes them.
-func tidyFrontmatter(d *textDoc, in *ImproveFrontmatterIn, mtime time.Time, vh *VaultHandle) ([]string, error) {
+func tidyFrontmatter(d *noteedit.Doc, in *ImproveFrontmatterIn, mtime time.Time, vh *VaultHandle) ([]string, error) {
 	var fixes []string
 	get := func(k string) (any, bool, error) {
-		v, e, err := fmGet(d.lines, d.rel, k)
+		v, e, err := noteedit.GetKey(d.Lines, d.Rel, k)
 		return v, e != nil, err
 	}
 	set := func(k string, v any, why string) error {
-		lines, err := fmSet(d.lines, d.rel, k, v)
+		lines, err := noteedit.SetKey(d.Lines, d.Rel, k, v)
 		if err != nil {
 			return err
 		}
-		d.lines = lines
-		if len(d.lines) > 0 {
-			d.eol = true
+		d.Lines = lines
+		if len(d.Lines) > 0 {
+			d.EOL = true
 		}
 		fixes = append(fixes, why)
 		return nil
@@ -745,7 +729,7 @@ func tidyFrontmatter(d *textDoc, in *ImproveFrontmatterIn, mtime time.Time, vh *
 			switch x := v.(type) {
 			case string:
 				if k == "tags" {
-					items = tagList(x)
+					items = noteedit.TagList(x)
 				} else {
 					for _, a := range strings.Split(x, ",") {
 						if a = strings.TrimSpace(a); a != "" {
@@ -758,7 +742,7 @@ func tidyFrontmatter(d *textDoc, in *ImproveFrontmatterIn, mtime time.Time, vh *
 				for _, it := range x {
 					s := strings.TrimSpace(fmt.Sprint(it))
 					if k == "tags" {
-						if n := normTag(s); n != s {
+						if n := noteedit.NormTag(s); n != s {
 							changed = true
 							s = n
 						}
@@ -773,7 +757,7 @@ func tidyFrontmatter(d *textDoc, in *ImproveFrontmatterIn, mtime time.Time, vh *
 			default:
 				continue
 			}
-			if err := set(k, toAny(items), fmt.Sprintf("%s: written as a list%s", k, map[bool]string{true: " without #", false: ""}[k == "tags"])); err != nil {
+			if err := set(k, noteedit.ToAny(items), fmt.Sprintf("%s: written as a list%s", k, map[bool]string{true: " without #", false: ""}[k == "tags"])); err != nil {
 				return nil, err
 			}
 		}
@@ -891,16 +875,16 @@ func describeValue(v any) string {
 }
 
 // notTitle is the title a note would be indexed with.
-func notTitle(d *textDoc, vh *VaultHandle) string {
+func notTitle(d *noteedit.Doc, vh *VaultHandle) string {
 	start := 0
-	if fm, err := parseFM(d.lines, d.rel); err == nil && fm.present {
-		start = fm.close + 1
+	if fm, err := noteedit.ParseFrontmatter(d.Lines, d.Rel); err == nil && fm.Present {
+		start = fm.Close + 1
 	}
-	for _, l := range d.lines[start:] {
+	for _, l := range d.Lines[start:] {
 		if strings.HasPrefix(l, "# ") {
 			return strings.TrimSpace(l[2:])
 		}
 	}
-	base := filepath.Base(d.rel)
+	base := filepath.Base(d.Rel)
 	return strings.TrimSuffix(base, filepath.Ext(base))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/markdown"
+	"github.com/loci-dev/loci/internal/noteedit"
 )
 
 // RelocateNoteIn is the input of relocate_note.
@@ -118,13 +119,13 @@ func relocateNote(ctx context.Context, env *Env, in *RelocateNoteIn) (*WriteResu
 			mv := &mover{env: env, vh: vh, res: res, from: rel, to: to}
 			text := f.text
 			outline, _ := vh.Vault.LogseqFile(rel)
-			d := newTextDoc(rel, text, outline)
-			if v, e, err := fmGet(d.lines, rel, "updated"); err == nil && e != nil {
-				if lines, err := fmSet(d.lines, rel, e.key, formatLike(v, env.now())); err == nil {
-					d.lines = lines
+			d := noteedit.NewDoc(rel, text, outline)
+			if v, e, err := noteedit.GetKey(d.Lines, rel, "updated"); err == nil && e != nil {
+				if lines, err := noteedit.SetKey(d.Lines, rel, e.Key, formatLike(v, env.now())); err == nil {
+					d.Lines = lines
 				}
 			}
-			text = d.text()
+			text = d.Text()
 			if update {
 				text = mv.rewrite(rel, text, outline, true)
 			}
@@ -172,7 +173,7 @@ type mover struct {
 // pointing at its new path.
 func (mv *mover) rewrite(src, text string, outline, self bool) string {
 	doc := markdown.Parse([]byte(text), markdown.Options{Path: src, Logseq: outline})
-	lines, eol := splitLines(text)
+	lines, eol := noteedit.SplitLines(text)
 	cand := map[int]bool{}
 	for _, l := range doc.Links {
 		switch l.Kind {
@@ -181,8 +182,8 @@ func (mv *mover) rewrite(src, text string, outline, self bool) string {
 		}
 	}
 	// Typed links in YAML carry the key's line: look at every frontmatter line.
-	if fm, err := parseFM(lines, src); err == nil && fm.present {
-		for i := fm.open + 1; i < fm.close; i++ {
+	if fm, err := noteedit.ParseFrontmatter(lines, src); err == nil && fm.Present {
+		for i := fm.Open + 1; i < fm.Close; i++ {
 			cand[i] = true
 		}
 	}

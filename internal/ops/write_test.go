@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/noteedit"
 	"github.com/loci-dev/loci/internal/testutil"
 	"github.com/loci-dev/loci/internal/vault"
 )
@@ -255,21 +256,21 @@ func checkKeptLines(t *testing.T, in, out []byte, keys []string) {
 	if fin != fout {
 		t.Errorf("format changed: %+v → %+v", fin, fout)
 	}
-	a, _ := splitLines(fin.Decode(in))
-	b, _ := splitLines(fout.Decode(out))
+	a, _ := noteedit.SplitLines(fin.Decode(in))
+	b, _ := noteedit.SplitLines(fout.Decode(out))
 	allowed := map[int]bool{}
-	if fm, err := parseFM(a, "x"); err == nil {
+	if fm, err := noteedit.ParseFrontmatter(a, "x"); err == nil {
 		for _, k := range keys {
-			if e := fm.find(k); e != nil {
-				for i := e.start; i <= e.end; i++ {
+			if e := fm.Find(k); e != nil {
+				for i := e.Start; i <= e.End; i++ {
 					allowed[i] = true
 				}
 			}
 		}
 	}
-	for _, op := range diffLines(a, b) {
-		if op.kind == '-' && !allowed[op.a] {
-			t.Errorf("line %d %q was changed but belongs to no edited key", op.a+1, a[op.a])
+	for _, op := range noteedit.DiffLines(a, b) {
+		if op.Kind == '-' && !allowed[op.A] {
+			t.Errorf("line %d %q was changed but belongs to no edited key", op.A+1, a[op.A])
 		}
 	}
 }
@@ -739,60 +740,6 @@ func TestWritePathsRefused(t *testing.T) {
 	}
 	if after := snapshot(); after != before {
 		t.Error("a refused write changed files")
-	}
-}
-
-func TestDiff(t *testing.T) {
-	if d := unifiedDiff("a.md", "a.md", "x\n", "x\n", false); d != "" {
-		t.Errorf("equal: %q", d)
-	}
-	got := unifiedDiff("a.md", "a.md", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n", "1\n2\n3\nfour\n5\n6\n7\n8\n9\n10\neleven\n", false)
-	want := "--- a/a.md\n+++ b/a.md\n@@ -1,10 +1,11 @@\n 1\n 2\n 3\n-4\n+four\n 5\n 6\n 7\n 8\n 9\n 10\n+eleven\n"
-	if got != want {
-		t.Errorf("diff:\n%s\nwant\n%s", got, want)
-	}
-	got = unifiedDiff("a.md", "a.md", "a\nb", "a\nb\n", false)
-	if want := "--- a/a.md\n+++ b/a.md\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n"; got != want {
-		t.Errorf("final newline:\n%s\nwant\n%s", got, want)
-	}
-	got = unifiedDiff("a.md", "a.md", "", "x\n", true)
-	if want := "--- /dev/null\n+++ b/a.md\n@@ -0,0 +1 @@\n+x\n"; got != want {
-		t.Errorf("create:\n%q\nwant\n%q", got, want)
-	}
-	// Property: applying the ops to a reproduces b, for many pairs.
-	seed := uint32(7)
-	rnd := func(n int) int {
-		seed ^= seed << 13
-		seed ^= seed >> 17
-		seed ^= seed << 5
-		return int(seed % uint32(n))
-	}
-	for k := 0; k < 510; k++ {
-		size := 30
-		if k >= 500 {
-			size = 3000 // beyond the edit bound: the middle becomes one block
-		}
-		var a, b []string
-		for i := rnd(size); i > 0; i-- {
-			a = append(a, string(rune('a'+rnd(4))))
-		}
-		for i := rnd(size); i > 0; i-- {
-			b = append(b, string(rune('a'+rnd(4))))
-		}
-		var ra, rb []string
-		for _, op := range diffLines(a, b) {
-			switch op.kind {
-			case ' ':
-				ra, rb = append(ra, a[op.a]), append(rb, b[op.b])
-			case '-':
-				ra = append(ra, a[op.a])
-			case '+':
-				rb = append(rb, b[op.b])
-			}
-		}
-		if !slices.Equal(ra, a) || !slices.Equal(rb, b) {
-			t.Fatalf("diff of %v and %v does not reproduce them", a, b)
-		}
 	}
 }
 

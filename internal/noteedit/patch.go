@@ -1,4 +1,4 @@
-package ops
+package noteedit
 
 import (
 	"fmt"
@@ -14,8 +14,8 @@ var patchKinds = []string{
 	"replace_section", "set_frontmatter", "delete_frontmatter", "add_tags", "remove_tags",
 }
 
-// EditPatch is one change of edit_note.
-type EditPatch struct {
+// Patch is one change of edit_note (its patches input).
+type Patch struct {
 	Op            string   `json:"op" jsonschema:"the patch kind: replace_lines, insert_lines, delete_lines, replace_text, insert_after_heading, append_to_section, replace_section, set_frontmatter, delete_frontmatter, add_tags or remove_tags"`
 	StartLine     int      `json:"start_line,omitempty" jsonschema:"replace_lines, delete_lines: first line (1-based, as read_note numbers them)"`
 	EndLine       int      `json:"end_line,omitempty" jsonschema:"replace_lines, delete_lines: last line, inclusive (default: start_line)"`
@@ -30,8 +30,9 @@ type EditPatch struct {
 	Tags          []string `json:"tags,omitempty" jsonschema:"add_tags, remove_tags: tags with or without #"`
 }
 
-// validate checks the fields a patch kind needs.
-func (p *EditPatch) validate(i int) error {
+// Check checks the fields a patch kind needs; i is the patch's index in
+// the request, for the error.
+func (p *Patch) Check(i int) error {
 	bad := func(format string, args ...any) error {
 		return errs.New(errs.CodeInvalidInput, "patches[%d] (%s): %s", i, p.Op, fmt.Sprintf(format, args...)).With("patch", i)
 	}
@@ -65,7 +66,7 @@ func (p *EditPatch) validate(i int) error {
 		}
 		for _, t := range p.Tags {
 			if p.Op == "add_tags" {
-				if err := validTag(normTag(t)); err != nil {
+				if err := ValidTag(NormTag(t)); err != nil {
 					return bad("%s", errs.As(err).Message)
 				}
 			}
@@ -76,51 +77,16 @@ func (p *EditPatch) validate(i int) error {
 	return nil
 }
 
-// textDoc is a note being edited: LF lines and whether the last one ended
-// with a newline.
-type textDoc struct {
-	rel    string
-	lines  []string
-	eol    bool
-	logseq bool
-}
-
-func newTextDoc(rel, text string, logseq bool) *textDoc {
-	lines, eol := splitLines(text)
-	return &textDoc{rel: rel, lines: lines, eol: eol, logseq: logseq}
-}
-
-func (d *textDoc) text() string {
-	if len(d.lines) == 0 {
-		return ""
-	}
-	s := strings.Join(d.lines, "\n")
-	if d.eol {
-		s += "\n"
-	}
-	return s
-}
-
-// contentLines splits caller text into lines (CRLF accepted).
-func contentLines(s string) []string {
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	if s == "" {
-		return nil
-	}
-	l, _ := splitLines(s)
-	return l
-}
-
-func (d *textDoc) conflict(i int, p *EditPatch, format string, args ...any) *errs.Error {
-	return errs.New(errs.CodeConflict, "patches[%d] (%s) does not fit %s: %s", i, p.Op, d.rel, fmt.Sprintf(format, args...)).
-		With("path", d.rel).With("patch", i).With("total_lines", len(d.lines))
+func (d *Doc) conflict(i int, p *Patch, format string, args ...any) *errs.Error {
+	return errs.New(errs.CodeConflict, "patches[%d] (%s) does not fit %s: %s", i, p.Op, d.Rel, fmt.Sprintf(format, args...)).
+		With("path", d.Rel).With("patch", i).With("total_lines", len(d.Lines))
 }
 
 // findHeading returns the 0-based line of the one heading that matches want
 // (its text, or a path "A > B", case-insensitive) and the end of its section
 // (exclusive: the next heading of the same or a higher level, or the end).
-func (d *textDoc) findHeading(i int, p *EditPatch) (int, int, error) {
-	doc := markdown.Parse([]byte(d.text()), markdown.Options{Path: d.rel, Logseq: d.logseq})
+func (d *Doc) findHeading(i int, p *Patch) (int, int, error) {
+	doc := markdown.Parse([]byte(d.Text()), markdown.Options{Path: d.Rel, Logseq: d.Logseq})
 	hits := doc.MatchHeadings(p.Heading)
 	switch len(hits) {
 	case 0:
@@ -134,21 +100,21 @@ func (d *textDoc) findHeading(i int, p *EditPatch) (int, int, error) {
 		return 0, 0, d.conflict(i, p, "%d headings match %q (lines %v); give its path, like Parent > %s", len(hits), p.Heading, at, strings.TrimSpace(p.Heading)).With("lines", at)
 	}
 	h := doc.Headings[hits[0]]
-	end := doc.SectionEnd(hits[0], len(d.lines))
+	end := doc.SectionEnd(hits[0], len(d.Lines))
 	return h.Line - 1, end, nil
 }
 
 // lastContent returns the index after the last non-blank line in [from, to).
-func (d *textDoc) lastContent(from, to int) int {
-	for to > from && strings.TrimSpace(d.lines[to-1]) == "" {
+func (d *Doc) lastContent(from, to int) int {
+	for to > from && strings.TrimSpace(d.Lines[to-1]) == "" {
 		to--
 	}
 	return to
 }
 
-// apply runs one patch. It returns a note for the caller (or "").
-func (d *textDoc) apply(i int, p *EditPatch) (string, error) {
-	n := len(d.lines)
+// Apply runs patch i. It returns a note for the caller (or "").
+func (d *Doc) Apply(i int, p *Patch) (string, error) {
+	n := len(d.Lines)
 	switch p.Op {
 	case "replace_lines", "delete_lines":
 		end := p.EndLine
@@ -160,16 +126,16 @@ func (d *textDoc) apply(i int, p *EditPatch) (string, error) {
 		}
 		var repl []string
 		if p.Op == "replace_lines" {
-			repl = contentLines(p.Content)
+			repl = ContentLines(p.Content)
 		}
-		d.lines = splice(d.lines, p.StartLine-1, end, repl)
+		d.Lines = Splice(d.Lines, p.StartLine-1, end, repl)
 	case "insert_lines":
 		if p.Line > n+1 {
 			return "", d.conflict(i, p, "line %d is past its end (%d lines; %d appends)", p.Line, n, n+1)
 		}
-		d.lines = splice(d.lines, p.Line-1, p.Line-1, contentLines(p.Content))
+		d.Lines = Splice(d.Lines, p.Line-1, p.Line-1, ContentLines(p.Content))
 	case "replace_text":
-		text := d.text()
+		text := d.Text()
 		old := strings.ReplaceAll(p.OldText, "\r\n", "\n")
 		want := p.ExpectedCount
 		if want == 0 {
@@ -190,82 +156,82 @@ func (d *textDoc) apply(i int, p *EditPatch) (string, error) {
 			return "", e
 		}
 		text = strings.ReplaceAll(text, old, strings.ReplaceAll(p.NewText, "\r\n", "\n"))
-		eol := d.eol
-		*d = *newTextDoc(d.rel, text, d.logseq)
+		eol := d.EOL
+		*d = *NewDoc(d.Rel, text, d.Logseq)
 		if text == "" {
-			d.eol = eol
+			d.EOL = eol
 		}
 	case "insert_after_heading":
 		h, _, err := d.findHeading(i, p)
 		if err != nil {
 			return "", err
 		}
-		d.lines = splice(d.lines, h+1, h+1, contentLines(p.Content))
+		d.Lines = Splice(d.Lines, h+1, h+1, ContentLines(p.Content))
 	case "append_to_section":
 		h, end, err := d.findHeading(i, p)
 		if err != nil {
 			return "", err
 		}
 		at := d.lastContent(h+1, end)
-		d.lines = splice(d.lines, at, at, contentLines(p.Content))
+		d.Lines = Splice(d.Lines, at, at, ContentLines(p.Content))
 	case "replace_section":
 		h, end, err := d.findHeading(i, p)
 		if err != nil {
 			return "", err
 		}
-		d.lines = splice(d.lines, h+1, d.lastContent(h+1, end), contentLines(p.Content))
+		d.Lines = Splice(d.Lines, h+1, d.lastContent(h+1, end), ContentLines(p.Content))
 	case "set_frontmatter":
-		if d.logseq && !hasFM(d.lines) {
-			return "", d.setProperty(p.Key, p.Value)
+		if d.Logseq && !HasFrontmatter(d.Lines) {
+			return "", d.SetProperty(p.Key, p.Value)
 		}
-		lines, err := fmSet(d.lines, d.rel, p.Key, p.Value)
+		lines, err := SetKey(d.Lines, d.Rel, p.Key, p.Value)
 		if err != nil {
 			return "", err
 		}
-		d.lines = lines
+		d.Lines = lines
 	case "delete_frontmatter":
-		if d.logseq && !hasFM(d.lines) {
-			d.lines = propsDelete(d.lines, p.Key)
+		if d.Logseq && !HasFrontmatter(d.Lines) {
+			d.Lines = DeleteProperty(d.Lines, p.Key)
 			return "", nil
 		}
-		lines, _, err := fmDelete(d.lines, d.rel, p.Key)
+		lines, _, err := DeleteKey(d.Lines, d.Rel, p.Key)
 		if err != nil {
 			return "", err
 		}
-		d.lines = lines
+		d.Lines = lines
 	case "add_tags", "remove_tags":
-		if d.logseq && !hasFM(d.lines) {
+		if d.Logseq && !HasFrontmatter(d.Lines) {
 			return "", d.propertyTags(p.Op == "add_tags", p.Tags)
 		}
 		f := fmAddTags
 		if p.Op == "remove_tags" {
 			f = fmRemoveTags
 		}
-		lines, changed, err := f(d.lines, d.rel, p.Tags)
+		lines, changed, err := f(d.Lines, d.Rel, p.Tags)
 		if err != nil {
 			return "", err
 		}
-		d.lines = lines
+		d.Lines = lines
 		if p.Op == "remove_tags" {
 			return d.inlineTagNote(p.Tags, changed), nil
 		}
 	}
-	if len(d.lines) > 0 && n == 0 {
-		d.eol = true
+	if len(d.Lines) > 0 && n == 0 {
+		d.EOL = true
 	}
 	return "", nil
 }
 
 // inlineTagNote tells the caller about inline #tags remove_tags left alone.
-func (d *textDoc) inlineTagNote(tags []string, removed []string) string {
-	doc := markdown.Parse([]byte(d.text()), markdown.Options{Path: d.rel, Logseq: d.logseq})
+func (d *Doc) inlineTagNote(tags []string, removed []string) string {
+	doc := markdown.Parse([]byte(d.Text()), markdown.Options{Path: d.Rel, Logseq: d.Logseq})
 	var at []string
 	for _, t := range doc.Tags {
 		if t.Source != "inline" {
 			continue
 		}
 		for _, want := range tags {
-			if strings.EqualFold(t.Name, normTag(want)) {
+			if strings.EqualFold(t.Name, NormTag(want)) {
 				at = append(at, fmt.Sprintf("#%s on line %d", t.Name, t.Line))
 			}
 		}
@@ -274,16 +240,4 @@ func (d *textDoc) inlineTagNote(tags []string, removed []string) string {
 		return ""
 	}
 	return "inline tags in the text are not removed (edit them with replace_text): " + strings.Join(at, ", ")
-}
-
-func hasFM(lines []string) bool {
-	if len(lines) == 0 || !isFence(lines[0], "---") {
-		return false
-	}
-	for _, l := range lines[1:] {
-		if isFence(l, "---") || isFence(l, "...") {
-			return true
-		}
-	}
-	return false
 }

@@ -1,4 +1,4 @@
-package ops
+package noteedit
 
 import (
 	"fmt"
@@ -12,27 +12,16 @@ const diffContext = 3
 // shown as one replaced block (still a correct diff, just not a minimal one).
 const maxDiffEdit = 1000
 
-// splitLines cuts text into lines without their "\n"; eol reports whether
-// the last line ended with one.
-func splitLines(s string) (lines []string, eol bool) {
-	if s == "" {
-		return nil, true
-	}
-	eol = strings.HasSuffix(s, "\n")
-	if eol {
-		s = s[:len(s)-1]
-	}
-	return strings.Split(s, "\n"), eol
+// DiffOp is one line of a line diff: kept (' '), removed ('-', line A of
+// the old text) or added ('+', line B of the new text).
+type DiffOp struct {
+	Kind byte // ' ', '-', '+'
+	A, B int  // line indexes in old / new
 }
 
-type diffOp struct {
-	kind byte // ' ', '-', '+'
-	a, b int  // line indexes in old / new
-}
-
-// diffLines computes a line diff (Myers' O(ND) algorithm after trimming the
+// DiffLines computes a line diff (Myers' O(ND) algorithm after trimming the
 // common prefix and suffix).
-func diffLines(a, b []string) []diffOp {
+func DiffLines(a, b []string) []DiffOp {
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
 		pre++
@@ -41,26 +30,26 @@ func diffLines(a, b []string) []diffOp {
 	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
 		suf++
 	}
-	var ops []diffOp
+	var ops []DiffOp
 	for i := 0; i < pre; i++ {
-		ops = append(ops, diffOp{' ', i, i})
+		ops = append(ops, DiffOp{' ', i, i})
 	}
 	ops = append(ops, myers(a[pre:len(a)-suf], b[pre:len(b)-suf], pre, pre)...)
 	for i := 0; i < suf; i++ {
-		ops = append(ops, diffOp{' ', len(a) - suf + i, len(b) - suf + i})
+		ops = append(ops, DiffOp{' ', len(a) - suf + i, len(b) - suf + i})
 	}
 	return ops
 }
 
-func myers(a, b []string, offA, offB int) []diffOp {
+func myers(a, b []string, offA, offB int) []DiffOp {
 	n, m := len(a), len(b)
-	replace := func() []diffOp {
-		var ops []diffOp
+	replace := func() []DiffOp {
+		var ops []DiffOp
 		for i := 0; i < n; i++ {
-			ops = append(ops, diffOp{'-', offA + i, offB})
+			ops = append(ops, DiffOp{'-', offA + i, offB})
 		}
 		for j := 0; j < m; j++ {
-			ops = append(ops, diffOp{'+', offA + n, offB + j})
+			ops = append(ops, DiffOp{'+', offA + n, offB + j})
 		}
 		return ops
 	}
@@ -100,14 +89,14 @@ func myers(a, b []string, offA, offB int) []diffOp {
 		return replace()
 	}
 	// Backtrack from (n, m) through the saved frontiers.
-	var rev []diffOp
+	var rev []DiffOp
 	x, y := n, m
 	for d := len(trace) - 1; d >= 0; d-- {
 		if d == 0 {
 			for x > 0 && y > 0 {
 				x--
 				y--
-				rev = append(rev, diffOp{' ', offA + x, offB + y})
+				rev = append(rev, DiffOp{' ', offA + x, offB + y})
 			}
 			break
 		}
@@ -125,35 +114,35 @@ func myers(a, b []string, offA, offB int) []diffOp {
 		for x > prevX && y > prevY {
 			x--
 			y--
-			rev = append(rev, diffOp{' ', offA + x, offB + y})
+			rev = append(rev, DiffOp{' ', offA + x, offB + y})
 		}
 		if d > 0 {
 			if x == prevX {
 				y--
-				rev = append(rev, diffOp{'+', offA + x, offB + y})
+				rev = append(rev, DiffOp{'+', offA + x, offB + y})
 			} else {
 				x--
-				rev = append(rev, diffOp{'-', offA + x, offB + y})
+				rev = append(rev, DiffOp{'-', offA + x, offB + y})
 			}
 		}
 	}
-	ops := make([]diffOp, len(rev))
+	ops := make([]DiffOp, len(rev))
 	for i := range rev {
 		ops[i] = rev[len(rev)-1-i]
 	}
 	return ops
 }
 
-// unifiedDiff renders the change from old to new text as a unified diff
+// UnifiedDiff renders the change from old to new text as a unified diff
 // (git's format: --- a/path, +++ b/path, @@ hunks with 3 lines of context,
 // "\ No newline at end of file" where it applies). Identical texts give "".
-func unifiedDiff(fromPath, toPath, oldText, newText string, created bool) string {
+func UnifiedDiff(fromPath, toPath, oldText, newText string, created bool) string {
 	if oldText == newText && fromPath == toPath {
 		return ""
 	}
-	a, aEOL := splitLines(oldText)
-	b, bEOL := splitLines(newText)
-	ops := diffLines(a, b)
+	a, aEOL := SplitLines(oldText)
+	b, bEOL := SplitLines(newText)
+	ops := DiffLines(a, b)
 	var sb strings.Builder
 	if created {
 		sb.WriteString("--- /dev/null\n")
@@ -168,15 +157,15 @@ func unifiedDiff(fromPath, toPath, oldText, newText string, created bool) string
 	nlA := func(i int) bool { return i < len(a)-1 || aEOL }
 	nlB := func(i int) bool { return i < len(b)-1 || bEOL }
 	for i := 0; i < len(ops); i++ {
-		if o := ops[i]; o.kind == ' ' && nlA(o.a) != nlB(o.b) {
-			ops = append(ops[:i], append([]diffOp{{'-', o.a, o.b}, {'+', o.a + 1, o.b}}, ops[i+1:]...)...)
+		if o := ops[i]; o.Kind == ' ' && nlA(o.A) != nlB(o.B) {
+			ops = append(ops[:i], append([]DiffOp{{'-', o.A, o.B}, {'+', o.A + 1, o.B}}, ops[i+1:]...)...)
 			i++
 		}
 	}
 	// Group the ops into hunks.
 	var changes []int
 	for i, o := range ops {
-		if o.kind != ' ' {
+		if o.Kind != ' ' {
 			changes = append(changes, i)
 		}
 	}
@@ -191,7 +180,7 @@ func unifiedDiff(fromPath, toPath, oldText, newText string, created bool) string
 		var aStart, bStart, aLen, bLen int
 		aStart, bStart = -1, -1
 		for _, o := range ops[start : end+1] {
-			switch o.kind {
+			switch o.Kind {
 			case ' ':
 				aLen++
 				bLen++
@@ -200,29 +189,29 @@ func unifiedDiff(fromPath, toPath, oldText, newText string, created bool) string
 			case '+':
 				bLen++
 			}
-			if aStart < 0 && o.kind != '+' {
-				aStart = o.a
+			if aStart < 0 && o.Kind != '+' {
+				aStart = o.A
 			}
-			if bStart < 0 && o.kind != '-' {
-				bStart = o.b
+			if bStart < 0 && o.Kind != '-' {
+				bStart = o.B
 			}
 		}
 		if aStart < 0 {
-			aStart = ops[start].a
+			aStart = ops[start].A
 		}
 		if bStart < 0 {
-			bStart = ops[start].b
+			bStart = ops[start].B
 		}
 		fmt.Fprintf(&sb, "@@ -%s +%s @@\n", hunkRange(aStart, aLen), hunkRange(bStart, bLen))
 		for _, o := range ops[start : end+1] {
 			line, noNL := "", false
-			switch o.kind {
+			switch o.Kind {
 			case '+':
-				line, noNL = b[o.b], !nlB(o.b)
+				line, noNL = b[o.B], !nlB(o.B)
 			default:
-				line, noNL = a[o.a], !nlA(o.a)
+				line, noNL = a[o.A], !nlA(o.A)
 			}
-			sb.WriteByte(o.kind)
+			sb.WriteByte(o.Kind)
 			sb.WriteString(line)
 			sb.WriteByte('\n')
 			if noNL {
