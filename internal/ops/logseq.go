@@ -36,7 +36,8 @@ var (
 )
 
 // typeSchemas holds the schemas of types the generator cannot derive on its
-// own: BlockNode is recursive, so its children are described by hand.
+// own: BlockNode is recursive, so its children are described by hand
+// (Def.TypeSchemas of get_page and get_block).
 func typeSchemas() map[reflect.Type]*jsonschema.Schema {
 	schemaOnce.Do(func() {
 		s, err := jsonschema.For[BlockInfo](nil)
@@ -365,6 +366,7 @@ func registerLogseqOps(r *Registry) {
 		CLI:         CLI{Use: "page", Args: []string{"name"}, Text: textPage},
 		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeNotLogseqGraph, errs.CodeVaultNotFound},
 		Example:     `{"name": "Loci", "depth": 2}`,
+		TypeSchemas: typeSchemas(),
 		Handler: func(ctx context.Context, env *Env, in *GetPageIn) (*GetPageOut, error) {
 			vh, err := logseqVault(ctx, env, in.Vault)
 			if err != nil {
@@ -393,6 +395,7 @@ func registerLogseqOps(r *Registry) {
 		CLI:         CLI{Use: "block", Args: []string{"uuid"}, Text: textBlock},
 		Errors:      []string{errs.CodeInvalidInput, errs.CodeBlockNotFound, errs.CodeNotLogseqGraph, errs.CodeVaultNotFound},
 		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001", "depth": 1}`,
+		TypeSchemas: typeSchemas(),
 		Handler: func(ctx context.Context, env *Env, in *GetBlockIn) (*GetBlockOut, error) {
 			vh, err := logseqVault(ctx, env, in.Vault)
 			if err != nil {

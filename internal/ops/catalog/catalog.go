@@ -1,0 +1,10 @@
+// Package catalog assembles loci's registry from the families of
+// operations. It is the one package that knows every family: internal/ops
+// (the registry, the dispatch pipeline, Env and the helpers the families
+// share) knows none of them, and no family imports another.
+package catalog
+
+import "github.com/loci-dev/loci/internal/ops"
+
+// All returns a registry with every loci operation.
+func All() *ops.Registry { return ops.All() }
