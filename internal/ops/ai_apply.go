@@ -22,18 +22,18 @@ func (c *aiCall) aiPatch(ctx context.Context, rel, etag string, patches []noteed
 		}
 	}
 	opts := &WriteOpts{Apply: apply, Vault: c.vh.Name}
-	res, err := runWrite(ctx, c.env, writeSpec{op: c.op, vh: c.vh, opts: opts, propose: true, locks: []string{rel}, guardPath: rel, guardEtag: etag, build: func(s *stage) error {
-		f, err := s.readText(rel)
+	res, err := RunWrite(ctx, c.env, WriteSpec{Op: c.op, Vault: c.vh, Opts: opts, Propose: true, Locks: []string{rel}, GuardPath: rel, GuardEtag: etag, Build: func(s *Stage) error {
+		f, err := s.ReadText(rel)
 		if err != nil {
 			return err
 		}
-		if err := checkGuard(f, etag); err != nil {
+		if err := CheckGuard(f, etag); err != nil {
 			return err
 		}
 		// As edit_note: a Logseq page without frontmatter gets key:: value
 		// properties instead.
 		outline, _ := c.vh.Vault.LogseqFile(rel)
-		d := noteedit.NewDoc(rel, f.text, outline)
+		d := noteedit.NewDoc(rel, f.Text, outline)
 		for i := range patches {
 			if err := patches[i].Check(i); err != nil {
 				return err
@@ -42,8 +42,8 @@ func (c *aiCall) aiPatch(ctx context.Context, rel, etag string, patches []noteed
 				return err
 			}
 		}
-		s.main = rel
-		s.put(f, d.Text())
+		s.Main = rel
+		s.Put(f, d.Text())
 		return nil
 	}})
 	if err != nil {
@@ -64,23 +64,23 @@ func (c *aiCall) aiCreate(ctx context.Context, rel, ifMatch, text string, apply 
 		}
 	}
 	opts := &WriteOpts{Apply: apply, Vault: c.vh.Name}
-	res, err := runWrite(ctx, c.env, writeSpec{op: c.op, vh: c.vh, opts: opts, propose: true, locks: []string{rel}, build: func(s *stage) error {
-		f, err := s.read(rel)
+	res, err := RunWrite(ctx, c.env, WriteSpec{Op: c.op, Vault: c.vh, Opts: opts, Propose: true, Locks: []string{rel}, Build: func(s *Stage) error {
+		f, err := s.Read(rel)
 		if err != nil {
 			return err
 		}
-		s.main = f.rel
-		if f.exists {
+		s.Main = f.Rel
+		if f.Exists {
 			if ifMatch == "" {
-				return errs.New(errs.CodeConflict, "%s exists; pass if_match with its etag (%s) to replace it", f.rel, f.etag).With("path", f.rel).With("current_etag", f.etag)
+				return errs.New(errs.CodeConflict, "%s exists; pass if_match with its etag (%s) to replace it", f.Rel, f.Etag).With("path", f.Rel).With("current_etag", f.Etag)
 			}
-			if err := checkGuard(f, ifMatch); err != nil {
+			if err := CheckGuard(f, ifMatch); err != nil {
 				return err
 			}
-			s.put(f, text)
+			s.Put(f, text)
 			return nil
 		}
-		s.create(f.rel, text)
+		s.Create(f.Rel, text)
 		return nil
 	}})
 	if err != nil {

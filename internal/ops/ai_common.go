@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -14,21 +13,6 @@ import (
 	"github.com/loci-dev/loci/internal/search"
 	"github.com/loci-dev/loci/internal/vault"
 )
-
-// ToolsetAI is the toolset of the AI operations: advertised over MCP only
-// when AI is configured (docs/ai.md).
-const ToolsetAI = "ai"
-
-// aiNoChat are the AI operations that work without a chat model.
-var aiNoChat = []string{"ai_status", "ai_toc", "ai_relate"}
-
-// aiAdvertised reports whether an AI operation is offered under env: when
-// some served vault's AI runtime can run it.
-func (e *Env) aiAdvertised(op *Op) bool {
-	return e.anyAI(func(rt *ai.Runtime) bool {
-		return rt.Enabled() && (rt.HasChat() || slices.Contains(aiNoChat, op.Name))
-	})
-}
 
 // aiErrors are the codes every AI operation may return.
 var aiErrors = []string{errs.CodeInvalidInput, errs.CodeVaultNotFound, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodePathDenied, errs.CodeIdempotencyReuse,
@@ -61,10 +45,10 @@ func (s *AIScope) validate() error {
 	if s.IncludeLinked > 0 && s.Note == "" {
 		return errs.New(errs.CodeInvalidInput, "include_linked needs note")
 	}
-	if err := checkGlob(s.Glob); err != nil {
+	if err := CheckGlob(s.Glob); err != nil {
 		return err
 	}
-	return checkLimit(s.MaxNotes, 200)
+	return CheckLimit(s.MaxNotes, 200)
 }
 
 // AIOpts are the options every AI operation shares.
@@ -138,22 +122,13 @@ type aiCall struct {
 	stream  func(event string, data any)
 }
 
-type streamKey struct{}
-
-// WithStream makes streaming AI operations (ai_ask, ai_summarize) report
-// progress to fn: "ai.partial" {text}, "ai.citation", "ai.usage". The
-// final result is the operation's normal output.
-func WithStream(ctx context.Context, fn func(event string, data any)) context.Context {
-	return context.WithValue(ctx, streamKey{}, fn)
-}
-
 // beginAI starts an AI call; needChat says whether the op needs a chat model.
 // The vault's own AI runtime (Env.AIFor) runs the call: its provider,
 // allow/deny globs, cache and cost ledger.
 func beginAI(ctx context.Context, env *Env, op, vault string, needChat bool, meta *AIMeta) (*aiCall, error) {
 	vh, err := env.Vault(vault)
 	if err != nil {
-		if !env.anyAI((*ai.Runtime).Enabled) {
+		if !env.AnyAI((*ai.Runtime).Enabled) {
 			return nil, ai.Unavailable("chat")
 		}
 		return nil, err
@@ -170,7 +145,7 @@ func beginAI(ctx context.Context, env *Env, op, vault string, needChat bool, met
 		meta.Provider, meta.Model = rt.Chat.Name(), rt.Chat.Model()
 	}
 	c := &aiCall{env: env, vh: vh, rt: rt, op: op, meta: meta, byPath: map[string]*scopeNote{}, start: time.Now()}
-	c.stream, _ = ctx.Value(streamKey{}).(func(string, any))
+	c.stream = StreamFrom(ctx)
 	return c, nil
 }
 
@@ -192,10 +167,6 @@ func (c *aiCall) finish(err error) {
 		"cost_usd": inv.Usage.CostUSD, "cache_hit": inv.CacheHit, "code": inv.Code, "duration_ms": inv.DurationMs, "applied": inv.Applied}})
 }
 
-// EventAIInvocation is the event of every AI operation call (no prompts,
-// no outputs: paths, counts, tokens, cost, duration).
-const EventAIInvocation = "ai.invocation"
-
 // resolve turns a scope into notes, dropping the ones the globs exclude.
 func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 	ix := c.vh.Index
@@ -208,7 +179,7 @@ func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 		}
 	}
 	for _, p := range s.Paths {
-		rel, _, _, err := notePath(ctx, c.vh, "", p)
+		rel, _, _, err := NotePath(ctx, c.vh, "", p)
 		if err != nil {
 			return err
 		}
@@ -234,13 +205,13 @@ func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 			rows.Close()
 		}
 		for _, n := range notes {
-			if (s.Glob == "" || globMatch(s.Glob, n.Path)) && (s.Tag == "" || tagged[n.Path]) {
+			if (s.Glob == "" || GlobMatch(s.Glob, n.Path)) && (s.Tag == "" || tagged[n.Path]) {
 				add(n.Path)
 			}
 		}
 	}
 	if s.Query != "" {
-		res, err := searcherFor(c.vh).Search(ctx, search.Query{Text: s.Query, Limit: orDefault(s.MaxNotes, 20)})
+		res, err := SearcherFor(c.vh).Search(ctx, search.Query{Text: s.Query, Limit: OrDefault(s.MaxNotes, 20)})
 		if err != nil {
 			return err
 		}
@@ -249,7 +220,7 @@ func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 		}
 	}
 	if s.Note != "" {
-		rel, _, _, err := notePath(ctx, c.vh, "", s.Note)
+		rel, _, _, err := NotePath(ctx, c.vh, "", s.Note)
 		if err != nil {
 			return err
 		}
@@ -275,7 +246,7 @@ func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 			frontier = next
 		}
 	}
-	max := orDefault(s.MaxNotes, 20)
+	max := OrDefault(s.MaxNotes, 20)
 	var excluded []string
 	var kept []string
 	for _, p := range order {
@@ -580,9 +551,9 @@ func normalizedInput(in any) map[string]any {
 }
 
 // requireWrites refuses an apply when the call's vault does not allow
-// writes (checked again in runWrite; this answers before the model runs).
+// writes (checked again in RunWrite; this answers before the model runs).
 func (c *aiCall) requireWrites() error {
-	if err := c.env.checkWrites(c.vh, c.op); err != nil {
+	if err := c.env.CheckWrites(c.vh, c.op); err != nil {
 		return err
 	}
 	return nil

@@ -160,7 +160,7 @@ func aiToc(ctx context.Context, env *Env, in *AITocIn) (out *AITocOut, err error
 			return nil, errs.New(errs.CodePathDenied, "%s is excluded by the AI globs", ref).With("path", ref)
 		}
 		n := c.notes[0]
-		depth := orDefault(in.MaxDepth, 6)
+		depth := OrDefault(in.MaxDepth, 6)
 		var sb strings.Builder
 		min := 7
 		for _, h := range n.Headings {
@@ -370,7 +370,7 @@ func aiAsk(ctx context.Context, env *Env, in *AIAskIn) (out *AIAskOut, err error
 	defer func() { c.finish(err) }()
 	scope := in.AIScope
 	if scope.empty() {
-		scope.Query, scope.MaxNotes = in.Question, orDefault(scope.MaxNotes, 8)
+		scope.Query, scope.MaxNotes = in.Question, OrDefault(scope.MaxNotes, 8)
 	}
 	if err := c.resolve(ctx, &scope); err != nil {
 		return nil, err

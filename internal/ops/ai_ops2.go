@@ -31,10 +31,10 @@ type AIRelateIn struct {
 
 // Validate checks the note and limit.
 func (in *AIRelateIn) Validate() error {
-	if err := eitherPathOrNote(in.Path, in.Note); err != nil {
+	if err := EitherPathOrNote(in.Path, in.Note); err != nil {
 		return err
 	}
-	return checkLimit(in.Limit, 30)
+	return CheckLimit(in.Limit, 30)
 }
 
 // Relation is one neighbour with its label.
@@ -73,7 +73,7 @@ func aiRelate(ctx context.Context, env *Env, in *AIRelateIn) (out *AIRelateOut, 
 	if err != nil {
 		return nil, err
 	}
-	rel, _, _, err := notePath(ctx, vh, in.Path, in.Note)
+	rel, _, _, err := NotePath(ctx, vh, in.Path, in.Note)
 	if err != nil {
 		return nil, err
 	}
@@ -86,11 +86,11 @@ func aiRelate(ctx context.Context, env *Env, in *AIRelateIn) (out *AIRelateOut, 
 		return nil, errs.New(errs.CodePathDenied, "%s is excluded by the AI globs", rel).With("path", rel)
 	}
 	out.Path = rel
-	limit := orDefault(in.Limit, 8)
+	limit := OrDefault(in.Limit, 8)
 	scores := map[string]float64{}
 	var order []string
-	if sim, err := findSimilar(ctx, env, &FindSimilarIn{Path: rel, Limit: limit * 2, Vault: in.Vault}); err == nil {
-		for _, n := range sim.Notes {
+	if _, sim, err := SimilarNotes(ctx, vh, rel, limit*2, ""); err == nil {
+		for _, n := range sim {
 			if _, ok := scores[n.Path]; !ok {
 				order = append(order, n.Path)
 			}
@@ -103,7 +103,7 @@ func aiRelate(ctx context.Context, env *Env, in *AIRelateIn) (out *AIRelateOut, 
 	if err != nil {
 		return nil, err
 	}
-	if res, err := searcherFor(c.vh).Search(ctx, search.Query{Text: search.ClipQuery(self.Title), Limit: limit, Mode: "lexical"}); err == nil {
+	if res, err := SearcherFor(c.vh).Search(ctx, search.Query{Text: search.ClipQuery(self.Title), Limit: limit, Mode: "lexical"}); err == nil {
 		for i, r := range res.Results {
 			if r.Path == rel {
 				continue
@@ -326,7 +326,7 @@ func aiTag(ctx context.Context, env *Env, in *AITagIn) (out *AITagOut, err error
 		if min == 0 {
 			min = 0.5
 		}
-		max := orDefault(in.MaxPerNote, 5)
+		max := OrDefault(in.MaxPerNote, 5)
 		got := map[string]*NoteTags{}
 		for _, b := range bs {
 			var res struct {

@@ -7,8 +7,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/bmatcuk/doublestar/v4"
-
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/markdown"
@@ -118,10 +116,10 @@ func (in *RecentNotesIn) Validate() error {
 			return errs.New(errs.CodeInvalidInput, "invalid since date %q: use YYYY-MM-DD", in.Since).With("since", in.Since)
 		}
 	}
-	if err := checkGlob(in.PathGlob); err != nil {
+	if err := CheckGlob(in.PathGlob); err != nil {
 		return err
 	}
-	return checkLimit(in.Limit, 200)
+	return CheckLimit(in.Limit, 200)
 }
 
 // RecentNote is one note of recent_notes.
@@ -138,21 +136,6 @@ type RecentNotesOut struct {
 	Notes      []RecentNote `json:"notes" jsonschema:"most recent first"`
 	Total      int          `json:"total" jsonschema:"number of notes matching, over all calls"`
 	NextCursor string       `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get older notes"`
-}
-
-func checkGlob(g string) error {
-	if g != "" && !doublestar.ValidatePattern(g) {
-		return errs.New(errs.CodeInvalidInput, "invalid path glob %q", g).With("path_glob", g)
-	}
-	return nil
-}
-
-func globMatch(g, p string) bool {
-	if g == "" {
-		return true
-	}
-	ok, _ := doublestar.Match(g, p)
-	return ok
 }
 
 var timeLayouts = []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"}
@@ -208,7 +191,7 @@ func registerContextOps(r *Registry) {
 			if err != nil {
 				return nil, err
 			}
-			resp, err := searcherFor(vh).Search(ctx, search.Query{Text: in.Query, Limit: orDefault(in.Limit, 5), PathGlob: in.PathGlob, Tags: in.Tags,
+			resp, err := SearcherFor(vh).Search(ctx, search.Query{Text: in.Query, Limit: OrDefault(in.Limit, 5), PathGlob: in.PathGlob, Tags: in.Tags,
 				Mode: in.Mode, ExpandLinks: in.ExpandLinks, Explain: in.Explain})
 			if err != nil {
 				return nil, err
@@ -256,7 +239,7 @@ func registerContextOps(r *Registry) {
 			if err != nil {
 				return nil, err
 			}
-			_, _, ms, err := lookupRef(ctx, vh, in.Note)
+			_, _, ms, err := LookupRef(ctx, vh, in.Note)
 			if err != nil {
 				return nil, err
 			}
@@ -287,7 +270,7 @@ func registerContextOps(r *Registry) {
 			if err != nil {
 				return nil, err
 			}
-			off, err := decodeCursor(in.Cursor)
+			off, err := DecodeCursor(in.Cursor)
 			if err != nil {
 				return nil, err
 			}
@@ -309,7 +292,7 @@ func registerContextOps(r *Registry) {
 			}
 			var rows []row
 			for _, n := range notes {
-				if !globMatch(in.PathGlob, n.Path) {
+				if !GlobMatch(in.PathGlob, n.Path) {
 					continue
 				}
 				mt := time.Unix(0, n.ModTime).UTC()
@@ -335,7 +318,7 @@ func registerContextOps(r *Registry) {
 				all[i] = r.n
 			}
 			out := &RecentNotesOut{By: by, Total: len(all)}
-			out.Notes, out.NextCursor = page(all, off, orDefault(in.Limit, 20))
+			out.Notes, out.NextCursor = Page(all, off, OrDefault(in.Limit, 20))
 			return out, nil
 		},
 	})

@@ -21,7 +21,7 @@ type ListFrontmatterKeysIn struct {
 }
 
 // Validate checks the limit.
-func (in *ListFrontmatterKeysIn) Validate() error { return checkLimit(in.Limit, 1000) }
+func (in *ListFrontmatterKeysIn) Validate() error { return CheckLimit(in.Limit, 1000) }
 
 // ListFrontmatterKeysOut is the output of list_frontmatter_keys.
 type ListFrontmatterKeysOut struct {
@@ -53,7 +53,7 @@ func (in *ValidateIn) Validate() error {
 	if len(in.Paths) > 0 && in.PathGlob != "" {
 		return errs.New(errs.CodeInvalidInput, "pass paths or path_glob, not both")
 	}
-	if err := checkGlob(in.PathGlob); err != nil {
+	if err := CheckGlob(in.PathGlob); err != nil {
 		return err
 	}
 	for _, k := range in.Required {
@@ -69,7 +69,7 @@ func (in *ValidateIn) Validate() error {
 			return errs.New(errs.CodeInvalidInput, "unknown type %q for key %s (use %s)", t, k, strings.Join(valueTypes, ", ")).With("key", k).With("allowed", valueTypes)
 		}
 	}
-	return checkLimit(in.Limit, 1000)
+	return CheckLimit(in.Limit, 1000)
 }
 
 // Issue is one frontmatter problem.
@@ -235,7 +235,7 @@ func registerFrontmatterOps(r *Registry) {
 			if err != nil {
 				return nil, err
 			}
-			limit := orDefault(in.Limit, 100)
+			limit := OrDefault(in.Limit, 100)
 			if in.Key == "" {
 				keys, err := vh.Index.FrontmatterKeys(ctx)
 				if err != nil {
@@ -283,7 +283,7 @@ func registerFrontmatterOps(r *Registry) {
 			if err != nil {
 				return nil, err
 			}
-			off, err := decodeCursor(in.Cursor)
+			off, err := DecodeCursor(in.Cursor)
 			if err != nil {
 				return nil, err
 			}
@@ -318,7 +318,7 @@ func registerFrontmatterOps(r *Registry) {
 						continue
 					}
 					delete(want, strings.ToLower(n.Path))
-				} else if !globMatch(in.PathGlob, n.Path) {
+				} else if !GlobMatch(in.PathGlob, n.Path) {
 					continue
 				}
 				out.Checked++
@@ -350,7 +350,7 @@ func registerFrontmatterOps(r *Registry) {
 				return nil, errs.New(errs.CodeNotFound, "not in the index: %s", strings.Join(missing, ", ")).With("paths", missing)
 			}
 			out.Total = len(all)
-			out.Issues, out.NextCursor = page(all, off, orDefault(in.Limit, 100))
+			out.Issues, out.NextCursor = Page(all, off, OrDefault(in.Limit, 100))
 			return out, nil
 		},
 	})

@@ -20,10 +20,10 @@ type FindBrokenLinksIn struct {
 
 // Validate checks the glob and limit.
 func (in *FindBrokenLinksIn) Validate() error {
-	if err := checkGlob(in.PathGlob); err != nil {
+	if err := CheckGlob(in.PathGlob); err != nil {
 		return err
 	}
-	return checkLimit(in.Limit, 1000)
+	return CheckLimit(in.Limit, 1000)
 }
 
 // BrokenSource groups the broken links of one note.
@@ -62,10 +62,10 @@ func (in *SuggestTypedLinksIn) Validate() error {
 	if n != 1 {
 		return errs.New(errs.CodeInvalidInput, "pass exactly one of path, note or path_glob")
 	}
-	if err := checkGlob(in.PathGlob); err != nil {
+	if err := CheckGlob(in.PathGlob); err != nil {
 		return err
 	}
-	return checkLimit(in.Limit, 500)
+	return CheckLimit(in.Limit, 500)
 }
 
 // LinkSuggestion proposes turning a body link into a typed link.
@@ -116,7 +116,7 @@ func registerGraphOps(r *Registry) {
 			if err != nil {
 				return nil, err
 			}
-			off, err := decodeCursor(in.Cursor)
+			off, err := DecodeCursor(in.Cursor)
 			if err != nil {
 				return nil, err
 			}
@@ -127,14 +127,14 @@ func registerGraphOps(r *Registry) {
 			var kept []index.BrokenLink
 			sources := map[string]bool{}
 			for _, b := range all {
-				if globMatch(in.PathGlob, b.Source) {
+				if GlobMatch(in.PathGlob, b.Source) {
 					kept = append(kept, b)
 					sources[b.Source] = true
 				}
 			}
 			out := &FindBrokenLinksOut{Sources: []BrokenSource{}, Total: len(kept), TotalSources: len(sources)}
 			var pg []index.BrokenLink
-			pg, out.NextCursor = page(kept, off, orDefault(in.Limit, 100))
+			pg, out.NextCursor = Page(kept, off, OrDefault(in.Limit, 100))
 			for _, b := range pg {
 				if n := len(out.Sources); n == 0 || out.Sources[n-1].Path != b.Source {
 					out.Sources = append(out.Sources, BrokenSource{Path: b.Source, Title: b.SourceTitle})
@@ -160,7 +160,7 @@ func registerGraphOps(r *Registry) {
 			if err != nil {
 				return nil, err
 			}
-			off, err := decodeCursor(in.Cursor)
+			off, err := DecodeCursor(in.Cursor)
 			if err != nil {
 				return nil, err
 			}
@@ -171,12 +171,12 @@ func registerGraphOps(r *Registry) {
 					return nil, err
 				}
 				for _, n := range notes {
-					if globMatch(in.PathGlob, n.Path) {
+					if GlobMatch(in.PathGlob, n.Path) {
 						ids = append(ids, n.ID)
 					}
 				}
 			} else {
-				rel, _, _, err := notePath(ctx, vh, in.Path, in.Note)
+				rel, _, _, err := NotePath(ctx, vh, in.Path, in.Note)
 				if err != nil {
 					return nil, err
 				}
@@ -214,7 +214,7 @@ func registerGraphOps(r *Registry) {
 				return all[i].Line < all[j].Line
 			})
 			out := &SuggestTypedLinksOut{Total: len(all)}
-			out.Suggestions, out.NextCursor = page(all, off, orDefault(in.Limit, 50))
+			out.Suggestions, out.NextCursor = Page(all, off, OrDefault(in.Limit, 50))
 			return out, nil
 		},
 	})
@@ -233,7 +233,7 @@ func (in *TreeIn) Validate() error {
 	if in.Depth < 0 || in.Depth > 20 {
 		return errs.New(errs.CodeInvalidInput, "depth must be between 1 and 20").With("depth", in.Depth)
 	}
-	return checkLimit(in.Limit, 5000)
+	return CheckLimit(in.Limit, 5000)
 }
 
 // TreeEntry is one folder or note of the tree, in depth-first order.
@@ -326,7 +326,7 @@ func registerTreeOps(r *Registry) {
 				}
 				return nil, errs.New(errs.CodeNotFound, "no notes under folder %q", prefix).With("path", prefix).With("folders", top)
 			}
-			depth, limit := orDefault(in.Depth, 2), orDefault(in.Limit, 500)
+			depth, limit := OrDefault(in.Depth, 2), OrDefault(in.Limit, 500)
 			out := &TreeOut{Path: prefix, NoteCount: root.count, Entries: []TreeEntry{}}
 			var walk func(t *treeNode, dir string, level int) bool
 			walk = func(t *treeNode, dir string, level int) bool {

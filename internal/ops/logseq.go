@@ -65,7 +65,7 @@ type ListPagesIn struct {
 }
 
 // Validate checks the limit.
-func (in *ListPagesIn) Validate() error { return checkLimit(in.Limit, 1000) }
+func (in *ListPagesIn) Validate() error { return CheckLimit(in.Limit, 1000) }
 
 // ListPagesOut is the output of list_pages.
 type ListPagesOut struct {
@@ -150,13 +150,6 @@ type GetBlockOut struct {
 	ReferencedBy []index.BlockRef  `json:"referenced_by" jsonschema:"notes that reference this block with ((uuid))"`
 }
 
-func checkLimit(limit, max int) error {
-	if limit < 0 || limit > max {
-		return errs.New(errs.CodeInvalidInput, "limit must be between 1 and %d", max).With("limit", limit)
-	}
-	return nil
-}
-
 func checkDepth(d int) error {
 	if d < 0 || d > 100 {
 		return errs.New(errs.CodeInvalidInput, "depth must be between 1 and 100").With("depth", d)
@@ -199,7 +192,7 @@ func findPage(ctx context.Context, vh *VaultHandle, name, p string) (*index.Note
 		}
 		return n, index.MatchPath, nil
 	}
-	r, _, err := refTarget(name)
+	r, _, err := RefTarget(name)
 	if err != nil {
 		return nil, "", err
 	}
@@ -231,7 +224,7 @@ func findPage(ctx context.Context, vh *VaultHandle, name, p string) (*index.Note
 	switch {
 	case ok:
 	case len(pages) > 0:
-		return nil, "", ambiguous(name, pages)
+		return nil, "", Ambiguous(name, pages)
 	default:
 		e := errs.New(errs.CodeNotFound, "no Logseq page is named %q", name).With("name", name)
 		if len(others) > 0 {
@@ -261,7 +254,7 @@ func similarPages(ctx context.Context, vh *VaultHandle, target string) ([]string
 	for _, p := range pages {
 		if strings.Contains(strings.ToLower(p.Name), t) || strings.Contains(t, strings.ToLower(p.Name)) {
 			out = append(out, p.Name)
-			if len(out) == suggestionCount {
+			if len(out) == SuggestionCount {
 				break
 			}
 		}
@@ -343,7 +336,7 @@ func registerLogseqOps(r *Registry) {
 			if err != nil {
 				return nil, err
 			}
-			off, err := decodeCursor(in.Cursor)
+			off, err := DecodeCursor(in.Cursor)
 			if err != nil {
 				return nil, err
 			}
@@ -352,7 +345,7 @@ func registerLogseqOps(r *Registry) {
 				return nil, err
 			}
 			out := &ListPagesOut{Total: len(pages)}
-			out.Pages, out.NextCursor = page(pages, off, orDefault(in.Limit, 100))
+			out.Pages, out.NextCursor = Page(pages, off, OrDefault(in.Limit, 100))
 			return out, nil
 		},
 	})
@@ -438,28 +431,4 @@ func registerLogseqOps(r *Registry) {
 			return out, nil
 		},
 	})
-}
-
-// page cuts one page out of a list and returns the cursor of the next.
-func page[T any](all []T, off, limit int) ([]T, string) {
-	if off > len(all) {
-		off = len(all)
-	}
-	end := min(off+limit, len(all))
-	next := ""
-	if end < len(all) {
-		next = encodeCursor(end)
-	}
-	out := all[off:end]
-	if out == nil {
-		out = []T{}
-	}
-	return out, next
-}
-
-func orDefault(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }

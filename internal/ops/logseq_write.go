@@ -30,7 +30,7 @@ func (in *CreatePageIn) Validate() error {
 	if err := noteedit.CheckProps(in.Properties, false); err != nil {
 		return err
 	}
-	return in.validate()
+	return in.Check()
 }
 
 // UpdatePageIn is the input of update_page.
@@ -54,10 +54,10 @@ func (in *UpdatePageIn) Validate() error {
 	if err := noteedit.CheckProps(in.Properties, false); err != nil {
 		return err
 	}
-	if _, err := in.etag(); err != nil {
+	if _, err := in.Etag(); err != nil {
 		return err
 	}
-	return in.validate()
+	return in.Check()
 }
 
 // DeletePageIn is the input of delete_page.
@@ -73,10 +73,10 @@ func (in *DeletePageIn) Validate() error {
 	if err := onePage(in.Name, in.Path); err != nil {
 		return err
 	}
-	if _, err := in.etag(); err != nil {
+	if _, err := in.Etag(); err != nil {
 		return err
 	}
-	return in.validate()
+	return in.Check()
 }
 
 // BlockAnchor says where a block goes: in a page, under a parent block, or
@@ -142,10 +142,10 @@ func (in *CreateBlockIn) Validate() error {
 	if err := noteedit.CheckProps(in.Properties, false); err != nil {
 		return err
 	}
-	if _, err := in.etag(); err != nil {
+	if _, err := in.Etag(); err != nil {
 		return err
 	}
-	return in.validate()
+	return in.Check()
 }
 
 // UpdateBlockIn is the input of update_block.
@@ -174,10 +174,10 @@ func (in *UpdateBlockIn) Validate() error {
 			return err
 		}
 	}
-	if _, err := in.etag(); err != nil {
+	if _, err := in.Etag(); err != nil {
 		return err
 	}
-	return in.validate()
+	return in.Check()
 }
 
 // DeleteBlockIn is the input of delete_block.
@@ -192,10 +192,10 @@ func (in *DeleteBlockIn) Validate() error {
 	if !uuidRe.MatchString(cleanUUID(in.UUID)) {
 		return errs.New(errs.CodeInvalidInput, "%q is not a block uuid", in.UUID).With("uuid", in.UUID)
 	}
-	if _, err := in.etag(); err != nil {
+	if _, err := in.Etag(); err != nil {
 		return err
 	}
-	return in.validate()
+	return in.Check()
 }
 
 // MoveBlockIn is the input of move_block.
@@ -214,10 +214,10 @@ func (in *MoveBlockIn) Validate() error {
 	if err := in.BlockAnchor.check(); err != nil {
 		return err
 	}
-	if _, err := in.etag(); err != nil {
+	if _, err := in.Etag(); err != nil {
 		return err
 	}
-	return in.validate()
+	return in.Check()
 }
 
 // BlockWriteOut is the output of the block operations.
@@ -277,14 +277,14 @@ func pageFileName(name string) (string, error) {
 }
 
 func registerLogseqWrites(r *Registry) {
-	logseqErrors := withErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeNotLogseqGraph, errs.CodeBlockNotFound, errs.CodeInvalidUTF8)
+	logseqErrors := WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeNotLogseqGraph, errs.CodeBlockNotFound, errs.CodeInvalidUTF8)
 	Add(r, Def[CreatePageIn, WriteResult]{
 		Name:  "create_page",
 		Title: "Create a Logseq page",
 		Description: "Create a page in the vault's Logseq graph (pages/ folder; namespaces a/b become a___b.md) with page properties and top-level blocks. " +
 			"Fails with conflict when a page of that name (or alias) exists. Preview by default.",
 		Annotations: Annotations{},
-		CLI:         CLI{Use: "create-page", Args: []string{"name"}, Text: textWrite, Short: "Create a Logseq page (preview; --apply writes it)"},
+		CLI:         CLI{Use: "create-page", Args: []string{"name"}, Text: TextWrite, Short: "Create a Logseq page (preview; --apply writes it)"},
 		Errors:      logseqErrors,
 		Example:     `{"name": "Reading/2026", "properties": {"tags": "reading"}, "blocks": ["How to Take Smart Notes", "The Art of Doing Science"]}`,
 		Toolset:     ToolsetWrites,
@@ -296,7 +296,7 @@ func registerLogseqWrites(r *Registry) {
 		Description: "Append top-level blocks to a Logseq page and/or set or remove its page properties (key:: value lines; an empty value removes one). " +
 			"The rest of the file keeps its bytes. Preview by default.",
 		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "update-page", Args: []string{"name"}, Text: textWrite, Short: "Append blocks to a Logseq page or set its properties (preview; --apply writes it)"},
+		CLI:         CLI{Use: "update-page", Args: []string{"name"}, Text: TextWrite, Short: "Append blocks to a Logseq page or set its properties (preview; --apply writes it)"},
 		Errors:      logseqErrors,
 		Example:     `{"name": "Loci", "append": ["Tried the write operations"], "properties": {"status": "active"}}`,
 		Toolset:     ToolsetWrites,
@@ -307,7 +307,7 @@ func registerLogseqWrites(r *Registry) {
 		Title:       "Delete a Logseq page",
 		Description: "Move a Logseq page's file to the vault's .trash/ folder; the result warns about pages that still reference it. Undo restores it. Preview by default.",
 		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "delete-page", Args: []string{"name"}, Text: textWrite, Short: "Move a Logseq page to .trash/ (preview; --apply does it)"},
+		CLI:         CLI{Use: "delete-page", Args: []string{"name"}, Text: TextWrite, Short: "Move a Logseq page to .trash/ (preview; --apply does it)"},
 		Errors:      logseqErrors,
 		Example:     `{"name": "graph/design"}`,
 		Toolset:     ToolsetWrites,
@@ -319,7 +319,7 @@ func registerLogseqWrites(r *Registry) {
 		Description: "Add a block to a Logseq page: at the top level of a page, under a parent block, or before/after a sibling (position first, last, before, after), " +
 			"with properties. Written in the file's own indentation; the block gets an id:: uuid (returned) so it can be addressed later. Preview by default.",
 		Annotations: Annotations{},
-		CLI:         CLI{Use: "create-block", Text: textWrite, Short: "Add a block to a Logseq page (preview; --apply writes it)"},
+		CLI:         CLI{Use: "create-block", Text: textBlockWrite, Short: "Add a block to a Logseq page (preview; --apply writes it)"},
 		Errors:      logseqErrors,
 		Example:     `{"parent": "6745a1b2-0000-4000-8000-000000000001", "position": "last", "content": "A new child block", "properties": {"status": "draft"}}`,
 		Toolset:     ToolsetWrites,
@@ -331,7 +331,7 @@ func registerLogseqWrites(r *Registry) {
 		Description: "Change a Logseq block's text and/or properties, by uuid. Its children, its other properties and its id:: stay as they are. " +
 			"if_match is the etag of the page file. Preview by default.",
 		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "update-block", Args: []string{"uuid"}, Text: textWrite, Short: "Change a Logseq block's text or properties (preview; --apply writes it)"},
+		CLI:         CLI{Use: "update-block", Args: []string{"uuid"}, Text: textBlockWrite, Short: "Change a Logseq block's text or properties (preview; --apply writes it)"},
 		Errors:      logseqErrors,
 		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001", "properties": {"status": "done"}}`,
 		Toolset:     ToolsetWrites,
@@ -343,7 +343,7 @@ func registerLogseqWrites(r *Registry) {
 		Description: "Remove a Logseq block and its children from its page, by uuid; the result warns about ((references)) to the removed blocks. " +
 			"The undo journal keeps the page as it was. Preview by default.",
 		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "delete-block", Args: []string{"uuid"}, Text: textWrite, Short: "Remove a Logseq block and its children (preview; --apply does it)"},
+		CLI:         CLI{Use: "delete-block", Args: []string{"uuid"}, Text: textBlockWrite, Short: "Remove a Logseq block and its children (preview; --apply does it)"},
 		Errors:      logseqErrors,
 		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001"}`,
 		Toolset:     ToolsetWrites,
@@ -355,7 +355,7 @@ func registerLogseqWrites(r *Registry) {
 		Description: "Move a Logseq block with its children: into a page, under a parent block, or next to a sibling, in the same page or another one. " +
 			"Lines are re-indented to the target's style; every id:: uuid stays, so ((references)) keep working. Both pages change as one undoable unit. Preview by default.",
 		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "move-block", Args: []string{"uuid"}, Text: textWrite, Short: "Move a Logseq block with its children (preview; --apply does it)"},
+		CLI:         CLI{Use: "move-block", Args: []string{"uuid"}, Text: textBlockWrite, Short: "Move a Logseq block with its children (preview; --apply does it)"},
 		Errors:      logseqErrors,
 		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001", "page": "graph/design", "position": "first"}`,
 		Toolset:     ToolsetWrites,
@@ -382,7 +382,7 @@ func pageGraph(vh *VaultHandle, graph string) (string, error) {
 }
 
 func createPage(ctx context.Context, env *Env, in *CreatePageIn) (*WriteResult, error) {
-	vh, w, err := writeVault(env, in.Vault)
+	vh, w, err := WriteVault(env, in.Vault)
 	if err != nil {
 		return nil, err
 	}
@@ -403,14 +403,14 @@ func createPage(ctx context.Context, env *Env, in *CreatePageIn) (*WriteResult, 
 			}
 		}
 	}
-	return idempotent(ctx, env, vh, "create_page", in, &in.WriteOpts, func() (*WriteResult, error) {
-		return runWrite(ctx, env, writeSpec{op: "create_page", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, build: func(s *stage) error {
-			f, err := s.read(rel)
+	return Idempotent(ctx, env, vh, "create_page", in, &in.WriteOpts, func() (*WriteResult, error) {
+		return RunWrite(ctx, env, WriteSpec{Op: "create_page", Vault: vh, Opts: &in.WriteOpts, Locks: []string{rel}, Build: func(s *Stage) error {
+			f, err := s.Read(rel)
 			if err != nil {
 				return err
 			}
-			if f.exists {
-				return errs.New(errs.CodeConflict, "%s already exists", rel).With("path", rel).With("current_etag", f.etag)
+			if f.Exists {
+				return errs.New(errs.CodeConflict, "%s already exists", rel).With("path", rel).With("current_etag", f.Etag)
 			}
 			var lines []string
 			keys := make([]string, 0, len(in.Properties))
@@ -430,8 +430,8 @@ func createPage(ctx context.Context, env *Env, in *CreatePageIn) (*WriteResult, 
 			if len(lines) == 0 {
 				lines = []string{"-"}
 			}
-			s.main = rel
-			s.create(rel, strings.Join(lines, "\n")+"\n")
+			s.Main = rel
+			s.Create(rel, strings.Join(lines, "\n")+"\n")
 			return nil
 		}})
 	})
@@ -465,10 +465,10 @@ func updatePage(ctx context.Context, env *Env, in *UpdatePageIn) (*WriteResult, 
 	if err != nil {
 		return nil, err
 	}
-	want, _ := in.etag()
-	return idempotent(ctx, env, vh, "update_page", in, &in.WriteOpts, func() (*WriteResult, error) {
-		return runWrite(ctx, env, writeSpec{op: "update_page", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
-			f, d, err := s.readOutline(rel, want)
+	want, _ := in.Etag()
+	return Idempotent(ctx, env, vh, "update_page", in, &in.WriteOpts, func() (*WriteResult, error) {
+		return RunWrite(ctx, env, WriteSpec{Op: "update_page", Vault: vh, Opts: &in.WriteOpts, Locks: []string{rel}, GuardPath: rel, GuardEtag: want, Build: func(s *Stage) error {
+			f, d, err := readOutline(s, rel, want)
 			if err != nil {
 				return err
 			}
@@ -512,10 +512,10 @@ func updatePage(ctx context.Context, env *Env, in *UpdatePageIn) (*WriteResult, 
 				}
 			}
 			if len(d.Lines) > 0 {
-				d.EOL = d.EOL || f.text == ""
+				d.EOL = d.EOL || f.Text == ""
 			}
-			s.main = rel
-			s.put(f, d.Text())
+			s.Main = rel
+			s.Put(f, d.Text())
 			return nil
 		}})
 	})
@@ -526,53 +526,40 @@ func deletePage(ctx context.Context, env *Env, in *DeletePageIn) (*WriteResult, 
 	if err != nil {
 		return nil, err
 	}
-	want, _ := in.etag()
-	return idempotent(ctx, env, vh, "delete_page", in, &in.WriteOpts, func() (*WriteResult, error) {
-		return runWrite(ctx, env, writeSpec{op: "delete_page", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
-			f, err := s.read(rel)
+	want, _ := in.Etag()
+	return Idempotent(ctx, env, vh, "delete_page", in, &in.WriteOpts, func() (*WriteResult, error) {
+		return RunWrite(ctx, env, WriteSpec{Op: "delete_page", Vault: vh, Opts: &in.WriteOpts, Locks: []string{rel}, GuardPath: rel, GuardEtag: want, Build: func(s *Stage) error {
+			f, err := s.Read(rel)
 			if err != nil {
 				return err
 			}
-			if !f.exists {
+			if !f.Exists {
 				return errs.New(errs.CodeNotFound, "page file not found: %s", rel).With("path", rel)
 			}
-			if err := checkGuard(f, want); err != nil {
+			if err := CheckGuard(f, want); err != nil {
 				return err
 			}
-			s.main = rel
-			if err := s.trash(f); err != nil {
+			s.Main = rel
+			if err := s.Trash(f); err != nil {
 				return err
 			}
-			s.warnings = append(s.warnings, inboundWarning(ctx, vh, rel)...)
+			s.Warnings = append(s.Warnings, InboundWarning(ctx, vh, rel)...)
 			return nil
 		}})
 	})
 }
 
-// blockPage finds the page file holding a block (from the index).
-// readGuarded reads a note's text for an edit, refused with etag_mismatch
-// when want is set and the note is not at that version.
-func (s *stage) readGuarded(rel, want string) (*noteFile, error) {
-	f, err := s.readText(rel)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkGuard(f, want); err != nil {
-		return nil, err
-	}
-	return f, nil
-}
-
 // readOutline reads a page for an edit: its text (refused if its etag is not
 // want, when want is set) and its parsed outline.
-func (s *stage) readOutline(rel, want string) (*noteFile, *outlineDoc, error) {
-	f, err := s.readGuarded(rel, want)
+func readOutline(s *Stage, rel, want string) (*NoteFile, *outlineDoc, error) {
+	f, err := s.ReadGuarded(rel, want)
 	if err != nil {
 		return nil, nil, err
 	}
-	return f, newOutline(rel, f.text), nil
+	return f, newOutline(rel, f.Text), nil
 }
 
+// blockPage finds the page file holding a block (from the index).
 func blockPage(ctx context.Context, env *Env, vault, uuid string) (*VaultHandle, string, error) {
 	vh, err := logseqVault(ctx, env, vault)
 	if err != nil {
@@ -642,12 +629,12 @@ func createBlock(ctx context.Context, env *Env, in *CreateBlockIn) (*BlockWriteO
 	if err != nil {
 		return nil, err
 	}
-	want, _ := in.etag()
+	want, _ := in.Etag()
 	uuid := newUUID()
-	return idempotent(ctx, env, vh, "create_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
+	return Idempotent(ctx, env, vh, "create_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
 		line := 0
-		res, err := runWrite(ctx, env, writeSpec{op: "create_block", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
-			f, d, err := s.readOutline(rel, want)
+		res, err := RunWrite(ctx, env, WriteSpec{Op: "create_block", Vault: vh, Opts: &in.WriteOpts, Locks: []string{rel}, GuardPath: rel, GuardEtag: want, Build: func(s *Stage) error {
+			f, d, err := readOutline(s, rel, want)
 			if err != nil {
 				return err
 			}
@@ -660,8 +647,8 @@ func createBlock(ctx context.Context, env *Env, in *CreateBlockIn) (*BlockWriteO
 			}
 			d.Lines = noteedit.Splice(d.Lines, at, at, blockLines(indent, in.Content, in.Properties, uuid))
 			line = at + 1
-			s.main = rel
-			s.put(f, d.Text())
+			s.Main = rel
+			s.Put(f, d.Text())
 			return nil
 		}})
 		if err != nil {
@@ -676,12 +663,12 @@ func updateBlock(ctx context.Context, env *Env, in *UpdateBlockIn) (*BlockWriteO
 	if err != nil {
 		return nil, err
 	}
-	want, _ := in.etag()
+	want, _ := in.Etag()
 	uuid := strings.ToLower(cleanUUID(in.UUID))
-	return idempotent(ctx, env, vh, "update_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
+	return Idempotent(ctx, env, vh, "update_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
 		line := 0
-		res, err := runWrite(ctx, env, writeSpec{op: "update_block", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
-			f, d, err := s.readOutline(rel, want)
+		res, err := RunWrite(ctx, env, WriteSpec{Op: "update_block", Vault: vh, Opts: &in.WriteOpts, Locks: []string{rel}, GuardPath: rel, GuardEtag: want, Build: func(s *Stage) error {
+			f, d, err := readOutline(s, rel, want)
 			if err != nil {
 				return err
 			}
@@ -692,8 +679,8 @@ func updateBlock(ctx context.Context, env *Env, in *UpdateBlockIn) (*BlockWriteO
 			b := d.blocks[i]
 			d.Lines = noteedit.Splice(d.Lines, b.line, b.end, rewriteBlock(d.Lines[b.line:b.end], b.indent, in))
 			line = b.line + 1
-			s.main = rel
-			s.put(f, d.Text())
+			s.Main = rel
+			s.Put(f, d.Text())
 			return nil
 		}})
 		if err != nil {
@@ -800,11 +787,11 @@ func deleteBlock(ctx context.Context, env *Env, in *DeleteBlockIn) (*BlockWriteO
 	if err != nil {
 		return nil, err
 	}
-	want, _ := in.etag()
+	want, _ := in.Etag()
 	uuid := strings.ToLower(cleanUUID(in.UUID))
-	return idempotent(ctx, env, vh, "delete_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
-		res, err := runWrite(ctx, env, writeSpec{op: "delete_block", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
-			f, d, err := s.readOutline(rel, want)
+	return Idempotent(ctx, env, vh, "delete_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
+		res, err := RunWrite(ctx, env, WriteSpec{Op: "delete_block", Vault: vh, Opts: &in.WriteOpts, Locks: []string{rel}, GuardPath: rel, GuardEtag: want, Build: func(s *Stage) error {
+			f, d, err := readOutline(s, rel, want)
 			if err != nil {
 				return err
 			}
@@ -820,13 +807,13 @@ func deleteBlock(ctx context.Context, env *Env, in *DeleteBlockIn) (*BlockWriteO
 						for _, r := range refs {
 							at = append(at, fmt.Sprintf("%s:%d", r.Path, r.Line))
 						}
-						s.warnings = append(s.warnings, fmt.Sprintf("block %s is referenced by ((%s)) at %s; those references will be broken", u, u, strings.Join(at, ", ")))
+						s.Warnings = append(s.Warnings, fmt.Sprintf("block %s is referenced by ((%s)) at %s; those references will be broken", u, u, strings.Join(at, ", ")))
 					}
 				}
 			}
 			d.Lines = noteedit.Splice(d.Lines, b.line, b.subEnd, nil)
-			s.main = rel
-			s.put(f, d.Text())
+			s.Main = rel
+			s.Put(f, d.Text())
 			return nil
 		}})
 		if err != nil {
@@ -845,19 +832,19 @@ func moveBlock(ctx context.Context, env *Env, in *MoveBlockIn) (*BlockWriteOut, 
 	if err != nil {
 		return nil, err
 	}
-	want, _ := in.etag()
+	want, _ := in.Etag()
 	uuid := strings.ToLower(cleanUUID(in.UUID))
-	return idempotent(ctx, env, vh, "move_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
+	return Idempotent(ctx, env, vh, "move_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
 		line := 0
-		res, err := runWrite(ctx, env, writeSpec{op: "move_block", vh: vh, opts: &in.WriteOpts, locks: []string{src, dst}, guardPath: src, guardEtag: want, build: func(s *stage) error {
-			sf, err := s.readText(src)
+		res, err := RunWrite(ctx, env, WriteSpec{Op: "move_block", Vault: vh, Opts: &in.WriteOpts, Locks: []string{src, dst}, GuardPath: src, GuardEtag: want, Build: func(s *Stage) error {
+			sf, err := s.ReadText(src)
 			if err != nil {
 				return err
 			}
-			if err := checkGuard(sf, want); err != nil {
+			if err := CheckGuard(sf, want); err != nil {
 				return err
 			}
-			sd := newOutline(src, sf.text)
+			sd := newOutline(src, sf.Text)
 			i, err := findBlock(sd, uuid)
 			if err != nil {
 				return err
@@ -875,15 +862,15 @@ func moveBlock(ctx context.Context, env *Env, in *MoveBlockIn) (*BlockWriteOut, 
 				}
 			}
 			// Cut the subtree, then place it in the target (re-parsed after the cut).
-			rest := newOutline(src, sf.text)
+			rest := newOutline(src, sf.Text)
 			rest.Lines = noteedit.Splice(rest.Lines, b.line, b.subEnd, nil)
 			rest.reparse()
 			td, tf := rest, sf
 			if dst != src {
-				if tf, err = s.readText(dst); err != nil {
+				if tf, err = s.ReadText(dst); err != nil {
 					return err
 				}
-				td = newOutline(dst, tf.text)
+				td = newOutline(dst, tf.Text)
 			}
 			at, indent, err := anchorAt(td, &in.BlockAnchor)
 			if err != nil {
@@ -894,13 +881,13 @@ func moveBlock(ctx context.Context, env *Env, in *MoveBlockIn) (*BlockWriteOut, 
 			}
 			td.Lines = noteedit.Splice(td.Lines, at, at, sd.subtree(i, indent, td.unit))
 			line = at + 1
-			s.main = src
+			s.Main = src
 			if dst != src {
-				s.put(sf, rest.Text())
-				s.put(tf, td.Text())
-				s.main = dst
+				s.Put(sf, rest.Text())
+				s.Put(tf, td.Text())
+				s.Main = dst
 			} else {
-				s.put(sf, td.Text())
+				s.Put(sf, td.Text())
 			}
 			return nil
 		}})
@@ -909,4 +896,17 @@ func moveBlock(ctx context.Context, env *Env, in *MoveBlockIn) (*BlockWriteOut, 
 		}
 		return &BlockWriteOut{WriteResult: *res, UUID: uuid, Line: line}, nil
 	})
+}
+
+// textBlockWrite is TextWrite with the block's uuid and line.
+func textBlockWrite(o any) string {
+	var b strings.Builder
+	if bo, ok := o.(*BlockWriteOut); ok && bo.UUID != "" {
+		fmt.Fprintf(&b, "block %s", bo.UUID)
+		if bo.Line > 0 {
+			fmt.Fprintf(&b, " (line %d)", bo.Line)
+		}
+		b.WriteString("\n")
+	}
+	return TextWriteWith(o, b.String())
 }

@@ -61,7 +61,7 @@ type ReadNoteIn struct {
 
 // Validate checks ranges.
 func (in *ReadNoteIn) Validate() error {
-	if err := eitherPathOrNote(in.Path, in.Note); err != nil {
+	if err := EitherPathOrNote(in.Path, in.Note); err != nil {
 		return err
 	}
 	if in.StartLine < 0 || in.EndLine < 0 || (in.EndLine > 0 && in.StartLine > in.EndLine) {
@@ -99,7 +99,7 @@ type GetLinksIn struct {
 
 // Validate checks the note and the expansion bounds.
 func (in *GetLinksIn) Validate() error {
-	if err := eitherPathOrNote(in.Path, in.Note); err != nil {
+	if err := EitherPathOrNote(in.Path, in.Note); err != nil {
 		return err
 	}
 	if in.Depth < 0 || in.Depth > 3 {
@@ -174,11 +174,11 @@ func registerNoteOps(r *Registry) {
 			if err != nil {
 				return nil, err
 			}
-			off, err := decodeCursor(in.Cursor)
+			off, err := DecodeCursor(in.Cursor)
 			if err != nil {
 				return nil, err
 			}
-			resp, err := searcherFor(vh).Search(ctx, search.Query{
+			resp, err := SearcherFor(vh).Search(ctx, search.Query{
 				Text: in.Query, Limit: in.Limit, Offset: off, PathGlob: in.PathGlob, Tags: in.Tags, Frontmatter: in.Frontmatter,
 				CreatedFrom: in.CreatedFrom, CreatedTo: in.CreatedTo, UpdatedFrom: in.UpdatedFrom, UpdatedTo: in.UpdatedTo,
 				Mode: in.Mode, ExpandLinks: in.ExpandLinks, Explain: in.Explain,
@@ -188,7 +188,7 @@ func registerNoteOps(r *Registry) {
 			}
 			out := &SearchNotesOut{Results: resp.Results, Mode: resp.Mode}
 			if resp.HasMore {
-				out.NextCursor = encodeCursor(off + len(resp.Results))
+				out.NextCursor = EncodeCursor(off + len(resp.Results))
 			}
 			return out, nil
 		},
@@ -223,7 +223,7 @@ func registerNoteOps(r *Registry) {
 			if err != nil {
 				return nil, err
 			}
-			rel, _, _, err := notePath(ctx, vh, in.Path, in.Note)
+			rel, _, _, err := NotePath(ctx, vh, in.Path, in.Note)
 			if err != nil {
 				return nil, err
 			}
@@ -312,7 +312,7 @@ func readNote(ctx context.Context, env *Env, in *ReadNoteIn) (*ReadNoteOut, erro
 	}
 	p, match, heading := in.Path, "", in.Heading
 	if in.Note != "" {
-		rel, ref, m, err := notePath(ctx, vh, "", in.Note)
+		rel, ref, m, err := NotePath(ctx, vh, "", in.Note)
 		if err != nil {
 			return nil, err
 		}
@@ -324,7 +324,7 @@ func readNote(ctx context.Context, env *Env, in *ReadNoteIn) (*ReadNoteOut, erro
 	b, rel, err := vh.Vault.ReadNote(p)
 	if err != nil {
 		if errs.Code(err) == errs.CodeNotFound && in.Path != "" {
-			if sim, serr := vh.Index.SimilarNotes(ctx, rel, suggestionCount); serr == nil && len(sim) > 0 {
+			if sim, serr := vh.Index.SimilarNotes(ctx, rel, SuggestionCount); serr == nil && len(sim) > 0 {
 				err = errs.As(err).With("suggestions", sim)
 			}
 		}

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -10,14 +9,6 @@ import (
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/search"
 )
-
-// searcherFor returns a searcher over the vault's index with its vectors
-// and the fusion settings of its config (search section).
-func searcherFor(vh *VaultHandle) *search.Searcher {
-	sc := vh.Index.SearchSettings()
-	return &search.Searcher{DB: vh.Index.DB, Vectors: vh.Index,
-		Fusion: search.Fusion{K: sc.RRFK, Lexical: sc.LexicalWeight, Semantic: sc.SemanticWeight, Graph: sc.GraphWeight, MinSimilarity: sc.MinSimilarity}}
-}
 
 // FindSimilarIn is the input of find_similar.
 type FindSimilarIn struct {
@@ -30,22 +21,13 @@ type FindSimilarIn struct {
 
 // Validate checks the note and the bounds.
 func (in *FindSimilarIn) Validate() error {
-	if err := eitherPathOrNote(in.Path, in.Note); err != nil {
+	if err := EitherPathOrNote(in.Path, in.Note); err != nil {
 		return err
 	}
-	if err := checkGlob(in.PathGlob); err != nil {
+	if err := CheckGlob(in.PathGlob); err != nil {
 		return err
 	}
-	return checkLimit(in.Limit, 50)
-}
-
-// SimilarNote is one note of find_similar.
-type SimilarNote struct {
-	Path        string   `json:"path" jsonschema:"vault-relative path"`
-	Title       string   `json:"title" jsonschema:"the note's title"`
-	Score       float64  `json:"score" jsonschema:"mean, over the note's sections, of the best cosine with a section of this note (1 = same direction)"`
-	HeadingPath []string `json:"heading_path" jsonschema:"headings above its section closest to the note"`
-	Line        int      `json:"line" jsonschema:"first line of that section"`
+	return CheckLimit(in.Limit, 50)
 }
 
 // FindSimilarOut is the output of find_similar.
@@ -74,58 +56,15 @@ func findSimilar(ctx context.Context, env *Env, in *FindSimilarIn) (*FindSimilar
 	if err != nil {
 		return nil, err
 	}
-	rel, _, _, err := notePath(ctx, vh, in.Path, in.Note)
+	rel, _, _, err := NotePath(ctx, vh, in.Path, in.Note)
 	if err != nil {
 		return nil, err
 	}
-	n, err := vh.Index.NoteByPath(ctx, rel)
+	model, notes, err := SimilarNotes(ctx, vh, rel, OrDefault(in.Limit, 10), in.PathGlob)
 	if err != nil {
 		return nil, err
 	}
-	m, err := vh.Index.VectorMatrix(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if len(m.NoteRows(n.ID)) == 0 {
-		return nil, errs.New(errs.CodeEmbedUnavailable, "note %s has no vector yet; run `loci index`", rel).With("path", rel)
-	}
-	var paths map[int64]string
-	if in.PathGlob != "" {
-		paths = map[int64]string{}
-		notes, err := vh.Index.ListNotes(ctx, false)
-		if err != nil {
-			return nil, err
-		}
-		for _, x := range notes {
-			if globMatch(in.PathGlob, x.Path) {
-				paths[x.ID] = x.Path
-			}
-		}
-	}
-	allow := func(id int64) bool {
-		if id == n.ID {
-			return false
-		}
-		if paths != nil {
-			_, ok := paths[id]
-			return ok
-		}
-		return true
-	}
-	id, _ := vh.Index.StoredIdentity(ctx)
-	out := &FindSimilarOut{Path: rel, Model: id.String(), Notes: []SimilarNote{}}
-	for _, h := range m.SimilarNotes(n.ID, orDefault(in.Limit, 10), allow) {
-		s := SimilarNote{Score: float64(int64(float64(h.Score)*1e4+0.5)) / 1e4, HeadingPath: []string{}}
-		var hp string
-		err := vh.Index.DB.QueryRowContext(ctx, `SELECT n.path, n.title, c.heading_path, c.start_line FROM chunks c JOIN notes n ON n.id = c.note_id WHERE c.id = ?`, h.Chunk).
-			Scan(&s.Path, &s.Title, &hp, &s.Line)
-		if err != nil {
-			continue // deleted meanwhile
-		}
-		json.Unmarshal([]byte(hp), &s.HeadingPath)
-		out.Notes = append(out.Notes, s)
-	}
-	return out, nil
+	return &FindSimilarOut{Path: rel, Model: model, Notes: notes}, nil
 }
 
 func textSimilar(o any) string {

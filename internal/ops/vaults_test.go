@@ -249,10 +249,10 @@ func TestRunWriteChecksItsVault(t *testing.T) {
 			sameTree(t, "vault D", before, snapshot(t, vd.Vault.Root))
 		}
 		built := false
-		_, err := runWrite(ctx, env, writeSpec{op: "write_note", vh: c.vh, opts: &WriteOpts{Apply: c.apply}, propose: c.propose, locks: []string{"n.md"},
-			build: func(s *stage) error {
+		_, err := RunWrite(ctx, env, WriteSpec{Op: "write_note", Vault: c.vh, Opts: &WriteOpts{Apply: c.apply}, Propose: c.propose, Locks: []string{"n.md"},
+			Build: func(s *Stage) error {
 				built = true
-				s.main = "n.md"
+				s.Main = "n.md"
 				return nil
 			}})
 		if errs.Code(err) != c.want || built != (c.want == "") {
@@ -262,7 +262,7 @@ func TestRunWriteChecksItsVault(t *testing.T) {
 	// An idempotent replay is checked too.
 	before = snapshot(t, vd.Vault.Root)
 	ran := false
-	_, err := idempotent(ctx, env, vd, "write_note", map[string]string{"k": "v"}, &WriteOpts{Apply: true, IdempotencyKey: "k1"}, func() (*WriteResult, error) {
+	_, err := Idempotent(ctx, env, vd, "write_note", map[string]string{"k": "v"}, &WriteOpts{Apply: true, IdempotencyKey: "k1"}, func() (*WriteResult, error) {
 		ran = true
 		return &WriteResult{}, nil
 	})

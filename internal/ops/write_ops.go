@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -56,7 +55,7 @@ func (in *CaptureNoteIn) Validate() error {
 			}
 		}
 	}
-	return in.validate()
+	return in.Check()
 }
 
 // EditNoteIn is the input of edit_note.
@@ -70,7 +69,7 @@ type EditNoteIn struct {
 
 // Validate checks the note and every patch.
 func (in *EditNoteIn) Validate() error {
-	if err := eitherPathOrNote(in.Path, in.Note); err != nil {
+	if err := EitherPathOrNote(in.Path, in.Note); err != nil {
 		return err
 	}
 	if len(in.Patches) == 0 || len(in.Patches) > 200 {
@@ -81,10 +80,10 @@ func (in *EditNoteIn) Validate() error {
 			return err
 		}
 	}
-	if _, err := in.etag(); err != nil {
+	if _, err := in.Etag(); err != nil {
 		return err
 	}
-	return in.validate()
+	return in.Check()
 }
 
 // WriteNoteIn is the input of write_note.
@@ -104,10 +103,10 @@ func (in *WriteNoteIn) Validate() error {
 	if strings.ContainsRune(in.Content, 0) {
 		return errs.New(errs.CodeInvalidInput, "content holds NUL bytes")
 	}
-	if _, err := in.etag(); err != nil {
+	if _, err := in.Etag(); err != nil {
 		return err
 	}
-	return in.validate()
+	return in.Check()
 }
 
 // DeleteNoteIn is the input of delete_note.
@@ -120,13 +119,13 @@ type DeleteNoteIn struct {
 
 // Validate checks the note and the guard.
 func (in *DeleteNoteIn) Validate() error {
-	if err := eitherPathOrNote(in.Path, in.Note); err != nil {
+	if err := EitherPathOrNote(in.Path, in.Note); err != nil {
 		return err
 	}
-	if _, err := in.etag(); err != nil {
+	if _, err := in.Etag(); err != nil {
 		return err
 	}
-	return in.validate()
+	return in.Check()
 }
 
 // ImproveFrontmatterIn is the input of improve_frontmatter.
@@ -143,7 +142,7 @@ type ImproveFrontmatterIn struct {
 
 // Validate checks the note and the keys.
 func (in *ImproveFrontmatterIn) Validate() error {
-	if err := eitherPathOrNote(in.Path, in.Note); err != nil {
+	if err := EitherPathOrNote(in.Path, in.Note); err != nil {
 		return err
 	}
 	for _, k := range in.Required {
@@ -151,10 +150,10 @@ func (in *ImproveFrontmatterIn) Validate() error {
 			return errs.New(errs.CodeInvalidInput, "required holds an empty key")
 		}
 	}
-	if _, err := in.etag(); err != nil {
+	if _, err := in.Etag(); err != nil {
 		return err
 	}
-	return in.validate()
+	return in.Check()
 }
 
 // ImproveFrontmatterOut is the output of improve_frontmatter.
@@ -171,8 +170,8 @@ func registerWriteOps(r *Registry) {
 			"frontmatter is generated (id, created, updated, aliases, tags, source, plus any keys given). Never overwrites: a taken name gets a number (Title 2.md). " +
 			"Preview by default; apply=true writes it and returns the path and etag.",
 		Annotations: Annotations{},
-		CLI:         CLI{Use: "capture", Args: []string{"title"}, Text: textWrite, Short: "Capture a new note in the inbox (preview; --apply writes it)"},
-		Errors:      withErrors(),
+		CLI:         CLI{Use: "capture", Args: []string{"title"}, Text: TextWrite, Short: "Capture a new note in the inbox (preview; --apply writes it)"},
+		Errors:      WithErrors(),
 		Example:     `{"title": "Idea: spaced repetition for code", "content": "Review snippets at growing intervals.", "tags": ["idea"], "apply": true}`,
 		Toolset:     ToolsetWrites,
 		Handler:     captureNote,
@@ -185,8 +184,8 @@ func registerWriteOps(r *Registry) {
 			"set_frontmatter / delete_frontmatter (only that key's lines change; key order, comments and every other byte stay), add_tags / remove_tags. " +
 			"Pass the etag you read as if_match. Preview (a unified diff) by default; apply=true writes it. The file keeps its line endings, BOM and final newline.",
 		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "edit", Args: []string{"path"}, Text: textWrite, Short: "Edit a note with patches (preview; --apply writes it)"},
-		Errors:      withErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
+		CLI:         CLI{Use: "edit", Args: []string{"path"}, Text: TextWrite, Short: "Edit a note with patches (preview; --apply writes it)"},
+		Errors:      WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
 		Example:     `{"path": "Projects/Project Atlas.md", "if_match": "99ff78b3660ad4a5dadd9f27433296e64164e8859895cc744bf68ac10704c96a", "patches": [{"op": "append_to_section", "heading": "Goals", "content": "- Ship safe writes."}, {"op": "set_frontmatter", "key": "status", "value": "done"}]}`,
 		Toolset:     ToolsetWrites,
 		Handler:     editNote,
@@ -197,8 +196,8 @@ func registerWriteOps(r *Registry) {
 		Description: "Write a note's full text: create it, or replace it (replacing needs if_match with the etag you read, or overwrite=true). " +
 			"A replaced note keeps its line endings, BOM and final newline. Prefer edit_note for changes to part of a note. Preview by default; apply=true writes it.",
 		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "write", Args: []string{"path"}, Text: textWrite, Short: "Create or replace a note's text (preview; --apply writes it)"},
-		Errors:      withErrors(errs.CodeInvalidUTF8),
+		CLI:         CLI{Use: "write", Args: []string{"path"}, Text: TextWrite, Short: "Create or replace a note's text (preview; --apply writes it)"},
+		Errors:      WithErrors(errs.CodeInvalidUTF8),
 		Example:     `{"path": "Notes/Reading list.md", "content": "# Reading list\n\n- How to Take Smart Notes\n"}`,
 		Toolset:     ToolsetWrites,
 		Handler:     writeNote,
@@ -209,8 +208,8 @@ func registerWriteOps(r *Registry) {
 		Description: "Move a note to the vault's .trash/ folder (Obsidian's convention; nothing is unlinked), keeping its folders (.trash/Projects/A.md). " +
 			"The result warns about notes that still link to it. Undo restores it. Preview by default; apply=true moves it.",
 		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "rm", Args: []string{"path"}, Text: textWrite, Short: "Move a note to .trash/ (preview; --apply does it)"},
-		Errors:      withErrors(errs.CodeNotFound, errs.CodeAmbiguous),
+		CLI:         CLI{Use: "rm", Args: []string{"path"}, Text: TextWrite, Short: "Move a note to .trash/ (preview; --apply does it)"},
+		Errors:      WithErrors(errs.CodeNotFound, errs.CodeAmbiguous),
 		Example:     `{"path": "Inbox/Unsorted.md", "apply": true}`,
 		Toolset:     ToolsetWrites,
 		Handler:     deleteNote,
@@ -222,8 +221,8 @@ func registerWriteOps(r *Registry) {
 			"normalize formats (ISO-8601 dates, timestamp ids, tags and aliases as lists), and with fix_identity make id and created agree. " +
 			"Only the changed keys' lines are rewritten. Returns the list of fixes and the diff; preview by default.",
 		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "fix-frontmatter", Args: []string{"path"}, Text: textWrite, Short: "Add missing keys and normalize a note's frontmatter (preview; --apply writes it)"},
-		Errors:      withErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
+		CLI:         CLI{Use: "fix-frontmatter", Args: []string{"path"}, Text: textImproveFrontmatter, Short: "Add missing keys and normalize a note's frontmatter (preview; --apply writes it)"},
+		Errors:      WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
 		Example:     `{"path": "Ideas/Zettelkasten.md", "required": ["id", "created", "tags"], "fix_identity": true}`,
 		Toolset:     ToolsetWrites,
 		Handler:     improveFrontmatter,
@@ -233,27 +232,14 @@ func registerWriteOps(r *Registry) {
 	registerLogseqWrites(r)
 }
 
-// writeVault picks the vault of a write and its writer.
-func writeVault(env *Env, name string) (*VaultHandle, *vault.Writer, error) {
-	vh, err := env.Vault(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	w, err := env.Writer(vh)
-	if err != nil {
-		return nil, nil, err
-	}
-	return vh, w, nil
-}
-
 var errNameTaken = errors.New("name taken")
 
 func captureNote(ctx context.Context, env *Env, in *CaptureNoteIn) (*WriteResult, error) {
-	vh, w, err := writeVault(env, in.Vault)
+	vh, w, err := WriteVault(env, in.Vault)
 	if err != nil {
 		return nil, err
 	}
-	return idempotent(ctx, env, vh, "capture_note", in, &in.WriteOpts, func() (*WriteResult, error) {
+	return Idempotent(ctx, env, vh, "capture_note", in, &in.WriteOpts, func() (*WriteResult, error) {
 		folder := in.Folder
 		if folder == "" {
 			folder = env.WritesFor(vh).Inbox
@@ -267,8 +253,8 @@ func captureNote(ctx context.Context, env *Env, in *CaptureNoteIn) (*WriteResult
 			title = titleFromContent(in.Content)
 		}
 		name := safeFileName(title)
-		now := env.now()
-		text, err := captureText(now, uniqueTimestampID(ctx, vh, now, in.Apply), title, in)
+		now := env.Clock()
+		text, err := captureText(now, UniqueTimestampID(ctx, vh, now, in.Apply), title, in)
 		if err != nil {
 			return nil, err
 		}
@@ -285,16 +271,16 @@ func captureNote(ctx context.Context, env *Env, in *CaptureNoteIn) (*WriteResult
 			if err != nil {
 				return nil, err
 			}
-			res, err := runWrite(ctx, env, writeSpec{op: "capture_note", vh: vh, opts: &in.WriteOpts, locks: []string{clean}, build: func(s *stage) error {
-				f, err := s.read(clean)
+			res, err := RunWrite(ctx, env, WriteSpec{Op: "capture_note", Vault: vh, Opts: &in.WriteOpts, Locks: []string{clean}, Build: func(s *Stage) error {
+				f, err := s.Read(clean)
 				if err != nil {
 					return err
 				}
-				if f.exists {
+				if f.Exists {
 					return errNameTaken
 				}
-				s.main = clean
-				s.create(clean, text)
+				s.Main = clean
+				s.Create(clean, text)
 				return nil
 			}})
 			if errors.Is(err, errNameTaken) || errs.Code(err) == errs.CodeConflict {
@@ -365,39 +351,6 @@ func captureText(now time.Time, id int64, title string, in *CaptureNoteIn) (stri
 	return strings.Join(lines, "\n") + "\n", nil
 }
 
-// newTimestampID is a Zettelkasten-style id (YYYYMMDDHHmmss), written as a
-// YAML number like Obsidian's templates write it.
-func newTimestampID(t time.Time) int64 {
-	var id int64
-	fmt.Sscan(t.Format("20060102150405"), &id)
-	return id
-}
-
-// uniqueTimestampID returns a timestamp id (YYYYMMDDhhmmss) no note of the
-// vault has and this process has not handed out: two captures in one
-// second get consecutive seconds. The id is a name, not a clock reading
-// (created keeps the real time).
-// A preview does not reserve its id, so that previewing and applying in
-// the same second show the same one.
-func uniqueTimestampID(ctx context.Context, vh *VaultHandle, now time.Time, reserve bool) int64 {
-	vh.idMu.Lock()
-	defer vh.idMu.Unlock()
-	t := now.Truncate(time.Second)
-	if !t.After(vh.lastID) && !vh.lastID.IsZero() {
-		t = vh.lastID.Add(time.Second)
-	}
-	for i := 0; i < 3600; i++ {
-		if taken, err := vh.Index.IDTaken(ctx, strconv.FormatInt(newTimestampID(t), 10)); err != nil || !taken {
-			break
-		}
-		t = t.Add(time.Second)
-	}
-	if reserve {
-		vh.lastID = t
-	}
-	return newTimestampID(t)
-}
-
 // titleFromContent makes a title of the first line of text.
 func titleFromContent(s string) string {
 	for _, l := range strings.Split(s, "\n") {
@@ -455,47 +408,47 @@ func safeFileName(title string) string {
 // shared pipeline: the vault's writer, target resolution, idempotency, the
 // etag guard (checked before waiting for the lock, and again in build) and
 // the per-note lock. build gets the resolved path and the expected etag.
-func noteWrite(ctx context.Context, env *Env, op string, in any, vaultName, path, note string, g *Guard, opts *WriteOpts, build func(s *stage, rel, want string) error) (*WriteResult, error) {
-	vh, w, err := writeVault(env, vaultName)
+func noteWrite(ctx context.Context, env *Env, op string, in any, vaultName, path, note string, g *Guard, opts *WriteOpts, build func(s *Stage, rel, want string) error) (*WriteResult, error) {
+	vh, w, err := WriteVault(env, vaultName)
 	if err != nil {
 		return nil, err
 	}
-	rel, err := writeTarget(ctx, vh, w, path, note)
+	rel, err := WriteTarget(ctx, vh, w, path, note)
 	if err != nil {
 		return nil, err
 	}
-	want, _ := g.etag()
-	return idempotent(ctx, env, vh, op, in, opts, func() (*WriteResult, error) {
-		return runWrite(ctx, env, writeSpec{op: op, vh: vh, opts: opts, locks: []string{rel}, guardPath: rel, guardEtag: want,
-			build: func(s *stage) error { return build(s, rel, want) }})
+	want, _ := g.Etag()
+	return Idempotent(ctx, env, vh, op, in, opts, func() (*WriteResult, error) {
+		return RunWrite(ctx, env, WriteSpec{Op: op, Vault: vh, Opts: opts, Locks: []string{rel}, GuardPath: rel, GuardEtag: want,
+			Build: func(s *Stage) error { return build(s, rel, want) }})
 	})
 }
 
 func editNote(ctx context.Context, env *Env, in *EditNoteIn) (*WriteResult, error) {
-	return noteWrite(ctx, env, "edit_note", in, in.Vault, in.Path, in.Note, &in.Guard, &in.WriteOpts, func(s *stage, rel, want string) error {
-		f, err := s.readGuarded(rel, want)
+	return noteWrite(ctx, env, "edit_note", in, in.Vault, in.Path, in.Note, &in.Guard, &in.WriteOpts, func(s *Stage, rel, want string) error {
+		f, err := s.ReadGuarded(rel, want)
 		if err != nil {
 			return err
 		}
-		outline, _ := s.vh.Vault.LogseqFile(rel)
-		d := noteedit.NewDoc(rel, f.text, outline)
+		outline, _ := s.Vault.Vault.LogseqFile(rel)
+		d := noteedit.NewDoc(rel, f.Text, outline)
 		for i := range in.Patches {
 			note, err := d.Apply(i, &in.Patches[i])
 			if err != nil {
 				return err
 			}
 			if note != "" {
-				s.warnings = append(s.warnings, note)
+				s.Warnings = append(s.Warnings, note)
 			}
 		}
-		s.main = rel
-		s.put(f, d.Text())
+		s.Main = rel
+		s.Put(f, d.Text())
 		return nil
 	})
 }
 
 func writeNote(ctx context.Context, env *Env, in *WriteNoteIn) (*WriteResult, error) {
-	vh, w, err := writeVault(env, in.Vault)
+	vh, w, err := WriteVault(env, in.Vault)
 	if err != nil {
 		return nil, err
 	}
@@ -503,103 +456,82 @@ func writeNote(ctx context.Context, env *Env, in *WriteNoteIn) (*WriteResult, er
 	if err != nil {
 		return nil, err
 	}
-	want, _ := in.etag()
-	return idempotent(ctx, env, vh, "write_note", in, &in.WriteOpts, func() (*WriteResult, error) {
-		return runWrite(ctx, env, writeSpec{op: "write_note", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
-			f, err := s.read(rel)
+	want, _ := in.Etag()
+	return Idempotent(ctx, env, vh, "write_note", in, &in.WriteOpts, func() (*WriteResult, error) {
+		return RunWrite(ctx, env, WriteSpec{Op: "write_note", Vault: vh, Opts: &in.WriteOpts, Locks: []string{rel}, GuardPath: rel, GuardEtag: want, Build: func(s *Stage) error {
+			f, err := s.Read(rel)
 			if err != nil {
 				return err
 			}
-			s.main = rel
-			if !f.exists {
+			s.Main = rel
+			if !f.Exists {
 				if want != "" {
-					return checkGuard(f, want)
+					return CheckGuard(f, want)
 				}
-				s.create(rel, in.Content)
+				s.Create(rel, in.Content)
 				return nil
 			}
-			if err := vault.CheckText(rel, f.raw); err != nil {
+			if err := vault.CheckText(rel, f.Raw); err != nil {
 				return err
 			}
-			f.text = f.format.Decode(f.raw)
+			f.Text = f.Format.Decode(f.Raw)
 			switch {
 			case want != "":
-				if err := checkGuard(f, want); err != nil {
+				if err := CheckGuard(f, want); err != nil {
 					return err
 				}
 			case !in.Overwrite:
-				return errs.New(errs.CodeConflict, "%s already exists; pass if_match=%q (its current etag) to replace it after reading it, or overwrite=true", rel, f.etag).
-					With("path", rel).With("current_etag", f.etag)
+				return errs.New(errs.CodeConflict, "%s already exists; pass if_match=%q (its current etag) to replace it after reading it, or overwrite=true", rel, f.Etag).
+					With("path", rel).With("current_etag", f.Etag)
 			}
-			s.put(f, strings.ReplaceAll(in.Content, "\r\n", "\n"))
+			s.Put(f, strings.ReplaceAll(in.Content, "\r\n", "\n"))
 			return nil
 		}})
 	})
 }
 
 func deleteNote(ctx context.Context, env *Env, in *DeleteNoteIn) (*WriteResult, error) {
-	return noteWrite(ctx, env, "delete_note", in, in.Vault, in.Path, in.Note, &in.Guard, &in.WriteOpts, func(s *stage, rel, want string) error {
-		f, err := s.read(rel)
+	return noteWrite(ctx, env, "delete_note", in, in.Vault, in.Path, in.Note, &in.Guard, &in.WriteOpts, func(s *Stage, rel, want string) error {
+		f, err := s.Read(rel)
 		if err != nil {
 			return err
 		}
-		if !f.exists {
+		if !f.Exists {
 			return errs.New(errs.CodeNotFound, "note not found: %s", rel).With("path", rel)
 		}
-		if err := checkGuard(f, want); err != nil {
+		if err := CheckGuard(f, want); err != nil {
 			return err
 		}
-		if utf8.Valid(f.raw) {
-			f.text = f.format.Decode(f.raw)
+		if utf8.Valid(f.Raw) {
+			f.Text = f.Format.Decode(f.Raw)
 		}
-		s.main = rel
-		if err := s.trash(f); err != nil {
+		s.Main = rel
+		if err := s.Trash(f); err != nil {
 			return err
 		}
-		s.warnings = append(s.warnings, inboundWarning(ctx, s.vh, rel)...)
+		s.Warnings = append(s.Warnings, InboundWarning(ctx, s.Vault, rel)...)
 		return nil
 	})
 }
 
-// inboundWarning lists the notes that link to rel (they will have broken links).
-func inboundWarning(ctx context.Context, vh *VaultHandle, rel string) []string {
-	links, err := vh.Index.LinksOf(ctx, rel)
-	if err != nil {
-		return nil
-	}
-	seen := map[string]bool{}
-	var srcs []string
-	for _, l := range append(links.Backlinks, links.TypedIn...) {
-		if !seen[l.Source] {
-			seen[l.Source] = true
-			srcs = append(srcs, l.Source)
-		}
-	}
-	if len(srcs) == 0 {
-		return nil
-	}
-	sort.Strings(srcs)
-	return []string{fmt.Sprintf("%d note(s) link to %s and will have broken links: %s", len(srcs), rel, strings.Join(srcs, ", "))}
-}
-
 func improveFrontmatter(ctx context.Context, env *Env, in *ImproveFrontmatterIn) (*ImproveFrontmatterOut, error) {
-	vh, w, err := writeVault(env, in.Vault)
+	vh, w, err := WriteVault(env, in.Vault)
 	if err != nil {
 		return nil, err
 	}
-	rel, err := writeTarget(ctx, vh, w, in.Path, in.Note)
+	rel, err := WriteTarget(ctx, vh, w, in.Path, in.Note)
 	if err != nil {
 		return nil, err
 	}
-	want, _ := in.etag()
-	return idempotent(ctx, env, vh, "improve_frontmatter", in, &in.WriteOpts, func() (*ImproveFrontmatterOut, error) {
+	want, _ := in.Etag()
+	return Idempotent(ctx, env, vh, "improve_frontmatter", in, &in.WriteOpts, func() (*ImproveFrontmatterOut, error) {
 		var fixes []string
-		res, err := runWrite(ctx, env, writeSpec{op: "improve_frontmatter", vh: vh, opts: &in.WriteOpts, locks: []string{rel}, guardPath: rel, guardEtag: want, build: func(s *stage) error {
-			f, err := s.readGuarded(rel, want)
+		res, err := RunWrite(ctx, env, WriteSpec{Op: "improve_frontmatter", Vault: vh, Opts: &in.WriteOpts, Locks: []string{rel}, GuardPath: rel, GuardEtag: want, Build: func(s *Stage) error {
+			f, err := s.ReadGuarded(rel, want)
 			if err != nil {
 				return err
 			}
-			d := noteedit.NewDoc(rel, f.text, false)
+			d := noteedit.NewDoc(rel, f.Text, false)
 			if outline, _ := vh.Vault.LogseqFile(rel); outline && !noteedit.HasFrontmatter(d.Lines) {
 				return errs.New(errs.CodeInvalidInput, "%s is a Logseq page: its properties are key:: value lines; use update_page to set them", rel).With("path", rel)
 			}
@@ -613,8 +545,8 @@ func improveFrontmatter(ctx context.Context, env *Env, in *ImproveFrontmatterIn)
 			if err != nil {
 				return err
 			}
-			s.main = rel
-			s.put(f, d.Text())
+			s.Main = rel
+			s.Put(f, d.Text())
 			return nil
 		}})
 		if err != nil {
@@ -794,7 +726,7 @@ func tidyFrontmatter(d *noteedit.Doc, in *ImproveFrontmatterIn, mtime time.Time,
 			if base.IsZero() {
 				base = time.Now()
 			}
-			id := newTimestampID(base)
+			id := TimestampID(base)
 			if err := set("id", id, fmt.Sprintf("id: added %d (timestamp id)", id)); err != nil {
 				return nil, err
 			}
@@ -830,7 +762,7 @@ func tidyFrontmatter(d *noteedit.Doc, in *ImproveFrontmatterIn, mtime time.Time,
 					base = t
 				}
 			}
-			v = newTimestampID(base)
+			v = TimestampID(base)
 		case "created":
 			wt, _ := styleLike("updated")
 			t := mtime
@@ -887,4 +819,15 @@ func notTitle(d *noteedit.Doc, vh *VaultHandle) string {
 	}
 	base := filepath.Base(d.Rel)
 	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// textImproveFrontmatter is TextWrite with the fixes made.
+func textImproveFrontmatter(o any) string {
+	var b strings.Builder
+	if fo, ok := o.(*ImproveFrontmatterOut); ok {
+		for _, f := range fo.Fixes {
+			fmt.Fprintf(&b, "fix: %s\n", f)
+		}
+	}
+	return TextWriteWith(o, b.String())
 }

@@ -28,16 +28,16 @@ type RelocateNoteIn struct {
 
 // Validate checks the note and the target.
 func (in *RelocateNoteIn) Validate() error {
-	if err := eitherPathOrNote(in.Path, in.Note); err != nil {
+	if err := EitherPathOrNote(in.Path, in.Note); err != nil {
 		return err
 	}
 	if strings.TrimSpace(in.To) == "" {
 		return errs.New(errs.CodeInvalidInput, "to is empty: pass the new path")
 	}
-	if _, err := in.etag(); err != nil {
+	if _, err := in.Etag(); err != nil {
 		return err
 	}
-	return in.validate()
+	return in.Check()
 }
 
 func registerRelocate(r *Registry) {
@@ -49,8 +49,8 @@ func registerRelocate(r *Registry) {
 			"plus the moved note's own relative links. The preview lists every affected note with its diff; applied, each file is written atomically and " +
 			"the whole move undoes as one unit.",
 		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "mv", Args: []string{"path", "to"}, Text: textWrite, Short: "Move or rename a note and fix the links to it (preview; --apply does it)"},
-		Errors:      withErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
+		CLI:         CLI{Use: "mv", Args: []string{"path", "to"}, Text: TextWrite, Short: "Move or rename a note and fix the links to it (preview; --apply does it)"},
+		Errors:      WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
 		Example:     `{"path": "Inbox/Unsorted.md", "to": "Areas/Sorted.md"}`,
 		Toolset:     ToolsetWrites,
 		Handler:     relocateNote,
@@ -58,11 +58,11 @@ func registerRelocate(r *Registry) {
 }
 
 func relocateNote(ctx context.Context, env *Env, in *RelocateNoteIn) (*WriteResult, error) {
-	vh, w, err := writeVault(env, in.Vault)
+	vh, w, err := WriteVault(env, in.Vault)
 	if err != nil {
 		return nil, err
 	}
-	rel, err := writeTarget(ctx, vh, w, in.Path, in.Note)
+	rel, err := WriteTarget(ctx, vh, w, in.Path, in.Note)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func relocateNote(ctx context.Context, env *Env, in *RelocateNoteIn) (*WriteResu
 	if to == rel {
 		return nil, errs.New(errs.CodeInvalidInput, "%s is already at that path", rel).With("path", rel)
 	}
-	want, _ := in.etag()
+	want, _ := in.Etag()
 	update := in.UpdateLinks == nil || *in.UpdateLinks
 	// Notes linking to it, from the index (locked and re-read below).
 	var sources []string
@@ -93,35 +93,35 @@ func relocateNote(ctx context.Context, env *Env, in *RelocateNoteIn) (*WriteResu
 			sort.Strings(sources)
 		}
 	}
-	return idempotent(ctx, env, vh, "relocate_note", in, &in.WriteOpts, func() (*WriteResult, error) {
+	return Idempotent(ctx, env, vh, "relocate_note", in, &in.WriteOpts, func() (*WriteResult, error) {
 		var locks []string
 		for _, p := range append([]string{rel, to}, sources...) {
 			if _, _, err := w.Target(p); err == nil {
 				locks = append(locks, p)
 			}
 		}
-		return runWrite(ctx, env, writeSpec{op: "relocate_note", vh: vh, opts: &in.WriteOpts, locks: locks, guardPath: rel, guardEtag: want, build: func(s *stage) error {
-			f, err := s.readGuarded(rel, want)
+		return RunWrite(ctx, env, WriteSpec{Op: "relocate_note", Vault: vh, Opts: &in.WriteOpts, Locks: locks, GuardPath: rel, GuardEtag: want, Build: func(s *Stage) error {
+			f, err := s.ReadGuarded(rel, want)
 			if err != nil {
 				return err
 			}
-			dst, err := s.read(to)
+			dst, err := s.Read(to)
 			if err != nil {
 				return err
 			}
-			if dst.exists {
-				return errs.New(errs.CodeConflict, "%s already exists; relocate_note never overwrites a note", to).With("path", to).With("current_etag", dst.etag)
+			if dst.Exists {
+				return errs.New(errs.CodeConflict, "%s already exists; relocate_note never overwrites a note", to).With("path", to).With("current_etag", dst.Etag)
 			}
 			res, err := vh.Index.CachedResolver(ctx)
 			if err != nil {
 				return err
 			}
 			mv := &mover{env: env, vh: vh, res: res, from: rel, to: to}
-			text := f.text
+			text := f.Text
 			outline, _ := vh.Vault.LogseqFile(rel)
 			d := noteedit.NewDoc(rel, text, outline)
 			if v, e, err := noteedit.GetKey(d.Lines, rel, "updated"); err == nil && e != nil {
-				if lines, err := noteedit.SetKey(d.Lines, rel, e.Key, formatLike(v, env.now())); err == nil {
+				if lines, err := noteedit.SetKey(d.Lines, rel, e.Key, formatLike(v, env.Clock())); err == nil {
 					d.Lines = lines
 				}
 			}
@@ -129,23 +129,23 @@ func relocateNote(ctx context.Context, env *Env, in *RelocateNoteIn) (*WriteResu
 			if update {
 				text = mv.rewrite(rel, text, outline, true)
 			}
-			s.main = rel
-			s.move(f, to, text)
+			s.Main = rel
+			s.Move(f, to, text)
 			for _, src := range sources {
-				sf, err := s.readText(src)
+				sf, err := s.ReadText(src)
 				if err != nil {
 					if errs.Code(err) == errs.CodeInvalidUTF8 || errs.Code(err) == errs.CodeNotFound || errs.Code(err) == errs.CodePathDenied {
-						s.warnings = append(s.warnings, "links in "+src+" were not updated: "+errs.As(err).Message)
+						s.Warnings = append(s.Warnings, "links in "+src+" were not updated: "+errs.As(err).Message)
 						continue
 					}
 					return err
 				}
 				srcOutline, _ := vh.Vault.LogseqFile(src)
-				if nt := mv.rewrite(src, sf.text, srcOutline, false); nt != sf.text {
-					s.put(sf, nt)
+				if nt := mv.rewrite(src, sf.Text, srcOutline, false); nt != sf.Text {
+					s.Put(sf, nt)
 				}
 			}
-			s.warnings = append(s.warnings, mv.skipped...)
+			s.Warnings = append(s.Warnings, mv.skipped...)
 			return nil
 		}})
 	})

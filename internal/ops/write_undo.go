@@ -26,7 +26,7 @@ func (in *UndoIn) Validate() error {
 	if in.Count < 0 || in.Count > 50 {
 		return errs.New(errs.CodeInvalidInput, "count must be between 1 and 50").With("count", in.Count)
 	}
-	return in.validate()
+	return in.Check()
 }
 
 // UndoOut is the output of undo.
@@ -45,7 +45,7 @@ type WriteHistoryIn struct {
 }
 
 // Validate checks the limit.
-func (in *WriteHistoryIn) Validate() error { return checkLimit(in.Limit, 200) }
+func (in *WriteHistoryIn) Validate() error { return CheckLimit(in.Limit, 200) }
 
 // HistoryFile is one file of a journaled change.
 type HistoryFile struct {
@@ -85,8 +85,8 @@ func registerUndo(r *Registry) {
 			"a moved note goes back with the links that were rewritten, a deleted one comes back from the trash. It is etag-guarded: if a file changed since " +
 			"(a later edit, by anyone), nothing is reverted and the call fails with etag_mismatch. The undo is itself a change (undo it to redo). Preview by default.",
 		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "undo", Args: []string{"id"}, Text: textWrite, Short: "Revert a write, or the latest ones (preview; --apply does it)"},
-		Errors:      withErrors(errs.CodeUndoNotFound, errs.CodeNotFound),
+		CLI:         CLI{Use: "undo", Args: []string{"id"}, Text: TextWrite, Short: "Revert a write, or the latest ones (preview; --apply does it)"},
+		Errors:      WithErrors(errs.CodeUndoNotFound, errs.CodeNotFound),
 		Example:     `{"count": 1}`,
 		Toolset:     ToolsetWrites,
 		Handler:     undoWrites,
@@ -147,11 +147,11 @@ func containsStr(list []string, s string) bool {
 }
 
 func undoWrites(ctx context.Context, env *Env, in *UndoIn) (*UndoOut, error) {
-	vh, w, err := writeVault(env, in.Vault)
+	vh, w, err := WriteVault(env, in.Vault)
 	if err != nil {
 		return nil, err
 	}
-	return idempotent(ctx, env, vh, "undo", in, &in.WriteOpts, func() (*UndoOut, error) {
+	return Idempotent(ctx, env, vh, "undo", in, &in.WriteOpts, func() (*UndoOut, error) {
 		entries, err := w.Journal()
 		if err != nil {
 			return nil, err
@@ -172,7 +172,7 @@ func undoWrites(ctx context.Context, env *Env, in *UndoIn) (*UndoOut, error) {
 			if c := CallerFrom(ctx); session == "" && c.Surface == "mcp" {
 				session = c.Session
 			}
-			count := orDefault(in.Count, 1)
+			count := OrDefault(in.Count, 1)
 			for i := len(entries) - 1; i >= 0 && len(targets) < count; i-- {
 				e := entries[i]
 				if len(e.Undoes) > 0 || done[e.ID] != "" || (session != "" && e.Session != session) {
@@ -201,7 +201,7 @@ func undoWrites(ctx context.Context, env *Env, in *UndoIn) (*UndoOut, error) {
 			paths = append(paths, p)
 		}
 		sort.Strings(paths)
-		res, err := runWrite(ctx, env, writeSpec{op: "undo", vh: vh, opts: &in.WriteOpts, locks: paths, undoes: ids, build: func(s *stage) error {
+		res, err := RunWrite(ctx, env, WriteSpec{Op: "undo", Vault: vh, Opts: &in.WriteOpts, Locks: paths, Undoes: ids, Build: func(s *Stage) error {
 			return planUndo(s, w, targets, paths)
 		}})
 		if err != nil {
@@ -230,16 +230,16 @@ type fileState struct {
 
 // planUndo replays the targets newest first over the files as they are now,
 // checking at each step that a file still has the etag the change left.
-func planUndo(s *stage, w *vault.Writer, targets []*vault.JournalEntry, paths []string) error {
+func planUndo(s *Stage, w *vault.Writer, targets []*vault.JournalEntry, paths []string) error {
 	state := map[string]*fileState{}
-	cur := map[string]*noteFile{}
+	cur := map[string]*NoteFile{}
 	for _, p := range paths {
-		f, err := s.read(p)
+		f, err := s.Read(p)
 		if err != nil {
 			return err
 		}
 		cur[p] = f
-		state[p] = &fileState{exists: f.exists, data: f.raw, etag: f.etag}
+		state[p] = &fileState{exists: f.Exists, data: f.Raw, etag: f.Etag}
 	}
 	for _, e := range targets {
 		for i := len(e.Files) - 1; i >= 0; i-- {
@@ -255,7 +255,7 @@ func planUndo(s *stage, w *vault.Writer, targets []*vault.JournalEntry, paths []
 					now = "(no file)"
 				}
 				return errs.New(errs.CodeEtagMismatch, "%s changed after change %s (its etag is now %s, the change left %s); undoing would overwrite that later edit, so nothing was reverted",
-					jf.Path, e.ID, short12(now), short12(jf.AfterEtag)).With("path", jf.Path).With("id", e.ID).With("current_etag", st.etag).With("expected_etag", jf.AfterEtag)
+					jf.Path, e.ID, ShortEtag(now), ShortEtag(jf.AfterEtag)).With("path", jf.Path).With("id", e.ID).With("current_etag", st.etag).With("expected_etag", jf.AfterEtag)
 			}
 			if jf.BeforeEtag == "" {
 				state[jf.Path] = &fileState{}
@@ -275,28 +275,28 @@ func planUndo(s *stage, w *vault.Writer, targets []*vault.JournalEntry, paths []
 	// back in the same undo (an undone move), else to the trash.
 	restores := false
 	for _, p := range paths {
-		restores = restores || (state[p].exists && !cur[p].exists)
+		restores = restores || (state[p].exists && !cur[p].Exists)
 	}
 	// The result is about the first file that comes back (or changes).
-	s.main = targets[0].Files[0].Path
+	s.Main = targets[0].Files[0].Path
 	for _, jf := range targets[0].Files {
 		if state[jf.Path].exists {
-			s.main = jf.Path
+			s.Main = jf.Path
 			break
 		}
 	}
 	for _, p := range paths {
 		f, st := cur[p], state[p]
 		switch {
-		case st.etag == f.etag:
+		case st.etag == f.Etag:
 		case !st.exists:
 			if restores {
-				s.remove(f)
-			} else if err := s.trash(f); err != nil {
+				s.Remove(f)
+			} else if err := s.Trash(f); err != nil {
 				return err
 			}
 		default:
-			s.putBytes(f, st.data)
+			s.PutBytes(f, st.data)
 		}
 	}
 	return nil
@@ -318,7 +318,7 @@ func writeHistory(ctx context.Context, env *Env, in *WriteHistoryIn) (*WriteHist
 			return nil, err
 		}
 	}
-	off, err := decodeCursor(in.Cursor)
+	off, err := DecodeCursor(in.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -345,6 +345,39 @@ func writeHistory(ctx context.Context, env *Env, in *WriteHistoryIn) (*WriteHist
 		}
 	}
 	out := &WriteHistoryOut{Total: len(all)}
-	out.Entries, out.NextCursor = page(all, off, orDefault(in.Limit, 20))
+	out.Entries, out.NextCursor = Page(all, off, OrDefault(in.Limit, 20))
 	return out, nil
+}
+
+func textHistory(o any) string {
+	out := o.(*WriteHistoryOut)
+	var b strings.Builder
+	if len(out.Entries) == 0 {
+		return "no journaled writes\n"
+	}
+	for _, e := range out.Entries {
+		fmt.Fprintf(&b, "%s  %s  %s", e.ID, e.Time, e.Operation)
+		if e.Surface != "" {
+			fmt.Fprintf(&b, "  [%s", e.Surface)
+			if e.Session != "" {
+				fmt.Fprintf(&b, " %s", e.Session)
+			}
+			b.WriteString("]")
+		}
+		if e.UndoneBy != "" {
+			fmt.Fprintf(&b, "  (undone by %s)", e.UndoneBy)
+		}
+		b.WriteString("\n")
+		for _, f := range e.Files {
+			fmt.Fprintf(&b, "    %-7s %s", f.Action, f.Path)
+			if f.TrashPath != "" {
+				fmt.Fprintf(&b, " → %s", f.TrashPath)
+			}
+			b.WriteString("\n")
+		}
+	}
+	if out.NextCursor != "" {
+		fmt.Fprintf(&b, "more: --cursor %s\n", out.NextCursor)
+	}
+	return b.String()
 }
