@@ -176,7 +176,16 @@ func bodyPreview(vh *VaultHandle, b []byte, rel string, n int) string {
 }
 
 func registerContextOps(r *Registry) {
-	Add(r, Def[GetContextIn, GetContextOut]{
+	register(r, GetContext())
+
+	register(r, ResolveNote())
+
+	register(r, RecentNotes())
+}
+
+// GetContext is the get_context operation.
+func GetContext() Def[GetContextIn, GetContextOut] {
+	return Def[GetContextIn, GetContextOut]{
 		Name:  "get_context",
 		Title: "Get context for a task",
 		Description: "Start here: the notes most relevant to a task or question, best first, one entry per note, each with the best-matching section's heading path and line, " +
@@ -222,9 +231,12 @@ func registerContextOps(r *Registry) {
 			}
 			return out, nil
 		},
-	})
+	}
+}
 
-	Add(r, Def[ResolveNoteIn, ResolveNoteOut]{
+// ResolveNote is the resolve_note operation.
+func ResolveNote() Def[ResolveNoteIn, ResolveNoteOut] {
+	return Def[ResolveNoteIn, ResolveNoteOut]{
 		Name:  "resolve_note",
 		Title: "Resolve a note reference",
 		Description: "Find which note a name refers to: a path, frontmatter id, title, alias, file name or [[wikilink]] text. " +
@@ -254,9 +266,12 @@ func registerContextOps(r *Registry) {
 			}
 			return out, nil
 		},
-	})
+	}
+}
 
-	Add(r, Def[RecentNotesIn, RecentNotesOut]{
+// RecentNotes is the recent_notes operation.
+func RecentNotes() Def[RecentNotesIn, RecentNotesOut] {
+	return Def[RecentNotesIn, RecentNotesOut]{
 		Name:  "recent_notes",
 		Title: "Recently changed notes",
 		Description: "Notes by most recent change: file modification time, or with by=updated the frontmatter updated/modified date (falling back to the file time). " +
@@ -321,5 +336,5 @@ func registerContextOps(r *Registry) {
 			out.Notes, out.NextCursor = Page(all, off, OrDefault(in.Limit, 20))
 			return out, nil
 		},
-	})
+	}
 }

@@ -1,4 +1,4 @@
-package ops
+package ops_test
 
 import (
 	"bufio"
@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/opstest"
 	"github.com/loci-dev/loci/internal/vault"
 )
 
@@ -60,7 +62,7 @@ func TestCrashSafety(t *testing.T) {
 		kills = 10
 	}
 	vroot := filepath.Join(t.TempDir(), "vault")
-	env := openEnv(t, func() string {
+	env := opstest.OpenEnv(t, func() string {
 		os.MkdirAll(vroot, 0o755)
 		os.WriteFile(filepath.Join(vroot, "Crash.md"), []byte(crashContent(0)), 0o644)
 		os.WriteFile(filepath.Join(vroot, "Other.md"), []byte("# Other\n"), 0o644)
@@ -195,17 +197,17 @@ func TestCrashSafety(t *testing.T) {
 	}
 	// The journal holds only whole entries; a write after the crashes
 	// leaves no temporary file behind and can be undone.
-	w := mustWriter(t, env)
+	w := opstest.MustWriter(t, env)
 	all, err := w.Journal()
 	if err != nil || len(all) < kills {
 		t.Errorf("journal: %d entries, %v", len(all), err)
 	}
-	env.Writes = WriteSettings{Enabled: true}
-	out := call[WriteResult](t, env, "write_note", `{"path":"Crash.md","content":"final\n","overwrite":true,"apply":true}`)
+	env.Writes = ops.WriteSettings{Enabled: true}
+	out := opstest.Call[ops.WriteResult](t, env, "write_note", `{"path":"Crash.md","content":"final\n","overwrite":true,"apply":true}`)
 	if tmps, _ := filepath.Glob(filepath.Join(vroot, ".Crash.md.loci-*.tmp")); len(tmps) != 0 {
 		t.Errorf("temporary files left after a clean write: %v", tmps)
 	}
-	call[UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
+	opstest.Call[ops.UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
 	if b, _ := os.ReadFile(filepath.Join(vroot, "Crash.md")); string(b) != crashContent(next-1) {
 		t.Error("undo after the crashes did not restore the last version")
 	}
@@ -222,12 +224,12 @@ func TestCrashHelperProcess(t *testing.T) {
 		t.Skip("helper process of TestCrashSafety")
 	}
 	ctx := context.Background()
-	vh, err := OpenVault(ctx, root, os.Getenv("LOCI_CRASH_INDEX"), nil, false)
+	vh, err := ops.OpenVault(ctx, root, os.Getenv("LOCI_CRASH_INDEX"), nil, false)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	env := &Env{Vaults: []*VaultHandle{vh}, Writes: WriteSettings{Enabled: true}}
+	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}, Writes: ops.WriteSettings{Enabled: true}}
 	// Start like a server does: sync first (this heals what the last kill left).
 	if _, err := env.Sync(ctx, vh, index.SyncOptions{Wait: true}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -236,7 +238,7 @@ func TestCrashHelperProcess(t *testing.T) {
 	j, _ := strconv.Atoi(os.Getenv("LOCI_CRASH_START"))
 	for ; ; j++ {
 		in, _ := json.Marshal(map[string]any{"path": "Crash.md", "content": crashContent(j), "overwrite": true, "apply": true})
-		res := testReg.Call(ctx, env, Caller{Surface: "cli"}, "write_note", in)
+		res := opstest.Reg.Call(ctx, env, ops.Caller{Surface: "cli"}, "write_note", in)
 		if res.Err != nil {
 			fmt.Fprintln(os.Stderr, res.Err)
 			os.Exit(2)

@@ -221,7 +221,14 @@ func checkNote(n index.NoteSummary, required []string, types map[string]string) 
 }
 
 func registerFrontmatterOps(r *Registry) {
-	Add(r, Def[ListFrontmatterKeysIn, ListFrontmatterKeysOut]{
+	register(r, ListFrontmatterKeys())
+
+	register(r, FrontmatterValidate())
+}
+
+// ListFrontmatterKeys is the list_frontmatter_keys operation.
+func ListFrontmatterKeys() Def[ListFrontmatterKeysIn, ListFrontmatterKeysOut] {
+	return Def[ListFrontmatterKeysIn, ListFrontmatterKeysOut]{
 		Name:  "list_frontmatter_keys",
 		Title: "List frontmatter keys",
 		Description: "Every frontmatter key used in the vault (Logseq page properties included) with the number of notes using it and the value types seen, most used first. " +
@@ -267,9 +274,12 @@ func registerFrontmatterOps(r *Registry) {
 			}
 			return out, nil
 		},
-	})
+	}
+}
 
-	Add(r, Def[ValidateIn, ValidateOut]{
+// FrontmatterValidate is the frontmatter_validate operation.
+func FrontmatterValidate() Def[ValidateIn, ValidateOut] {
+	return Def[ValidateIn, ValidateOut]{
 		Name:  "frontmatter_validate",
 		Title: "Validate frontmatter",
 		Description: "Check notes' frontmatter (all notes, a path glob, or a list of paths): invalid YAML, required keys missing or empty, a timestamp id (YYYYMMDDHHmm[ss]) whose date disagrees with created, an id another note also has, " +
@@ -353,5 +363,5 @@ func registerFrontmatterOps(r *Registry) {
 			out.Issues, out.NextCursor = Page(all, off, OrDefault(in.Limit, 100))
 			return out, nil
 		},
-	})
+	}
 }

@@ -102,7 +102,76 @@ func suggestKey(u *index.TypedLinkUse, target string) (key, reason string, evide
 }
 
 func registerGraphOps(r *Registry) {
-	Add(r, Def[FindBrokenLinksIn, FindBrokenLinksOut]{
+	register(r, FindBrokenLinks())
+
+	register(r, SuggestTypedLinks())
+}
+
+// TreeIn is the input of get_vault_tree.
+type TreeIn struct {
+	Path  string `json:"path,omitempty" jsonschema:"folder to start from (vault-relative, default: the vault root)"`
+	Depth int    `json:"depth,omitempty" jsonschema:"levels to list below the starting folder, 1-20 (default 2); deeper folders are only counted"`
+	Limit int    `json:"limit,omitempty" jsonschema:"maximum entries, 1-5000 (default 500); truncated=true when cut"`
+	Vault string `json:"vault,omitempty" jsonschema:"vault name (default: the first)"`
+}
+
+// Validate checks the bounds.
+func (in *TreeIn) Validate() error {
+	if in.Depth < 0 || in.Depth > 20 {
+		return errs.New(errs.CodeInvalidInput, "depth must be between 1 and 20").With("depth", in.Depth)
+	}
+	return CheckLimit(in.Limit, 5000)
+}
+
+// TreeEntry is one folder or note of the tree, in depth-first order.
+type TreeEntry struct {
+	Path      string `json:"path" jsonschema:"vault-relative path of the folder or note"`
+	Type      string `json:"type" jsonschema:"folder or note"`
+	Depth     int    `json:"depth" jsonschema:"level below the starting folder (1 = directly inside)"`
+	NoteCount int    `json:"note_count,omitempty" jsonschema:"folders: number of notes inside, recursively"`
+	Title     string `json:"title,omitempty" jsonschema:"notes: the title, when it differs from the file name"`
+}
+
+// TreeOut is the output of get_vault_tree.
+type TreeOut struct {
+	Path      string      `json:"path" jsonschema:"the starting folder (empty for the vault root)"`
+	NoteCount int         `json:"note_count" jsonschema:"notes under the starting folder, recursively"`
+	Entries   []TreeEntry `json:"entries" jsonschema:"folders (first) and notes of each folder, depth-first, alphabetical"`
+	Truncated bool        `json:"truncated" jsonschema:"true when entries were cut at limit"`
+}
+
+type treeNode struct {
+	folders map[string]*treeNode
+	notes   []index.NoteSummary
+	count   int
+}
+
+func (t *treeNode) folder(name string) *treeNode {
+	if t.folders == nil {
+		t.folders = map[string]*treeNode{}
+	}
+	c := t.folders[name]
+	if c == nil {
+		c = &treeNode{}
+		t.folders[name] = c
+	}
+	return c
+}
+
+func registerTreeOps(r *Registry) {
+	register(r, GetVaultTree())
+}
+
+func joinPath(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// FindBrokenLinks is the find_broken_links operation.
+func FindBrokenLinks() Def[FindBrokenLinksIn, FindBrokenLinksOut] {
+	return Def[FindBrokenLinksIn, FindBrokenLinksOut]{
 		Name:  "find_broken_links",
 		Title: "Find broken links",
 		Description: "Links whose target note does not exist, across the vault or under a path glob, grouped by the note that holds them, each with its line and target as written. " +
@@ -144,9 +213,12 @@ func registerGraphOps(r *Registry) {
 			}
 			return out, nil
 		},
-	})
+	}
+}
 
-	Add(r, Def[SuggestTypedLinksIn, SuggestTypedLinksOut]{
+// SuggestTypedLinks is the suggest_typed_links operation.
+func SuggestTypedLinks() Def[SuggestTypedLinksIn, SuggestTypedLinksOut] {
+	return Def[SuggestTypedLinksIn, SuggestTypedLinksOut]{
 		Name:  "suggest_typed_links",
 		Title: "Suggest typed links",
 		Description: "For one note (or every note under a path glob): the notes it links to in its body but not yet through a typed link (a frontmatter key such as owner: \"[[Ada]]\"), " +
@@ -217,62 +289,12 @@ func registerGraphOps(r *Registry) {
 			out.Suggestions, out.NextCursor = Page(all, off, OrDefault(in.Limit, 50))
 			return out, nil
 		},
-	})
-}
-
-// TreeIn is the input of get_vault_tree.
-type TreeIn struct {
-	Path  string `json:"path,omitempty" jsonschema:"folder to start from (vault-relative, default: the vault root)"`
-	Depth int    `json:"depth,omitempty" jsonschema:"levels to list below the starting folder, 1-20 (default 2); deeper folders are only counted"`
-	Limit int    `json:"limit,omitempty" jsonschema:"maximum entries, 1-5000 (default 500); truncated=true when cut"`
-	Vault string `json:"vault,omitempty" jsonschema:"vault name (default: the first)"`
-}
-
-// Validate checks the bounds.
-func (in *TreeIn) Validate() error {
-	if in.Depth < 0 || in.Depth > 20 {
-		return errs.New(errs.CodeInvalidInput, "depth must be between 1 and 20").With("depth", in.Depth)
 	}
-	return CheckLimit(in.Limit, 5000)
 }
 
-// TreeEntry is one folder or note of the tree, in depth-first order.
-type TreeEntry struct {
-	Path      string `json:"path" jsonschema:"vault-relative path of the folder or note"`
-	Type      string `json:"type" jsonschema:"folder or note"`
-	Depth     int    `json:"depth" jsonschema:"level below the starting folder (1 = directly inside)"`
-	NoteCount int    `json:"note_count,omitempty" jsonschema:"folders: number of notes inside, recursively"`
-	Title     string `json:"title,omitempty" jsonschema:"notes: the title, when it differs from the file name"`
-}
-
-// TreeOut is the output of get_vault_tree.
-type TreeOut struct {
-	Path      string      `json:"path" jsonschema:"the starting folder (empty for the vault root)"`
-	NoteCount int         `json:"note_count" jsonschema:"notes under the starting folder, recursively"`
-	Entries   []TreeEntry `json:"entries" jsonschema:"folders (first) and notes of each folder, depth-first, alphabetical"`
-	Truncated bool        `json:"truncated" jsonschema:"true when entries were cut at limit"`
-}
-
-type treeNode struct {
-	folders map[string]*treeNode
-	notes   []index.NoteSummary
-	count   int
-}
-
-func (t *treeNode) folder(name string) *treeNode {
-	if t.folders == nil {
-		t.folders = map[string]*treeNode{}
-	}
-	c := t.folders[name]
-	if c == nil {
-		c = &treeNode{}
-		t.folders[name] = c
-	}
-	return c
-}
-
-func registerTreeOps(r *Registry) {
-	Add(r, Def[TreeIn, TreeOut]{
+// GetVaultTree is the get_vault_tree operation.
+func GetVaultTree() Def[TreeIn, TreeOut] {
+	return Def[TreeIn, TreeOut]{
 		Name:  "get_vault_tree",
 		Title: "Vault folder tree",
 		Description: "The vault's folders and notes as a depth-first list: each folder with its recursive note count, notes only down to depth (default 2). " +
@@ -362,12 +384,5 @@ func registerTreeOps(r *Registry) {
 			out.Truncated = !walk(root, prefix, 1)
 			return out, nil
 		},
-	})
-}
-
-func joinPath(dir, name string) string {
-	if dir == "" {
-		return name
 	}
-	return dir + "/" + name
 }

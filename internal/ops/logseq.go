@@ -322,7 +322,16 @@ func preview(s string, n int) string {
 }
 
 func registerLogseqOps(r *Registry) {
-	Add(r, Def[ListPagesIn, ListPagesOut]{
+	register(r, ListPages())
+
+	register(r, GetPage())
+
+	register(r, GetBlock())
+}
+
+// ListPages is the list_pages operation.
+func ListPages() Def[ListPagesIn, ListPagesOut] {
+	return Def[ListPagesIn, ListPagesOut]{
 		Name:  "list_pages",
 		Title: "List Logseq pages",
 		Description: "List the pages of the Logseq graph(s) in the vault, by name, with aliases and block counts; journals only with include_journals (newest first). " +
@@ -348,9 +357,12 @@ func registerLogseqOps(r *Registry) {
 			out.Pages, out.NextCursor = Page(pages, off, OrDefault(in.Limit, 100))
 			return out, nil
 		},
-	})
+	}
+}
 
-	Add(r, Def[GetPageIn, GetPageOut]{
+// GetPage is the get_page operation.
+func GetPage() Def[GetPageIn, GetPageOut] {
+	return Def[GetPageIn, GetPageOut]{
 		Name:  "get_page",
 		Title: "Get a Logseq page",
 		Description: "A Logseq page as a block tree: page properties, aliases, tags and nested blocks, each with its uuid (if any), content, properties and line. " +
@@ -377,9 +389,12 @@ func registerLogseqOps(r *Registry) {
 			out.Blocks = blockTree(blocks, -1, in.Depth)
 			return out, nil
 		},
-	})
+	}
+}
 
-	Add(r, Def[GetBlockIn, GetBlockOut]{
+// GetBlock is the get_block operation.
+func GetBlock() Def[GetBlockIn, GetBlockOut] {
+	return Def[GetBlockIn, GetBlockOut]{
 		Name:  "get_block",
 		Title: "Get a Logseq block",
 		Description: "A Logseq block by uuid (its id:: property): its text, properties and line, the page holding it, its parent chain (top-level block first) " +
@@ -430,5 +445,5 @@ func registerLogseqOps(r *Registry) {
 			}
 			return out, nil
 		},
-	})
+	}
 }

@@ -1,4 +1,4 @@
-package ops
+package ops_test
 
 import (
 	"context"
@@ -8,52 +8,54 @@ import (
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/opstest"
 	"github.com/loci-dev/loci/internal/testutil"
 )
 
 const lociUUID = "6745a1b2-0000-4000-8000-000000000001"
 
 func TestListPages(t *testing.T) {
-	env := demoEnv(t)
-	out := call[ListPagesOut](t, env, "list_pages", `{}`)
-	names := paths(out.Pages, func(p index.PageInfo) string { return p.Name })
+	env := opstest.DemoEnv(t)
+	out := opstest.Call[ops.ListPagesOut](t, env, "list_pages", `{}`)
+	names := opstest.Paths(out.Pages, func(p index.PageInfo) string { return p.Name })
 	if !slices.Equal(names, []string{"graph/design", "Loci"}) || out.Total != 2 || out.NextCursor != "" {
 		t.Fatalf("pages = %v", out)
 	}
 	if p := out.Pages[1]; p.Path != "graph/pages/Loci.md" || p.Kind != "page" || p.Blocks != 7 || !slices.Equal(p.Aliases, []string{"loci engine"}) {
 		t.Errorf("Loci = %+v", p)
 	}
-	out = call[ListPagesOut](t, env, "list_pages", `{"include_journals": true}`)
-	if names = paths(out.Pages, func(p index.PageInfo) string { return p.Name }); !slices.Equal(names, []string{"graph/design", "Loci", "Nov 20th, 2026"}) || out.Pages[2].Kind != "journal" {
+	out = opstest.Call[ops.ListPagesOut](t, env, "list_pages", `{"include_journals": true}`)
+	if names = opstest.Paths(out.Pages, func(p index.PageInfo) string { return p.Name }); !slices.Equal(names, []string{"graph/design", "Loci", "Nov 20th, 2026"}) || out.Pages[2].Kind != "journal" {
 		t.Errorf("with journals = %v", names)
 	}
-	out = call[ListPagesOut](t, env, "list_pages", `{"namespace": "GRAPH/"}`)
+	out = opstest.Call[ops.ListPagesOut](t, env, "list_pages", `{"namespace": "GRAPH/"}`)
 	if len(out.Pages) != 1 || out.Pages[0].Name != "graph/design" {
 		t.Errorf("namespace = %+v", out)
 	}
-	out = call[ListPagesOut](t, env, "list_pages", `{"limit": 1}`)
+	out = opstest.Call[ops.ListPagesOut](t, env, "list_pages", `{"limit": 1}`)
 	if len(out.Pages) != 1 || out.NextCursor == "" || out.Total != 2 {
 		t.Fatalf("limit 1 = %+v", out)
 	}
-	out = call[ListPagesOut](t, env, "list_pages", `{"limit": 1, "cursor": "`+out.NextCursor+`"}`)
+	out = opstest.Call[ops.ListPagesOut](t, env, "list_pages", `{"limit": 1, "cursor": "`+out.NextCursor+`"}`)
 	if len(out.Pages) != 1 || out.Pages[0].Name != "Loci" || out.NextCursor != "" {
 		t.Errorf("page 2 = %+v", out)
 	}
 	for _, in := range []string{`{"limit": 1001}`, `{"cursor": "%%"}`, `{"include_journals": "yes"}`} {
-		wantCode(t, env, "list_pages", in, errs.CodeInvalidInput)
+		opstest.WantCode(t, env, "list_pages", in, errs.CodeInvalidInput)
 	}
 }
 
 func TestLogseqOpsNeedAGraph(t *testing.T) {
-	env := fixtureEnv(t, map[string]string{"a.md": "- looks like an outline\n  id:: " + lociUUID + "\n"})
-	wantCode(t, env, "list_pages", `{}`, errs.CodeNotLogseqGraph)
-	wantCode(t, env, "get_page", `{"name": "a"}`, errs.CodeNotLogseqGraph)
-	wantCode(t, env, "get_block", `{"uuid": "`+lociUUID+`"}`, errs.CodeNotLogseqGraph)
+	env := opstest.FixtureEnv(t, map[string]string{"a.md": "- looks like an outline\n  id:: " + lociUUID + "\n"})
+	opstest.WantCode(t, env, "list_pages", `{}`, errs.CodeNotLogseqGraph)
+	opstest.WantCode(t, env, "get_page", `{"name": "a"}`, errs.CodeNotLogseqGraph)
+	opstest.WantCode(t, env, "get_block", `{"uuid": "`+lociUUID+`"}`, errs.CodeNotLogseqGraph)
 }
 
 func TestGetPage(t *testing.T) {
-	env := demoEnv(t)
-	out := call[GetPageOut](t, env, "get_page", `{"name": "loci"}`)
+	env := opstest.DemoEnv(t)
+	out := opstest.Call[ops.GetPageOut](t, env, "get_page", `{"name": "loci"}`)
 	if out.Name != "Loci" || out.Path != "graph/pages/Loci.md" || out.Kind != "page" || out.BlockCount != 7 || len(out.Blocks) != 3 ||
 		!slices.Equal(out.Aliases, []string{"loci engine"}) || out.Properties["type"] != "[[Tool]]" || !slices.Contains(out.Tags, "software") {
 		t.Fatalf("page = %+v", out)
@@ -69,7 +71,7 @@ func TestGetPage(t *testing.T) {
 		t.Errorf("last block = %+v", b)
 	}
 
-	out = call[GetPageOut](t, env, "get_page", `{"name": "loci engine", "depth": 1}`)
+	out = opstest.Call[ops.GetPageOut](t, env, "get_page", `{"name": "loci engine", "depth": 1}`)
 	if out.Match != "alias" || out.Blocks[0].Children != nil || out.Blocks[0].MoreChildren != 2 || out.Blocks[2].MoreChildren != 0 {
 		t.Errorf("depth 1 = %+v", out.Blocks)
 	}
@@ -81,54 +83,54 @@ func TestGetPage(t *testing.T) {
 		`{"path": "graph/pages/Loci.md"}`:          "graph/pages/Loci.md",
 		`{"path": "graph/journals/2026_11_20.md"}`: "graph/journals/2026_11_20.md",
 	} {
-		if out := call[GetPageOut](t, env, "get_page", name); out.Path != path {
+		if out := opstest.Call[ops.GetPageOut](t, env, "get_page", name); out.Path != path {
 			t.Errorf("%s → %s", name, out.Path)
 		}
 	}
-	j := call[GetPageOut](t, env, "get_page", `{"name": "2026-11-20"}`)
+	j := opstest.Call[ops.GetPageOut](t, env, "get_page", `{"name": "2026-11-20"}`)
 	if j.Kind != "journal" || len(j.Blocks) != 1 || len(j.Blocks[0].Children) != 2 {
 		t.Errorf("journal = %+v", j)
 	}
 
-	d := wantCode(t, env, "get_page", `{"name": "Welcome"}`, errs.CodeNotFound)
+	d := opstest.WantCode(t, env, "get_page", `{"name": "Welcome"}`, errs.CodeNotFound)
 	if n, _ := d["notes"].([]any); len(n) != 1 || n[0] != "Welcome.md" {
 		t.Errorf("regular note details = %v", d)
 	}
-	d = wantCode(t, env, "get_page", `{"name": "design"}`, errs.CodeNotFound)
+	d = opstest.WantCode(t, env, "get_page", `{"name": "design"}`, errs.CodeNotFound)
 	if s, _ := d["suggestions"].([]any); len(s) != 1 || s[0] != "graph/design" {
 		t.Errorf("suggestions = %v", d)
 	}
-	wantCode(t, env, "get_page", `{"path": "Welcome.md"}`, errs.CodeNotLogseqGraph)
-	wantCode(t, env, "get_page", `{"path": "graph/pages/Nope.md"}`, errs.CodeNotFound)
+	opstest.WantCode(t, env, "get_page", `{"path": "Welcome.md"}`, errs.CodeNotLogseqGraph)
+	opstest.WantCode(t, env, "get_page", `{"path": "graph/pages/Nope.md"}`, errs.CodeNotFound)
 	for _, in := range []string{`{}`, `{"name": " "}`, `{"name": "Loci", "path": "graph/pages/Loci.md"}`, `{"name": "Loci", "depth": 101}`} {
-		wantCode(t, env, "get_page", in, errs.CodeInvalidInput)
+		opstest.WantCode(t, env, "get_page", in, errs.CodeInvalidInput)
 	}
-	for _, p := range traversal {
-		wantCode(t, env, "get_page", `{"path": `+p+`}`, errs.CodePathDenied)
-		wantCode(t, env, "get_page", `{"name": `+p+`}`, errs.CodePathDenied)
+	for _, p := range opstest.Traversal {
+		opstest.WantCode(t, env, "get_page", `{"path": `+p+`}`, errs.CodePathDenied)
+		opstest.WantCode(t, env, "get_page", `{"name": `+p+`}`, errs.CodePathDenied)
 	}
 }
 
 func TestGetBlock(t *testing.T) {
-	env := demoEnv(t)
+	env := opstest.DemoEnv(t)
 	for _, id := range []string{lociUUID, "((" + lociUUID + "))", strings.ToUpper(lociUUID)} {
-		out := call[GetBlockOut](t, env, "get_block", `{"uuid": "`+id+`"}`)
+		out := opstest.Call[ops.GetBlockOut](t, env, "get_block", `{"uuid": "`+id+`"}`)
 		if out.UUID != lociUUID || out.Page != "graph/pages/Loci.md" || out.PageName != "Loci" || out.Line != 5 || out.EndLine != 6 ||
 			len(out.Parents) != 0 || len(out.Children) != 2 || out.Properties != nil {
 			t.Errorf("block %s = %+v", id, out)
 		}
-		refs := paths(out.ReferencedBy, func(r index.BlockRef) string { return r.Path })
+		refs := opstest.Paths(out.ReferencedBy, func(r index.BlockRef) string { return r.Path })
 		if !slices.Equal(refs, []string{"graph/journals/2026_11_20.md", "graph/pages/Loci.md"}) || out.ReferencedBy[0].Line != 3 {
 			t.Errorf("referenced_by = %+v", out.ReferencedBy)
 		}
 	}
-	wantCode(t, env, "get_block", `{"uuid": "6745a1b2-0000-4000-8000-00000000ffff"}`, errs.CodeBlockNotFound)
+	opstest.WantCode(t, env, "get_block", `{"uuid": "6745a1b2-0000-4000-8000-00000000ffff"}`, errs.CodeBlockNotFound)
 	for _, in := range []string{`{}`, `{"uuid": "xyz"}`, `{"uuid": "../6745a1b2"}`, `{"uuid": "` + lociUUID + `", "depth": -1}`} {
-		wantCode(t, env, "get_block", in, errs.CodeInvalidInput)
+		opstest.WantCode(t, env, "get_block", in, errs.CodeInvalidInput)
 	}
 
 	// Parents and depth on a deeper outline.
-	fx := fixtureEnv(t, map[string]string{
+	fx := opstest.FixtureEnv(t, map[string]string{
 		"g/logseq/config.edn": "{}\n",
 		"g/pages/Deep.md": "- root block\n  id:: 00000000-0000-4000-8000-000000000001\n" +
 			"\t- middle block\n" +
@@ -136,7 +138,7 @@ func TestGetBlock(t *testing.T) {
 			"\t\t\t- child one\n\t\t\t\t- grandchild\n\t\t\t- child two\n",
 		"g/journals/2026_01_02.md": "- see ((00000000-0000-4000-8000-000000000002))\n",
 	})
-	out := call[GetBlockOut](t, fx, "get_block", `{"uuid": "00000000-0000-4000-8000-000000000002", "depth": 1}`)
+	out := opstest.Call[ops.GetBlockOut](t, fx, "get_block", `{"uuid": "00000000-0000-4000-8000-000000000002", "depth": 1}`)
 	if out.Content != "target block" || out.Properties["kind"] != "demo" || len(out.Parents) != 2 ||
 		out.Parents[0].UUID != "00000000-0000-4000-8000-000000000001" || out.Parents[0].Content != "root block" || out.Parents[1].Content != "middle block" || out.Parents[1].UUID != "" {
 		t.Errorf("deep block = %+v", out)
@@ -147,7 +149,7 @@ func TestGetBlock(t *testing.T) {
 	if len(out.ReferencedBy) != 1 || out.ReferencedBy[0].Path != "g/journals/2026_01_02.md" {
 		t.Errorf("referenced_by = %+v", out.ReferencedBy)
 	}
-	out = call[GetBlockOut](t, fx, "get_block", `{"uuid": "00000000-0000-4000-8000-000000000002"}`)
+	out = opstest.Call[ops.GetBlockOut](t, fx, "get_block", `{"uuid": "00000000-0000-4000-8000-000000000002"}`)
 	if len(out.Children[0].Children) != 1 || out.Children[0].Children[0].Content != "grandchild" {
 		t.Errorf("all levels = %+v", out.Children)
 	}
@@ -159,8 +161,8 @@ func TestLogseqDocsCorpus(t *testing.T) {
 	}
 	root := testutil.Corpus(t, "logseq-docs")
 	// The corpus is read-only to us: OpenVault puts the index in a temp dir.
-	env := openEnv(t, root)
-	out := call[ListPagesOut](t, env, "list_pages", `{"limit": 1000}`)
+	env := opstest.OpenEnv(t, root)
+	out := opstest.Call[ops.ListPagesOut](t, env, "list_pages", `{"limit": 1000}`)
 	if out.Total < 100 || len(out.Pages) != out.Total {
 		t.Fatalf("pages = %d of %d", len(out.Pages), out.Total)
 	}
@@ -169,7 +171,7 @@ func TestLogseqDocsCorpus(t *testing.T) {
 			t.Errorf("journal listed without include_journals: %+v", p)
 		}
 	}
-	ns := call[ListPagesOut](t, env, "list_pages", `{"namespace": "whiteboard"}`)
+	ns := opstest.Call[ops.ListPagesOut](t, env, "list_pages", `{"namespace": "whiteboard"}`)
 	if ns.Total < 2 {
 		t.Errorf("whiteboard namespace = %+v", ns)
 	}
@@ -178,16 +180,16 @@ func TestLogseqDocsCorpus(t *testing.T) {
 			t.Errorf("namespace leaked %s", p.Name)
 		}
 	}
-	withJ := call[ListPagesOut](t, env, "list_pages", `{"include_journals": true, "limit": 1000}`)
+	withJ := opstest.Call[ops.ListPagesOut](t, env, "list_pages", `{"include_journals": true, "limit": 1000}`)
 	if withJ.Total <= out.Total || withJ.Pages[len(withJ.Pages)-1].Kind != "journal" {
 		t.Errorf("journals = %d vs %d", withJ.Total, out.Total)
 	}
 
-	pg := call[GetPageOut](t, env, "get_page", `{"name": "markdown", "depth": 1}`)
+	pg := opstest.Call[ops.GetPageOut](t, env, "get_page", `{"name": "markdown", "depth": 1}`)
 	if pg.Path != "pages/Markdown.md" || pg.BlockCount < 10 || len(pg.Blocks) == 0 {
 		t.Errorf("Markdown page = %s %d", pg.Path, pg.BlockCount)
 	}
-	full := call[GetPageOut](t, env, "get_page", `{"path": "pages/Markdown.md"}`)
+	full := opstest.Call[ops.GetPageOut](t, env, "get_page", `{"path": "pages/Markdown.md"}`)
 	if n := countBlocks(full.Blocks); n != full.BlockCount {
 		t.Errorf("tree holds %d blocks, page has %d", n, full.BlockCount)
 	}
@@ -200,13 +202,13 @@ func TestLogseqDocsCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := call[GetBlockOut](t, env, "get_block", `{"uuid": "`+uuid+`"}`)
+	b := opstest.Call[ops.GetBlockOut](t, env, "get_block", `{"uuid": "`+uuid+`"}`)
 	if b.UUID != uuid || len(b.Parents) != depth {
 		t.Errorf("block %s at depth %d: %d parents", uuid, depth, len(b.Parents))
 	}
 }
 
-func countBlocks(nodes []BlockNode) int {
+func countBlocks(nodes []ops.BlockNode) int {
 	n := len(nodes)
 	for _, c := range nodes {
 		n += countBlocks(c.Children)

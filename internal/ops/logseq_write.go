@@ -276,91 +276,17 @@ func pageFileName(name string) (string, error) {
 	return b.String() + ".md", nil
 }
 
+// logseqErrors are the error codes of the Logseq block writes.
+var logseqErrors = WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeNotLogseqGraph, errs.CodeBlockNotFound, errs.CodeInvalidUTF8)
+
 func registerLogseqWrites(r *Registry) {
-	logseqErrors := WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeNotLogseqGraph, errs.CodeBlockNotFound, errs.CodeInvalidUTF8)
-	Add(r, Def[CreatePageIn, WriteResult]{
-		Name:  "create_page",
-		Title: "Create a Logseq page",
-		Description: "Create a page in the vault's Logseq graph (pages/ folder; namespaces a/b become a___b.md) with page properties and top-level blocks. " +
-			"Fails with conflict when a page of that name (or alias) exists. Preview by default.",
-		Annotations: Annotations{},
-		CLI:         CLI{Use: "create-page", Args: []string{"name"}, Text: TextWrite, Short: "Create a Logseq page (preview; --apply writes it)"},
-		Errors:      logseqErrors,
-		Example:     `{"name": "Reading/2026", "properties": {"tags": "reading"}, "blocks": ["How to Take Smart Notes", "The Art of Doing Science"]}`,
-		Toolset:     ToolsetWrites,
-		Handler:     createPage,
-	})
-	Add(r, Def[UpdatePageIn, WriteResult]{
-		Name:  "update_page",
-		Title: "Update a Logseq page",
-		Description: "Append top-level blocks to a Logseq page and/or set or remove its page properties (key:: value lines; an empty value removes one). " +
-			"The rest of the file keeps its bytes. Preview by default.",
-		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "update-page", Args: []string{"name"}, Text: TextWrite, Short: "Append blocks to a Logseq page or set its properties (preview; --apply writes it)"},
-		Errors:      logseqErrors,
-		Example:     `{"name": "Loci", "append": ["Tried the write operations"], "properties": {"status": "active"}}`,
-		Toolset:     ToolsetWrites,
-		Handler:     updatePage,
-	})
-	Add(r, Def[DeletePageIn, WriteResult]{
-		Name:        "delete_page",
-		Title:       "Delete a Logseq page",
-		Description: "Move a Logseq page's file to the vault's .trash/ folder; the result warns about pages that still reference it. Undo restores it. Preview by default.",
-		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "delete-page", Args: []string{"name"}, Text: TextWrite, Short: "Move a Logseq page to .trash/ (preview; --apply does it)"},
-		Errors:      logseqErrors,
-		Example:     `{"name": "graph/design"}`,
-		Toolset:     ToolsetWrites,
-		Handler:     deletePage,
-	})
-	Add(r, Def[CreateBlockIn, BlockWriteOut]{
-		Name:  "create_block",
-		Title: "Create a Logseq block",
-		Description: "Add a block to a Logseq page: at the top level of a page, under a parent block, or before/after a sibling (position first, last, before, after), " +
-			"with properties. Written in the file's own indentation; the block gets an id:: uuid (returned) so it can be addressed later. Preview by default.",
-		Annotations: Annotations{},
-		CLI:         CLI{Use: "create-block", Text: textBlockWrite, Short: "Add a block to a Logseq page (preview; --apply writes it)"},
-		Errors:      logseqErrors,
-		Example:     `{"parent": "6745a1b2-0000-4000-8000-000000000001", "position": "last", "content": "A new child block", "properties": {"status": "draft"}}`,
-		Toolset:     ToolsetWrites,
-		Handler:     createBlock,
-	})
-	Add(r, Def[UpdateBlockIn, BlockWriteOut]{
-		Name:  "update_block",
-		Title: "Update a Logseq block",
-		Description: "Change a Logseq block's text and/or properties, by uuid. Its children, its other properties and its id:: stay as they are. " +
-			"if_match is the etag of the page file. Preview by default.",
-		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "update-block", Args: []string{"uuid"}, Text: textBlockWrite, Short: "Change a Logseq block's text or properties (preview; --apply writes it)"},
-		Errors:      logseqErrors,
-		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001", "properties": {"status": "done"}}`,
-		Toolset:     ToolsetWrites,
-		Handler:     updateBlock,
-	})
-	Add(r, Def[DeleteBlockIn, BlockWriteOut]{
-		Name:  "delete_block",
-		Title: "Delete a Logseq block",
-		Description: "Remove a Logseq block and its children from its page, by uuid; the result warns about ((references)) to the removed blocks. " +
-			"The undo journal keeps the page as it was. Preview by default.",
-		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "delete-block", Args: []string{"uuid"}, Text: textBlockWrite, Short: "Remove a Logseq block and its children (preview; --apply does it)"},
-		Errors:      logseqErrors,
-		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001"}`,
-		Toolset:     ToolsetWrites,
-		Handler:     deleteBlock,
-	})
-	Add(r, Def[MoveBlockIn, BlockWriteOut]{
-		Name:  "move_block",
-		Title: "Move a Logseq block",
-		Description: "Move a Logseq block with its children: into a page, under a parent block, or next to a sibling, in the same page or another one. " +
-			"Lines are re-indented to the target's style; every id:: uuid stays, so ((references)) keep working. Both pages change as one undoable unit. Preview by default.",
-		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "move-block", Args: []string{"uuid"}, Text: textBlockWrite, Short: "Move a Logseq block with its children (preview; --apply does it)"},
-		Errors:      logseqErrors,
-		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001", "page": "graph/design", "position": "first"}`,
-		Toolset:     ToolsetWrites,
-		Handler:     moveBlock,
-	})
+	register(r, CreatePage())
+	register(r, UpdatePage())
+	register(r, DeletePage())
+	register(r, CreateBlock())
+	register(r, UpdateBlock())
+	register(r, DeleteBlock())
+	register(r, MoveBlock())
 }
 
 // pageGraph picks the graph a new page goes into.
@@ -909,4 +835,115 @@ func textBlockWrite(o any) string {
 		b.WriteString("\n")
 	}
 	return TextWriteWith(o, b.String())
+}
+
+// CreatePage is the create_page operation.
+func CreatePage() Def[CreatePageIn, WriteResult] {
+	return Def[CreatePageIn, WriteResult]{
+		Name:  "create_page",
+		Title: "Create a Logseq page",
+		Description: "Create a page in the vault's Logseq graph (pages/ folder; namespaces a/b become a___b.md) with page properties and top-level blocks. " +
+			"Fails with conflict when a page of that name (or alias) exists. Preview by default.",
+		Annotations: Annotations{},
+		CLI:         CLI{Use: "create-page", Args: []string{"name"}, Text: TextWrite, Short: "Create a Logseq page (preview; --apply writes it)"},
+		Errors:      logseqErrors,
+		Example:     `{"name": "Reading/2026", "properties": {"tags": "reading"}, "blocks": ["How to Take Smart Notes", "The Art of Doing Science"]}`,
+		Toolset:     ToolsetWrites,
+		Handler:     createPage,
+	}
+}
+
+// UpdatePage is the update_page operation.
+func UpdatePage() Def[UpdatePageIn, WriteResult] {
+	return Def[UpdatePageIn, WriteResult]{
+		Name:  "update_page",
+		Title: "Update a Logseq page",
+		Description: "Append top-level blocks to a Logseq page and/or set or remove its page properties (key:: value lines; an empty value removes one). " +
+			"The rest of the file keeps its bytes. Preview by default.",
+		Annotations: Annotations{Destructive: true},
+		CLI:         CLI{Use: "update-page", Args: []string{"name"}, Text: TextWrite, Short: "Append blocks to a Logseq page or set its properties (preview; --apply writes it)"},
+		Errors:      logseqErrors,
+		Example:     `{"name": "Loci", "append": ["Tried the write operations"], "properties": {"status": "active"}}`,
+		Toolset:     ToolsetWrites,
+		Handler:     updatePage,
+	}
+}
+
+// DeletePage is the delete_page operation.
+func DeletePage() Def[DeletePageIn, WriteResult] {
+	return Def[DeletePageIn, WriteResult]{
+		Name:        "delete_page",
+		Title:       "Delete a Logseq page",
+		Description: "Move a Logseq page's file to the vault's .trash/ folder; the result warns about pages that still reference it. Undo restores it. Preview by default.",
+		Annotations: Annotations{Destructive: true},
+		CLI:         CLI{Use: "delete-page", Args: []string{"name"}, Text: TextWrite, Short: "Move a Logseq page to .trash/ (preview; --apply does it)"},
+		Errors:      logseqErrors,
+		Example:     `{"name": "graph/design"}`,
+		Toolset:     ToolsetWrites,
+		Handler:     deletePage,
+	}
+}
+
+// CreateBlock is the create_block operation.
+func CreateBlock() Def[CreateBlockIn, BlockWriteOut] {
+	return Def[CreateBlockIn, BlockWriteOut]{
+		Name:  "create_block",
+		Title: "Create a Logseq block",
+		Description: "Add a block to a Logseq page: at the top level of a page, under a parent block, or before/after a sibling (position first, last, before, after), " +
+			"with properties. Written in the file's own indentation; the block gets an id:: uuid (returned) so it can be addressed later. Preview by default.",
+		Annotations: Annotations{},
+		CLI:         CLI{Use: "create-block", Text: textBlockWrite, Short: "Add a block to a Logseq page (preview; --apply writes it)"},
+		Errors:      logseqErrors,
+		Example:     `{"parent": "6745a1b2-0000-4000-8000-000000000001", "position": "last", "content": "A new child block", "properties": {"status": "draft"}}`,
+		Toolset:     ToolsetWrites,
+		Handler:     createBlock,
+	}
+}
+
+// UpdateBlock is the update_block operation.
+func UpdateBlock() Def[UpdateBlockIn, BlockWriteOut] {
+	return Def[UpdateBlockIn, BlockWriteOut]{
+		Name:  "update_block",
+		Title: "Update a Logseq block",
+		Description: "Change a Logseq block's text and/or properties, by uuid. Its children, its other properties and its id:: stay as they are. " +
+			"if_match is the etag of the page file. Preview by default.",
+		Annotations: Annotations{Destructive: true},
+		CLI:         CLI{Use: "update-block", Args: []string{"uuid"}, Text: textBlockWrite, Short: "Change a Logseq block's text or properties (preview; --apply writes it)"},
+		Errors:      logseqErrors,
+		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001", "properties": {"status": "done"}}`,
+		Toolset:     ToolsetWrites,
+		Handler:     updateBlock,
+	}
+}
+
+// DeleteBlock is the delete_block operation.
+func DeleteBlock() Def[DeleteBlockIn, BlockWriteOut] {
+	return Def[DeleteBlockIn, BlockWriteOut]{
+		Name:  "delete_block",
+		Title: "Delete a Logseq block",
+		Description: "Remove a Logseq block and its children from its page, by uuid; the result warns about ((references)) to the removed blocks. " +
+			"The undo journal keeps the page as it was. Preview by default.",
+		Annotations: Annotations{Destructive: true},
+		CLI:         CLI{Use: "delete-block", Args: []string{"uuid"}, Text: textBlockWrite, Short: "Remove a Logseq block and its children (preview; --apply does it)"},
+		Errors:      logseqErrors,
+		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001"}`,
+		Toolset:     ToolsetWrites,
+		Handler:     deleteBlock,
+	}
+}
+
+// MoveBlock is the move_block operation.
+func MoveBlock() Def[MoveBlockIn, BlockWriteOut] {
+	return Def[MoveBlockIn, BlockWriteOut]{
+		Name:  "move_block",
+		Title: "Move a Logseq block",
+		Description: "Move a Logseq block with its children: into a page, under a parent block, or next to a sibling, in the same page or another one. " +
+			"Lines are re-indented to the target's style; every id:: uuid stays, so ((references)) keep working. Both pages change as one undoable unit. Preview by default.",
+		Annotations: Annotations{Destructive: true},
+		CLI:         CLI{Use: "move-block", Args: []string{"uuid"}, Text: textBlockWrite, Short: "Move a Logseq block with its children (preview; --apply does it)"},
+		Errors:      logseqErrors,
+		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001", "page": "graph/design", "position": "first"}`,
+		Toolset:     ToolsetWrites,
+		Handler:     moveBlock,
+	}
 }

@@ -158,151 +158,15 @@ const defaultMaxChars = 50000
 
 func registerNoteOps(r *Registry) {
 	registerSimilarOps(r)
-	Add(r, Def[SearchNotesIn, SearchNotesOut]{
-		Name:  "search_notes",
-		Title: "Search notes",
-		Description: "Search the vault by keywords (BM25, every language including Chinese/Japanese/Korean) and, once the index has vectors, by meaning: " +
-			"mode hybrid (the default then) fuses both rankings, semantic finds paraphrases with no shared words, lexical is keywords only. " +
-			"Returns one result per note, best first, with the best-matching section's heading path, line and a highlighted snippet. " +
-			"Supports \"phrases\", prefix* and -exclusions, and filters by path glob, tags, frontmatter and dates; expand_links adds linked notes, explain shows the ranks behind each result. Paginate with next_cursor.",
-		Annotations: Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         CLI{Use: "search", Args: []string{"query"}, Text: textSearch},
-		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound, errs.CodeEmbedUnavailable, errs.CodeEmbedMismatch},
-		Example:     `{"query": "spaced repetition", "tags": ["learning"], "limit": 5}`,
-		Handler: func(ctx context.Context, env *Env, in *SearchNotesIn) (*SearchNotesOut, error) {
-			vh, err := env.Vault(in.Vault)
-			if err != nil {
-				return nil, err
-			}
-			off, err := DecodeCursor(in.Cursor)
-			if err != nil {
-				return nil, err
-			}
-			resp, err := SearcherFor(vh).Search(ctx, search.Query{
-				Text: in.Query, Limit: in.Limit, Offset: off, PathGlob: in.PathGlob, Tags: in.Tags, Frontmatter: in.Frontmatter,
-				CreatedFrom: in.CreatedFrom, CreatedTo: in.CreatedTo, UpdatedFrom: in.UpdatedFrom, UpdatedTo: in.UpdatedTo,
-				Mode: in.Mode, ExpandLinks: in.ExpandLinks, Explain: in.Explain,
-			})
-			if err != nil {
-				return nil, err
-			}
-			out := &SearchNotesOut{Results: resp.Results, Mode: resp.Mode}
-			if resp.HasMore {
-				out.NextCursor = EncodeCursor(off + len(resp.Results))
-			}
-			return out, nil
-		},
-	})
+	register(r, SearchNotes())
 
-	Add(r, Def[ReadNoteIn, ReadNoteOut]{
-		Name:  "read_note",
-		Title: "Read a note",
-		Description: "Read a note from disk by vault-relative path, or by note: its frontmatter id, title, alias, file name or [[wikilink]] text. " +
-			"Returns its text, etag (SHA-256, needed for safe edits) and parsed frontmatter. " +
-			"Narrow with a line range or one heading's section; long notes are cut at max_chars with truncated=true. " +
-			"A note reference that fits several notes fails with ambiguous_note listing the candidates.",
-		Annotations: Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         CLI{Use: "read", Args: []string{"path"}, Text: func(o any) string { return o.(*ReadNoteOut).Content }},
-		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeVaultNotFound},
-		Example:     `{"note": "[[Project Atlas#Goals]]"}`,
-		Handler:     readNote,
-	})
+	register(r, ReadNote())
 
-	Add(r, Def[GetLinksIn, GetLinksOut]{
-		Name:  "get_links",
-		Title: "Links of a note",
-		Description: "A note's link neighbourhood: outgoing wikilinks and Markdown links, backlinks, typed links (frontmatter keys whose values are links) in both directions, " +
-			"embeds, and unresolved targets. Each link carries the target as written, the note it resolves to, and its line. " +
-			"With depth 2-3 it also returns neighbors: the notes reached through links and backlinks, each with its distance and the note it was reached via (bounded by limit).",
-		Annotations: Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         CLI{Use: "links", Args: []string{"path"}, Text: textLinks},
-		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeVaultNotFound},
-		Example:     `{"path": "Projects/Project Atlas.md", "depth": 2, "limit": 20}`,
-		Handler: func(ctx context.Context, env *Env, in *GetLinksIn) (*GetLinksOut, error) {
-			vh, err := env.Vault(in.Vault)
-			if err != nil {
-				return nil, err
-			}
-			rel, _, _, err := NotePath(ctx, vh, in.Path, in.Note)
-			if err != nil {
-				return nil, err
-			}
-			links, err := vh.Index.LinksOf(ctx, rel)
-			if err != nil {
-				return nil, err
-			}
-			out := &GetLinksOut{Links: *links}
-			if in.Depth > 1 {
-				limit := in.Limit
-				if limit == 0 {
-					limit = 50
-				}
-				out.Neighbors, out.NeighborsTruncated, err = vh.Index.Neighbors(ctx, links.Path, in.Depth, limit)
-				if err != nil {
-					return nil, err
-				}
-			}
-			return out, nil
-		},
-	})
+	register(r, GetLinks())
 
-	Add(r, Def[ListTagsIn, ListTagsOut]{
-		Name:        "list_tags",
-		Title:       "List tags",
-		Description: "Every tag in the vault (frontmatter and inline #tags, nested tags as written) with the number of notes carrying it, most used first.",
-		Annotations: Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         CLI{Use: "tags", Text: textTags},
-		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound},
-		Example:     `{"prefix": "project/"}`,
-		Handler: func(ctx context.Context, env *Env, in *ListTagsIn) (*ListTagsOut, error) {
-			vh, err := env.Vault(in.Vault)
-			if err != nil {
-				return nil, err
-			}
-			tags, err := vh.Index.Tags(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if p := strings.ToLower(strings.TrimPrefix(in.Prefix, "#")); p != "" {
-				kept := tags[:0]
-				for _, t := range tags {
-					if strings.HasPrefix(strings.ToLower(t.Tag), p) {
-						kept = append(kept, t)
-					}
-				}
-				tags = kept
-			}
-			return &ListTagsOut{Tags: tags}, nil
-		},
-	})
+	register(r, ListTags())
 
-	Add(r, Def[IndexStatusIn, IndexStatusOut]{
-		Name:  "index_status",
-		Title: "Index status",
-		Description: "The state of the vault's index: counts of notes, chunks, links (and unresolved ones), tags, tasks and blocks; last index times; schema version; " +
-			"files that failed to index and notes with invalid frontmatter, with reasons; the background sync state; and, when several vaults are served, their names.",
-		Annotations: Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         CLI{Use: "status", Text: textStatus, Short: "Index state: counts, last index times, failures and why"},
-		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound},
-		Example:     `{}`,
-		Handler: func(ctx context.Context, env *Env, in *IndexStatusIn) (*IndexStatusOut, error) {
-			vh, err := env.Vault(in.Vault)
-			if err != nil {
-				return nil, err
-			}
-			st, err := vh.Index.Status(ctx)
-			if err != nil {
-				return nil, err
-			}
-			out := &IndexStatusOut{Status: *st, Sync: vh.State(), Watcher: vh.WatchState()}
-			if len(env.Vaults) > 1 {
-				for i, v := range env.Vaults {
-					out.Vaults = append(out.Vaults, VaultSummary{Name: v.Name, Root: v.Vault.Root, Kind: string(v.Vault.Kind), Default: i == 0})
-				}
-			}
-			return out, nil
-		},
-	})
+	register(r, IndexStatus())
 }
 
 func readNote(ctx context.Context, env *Env, in *ReadNoteIn) (*ReadNoteOut, error) {
@@ -381,4 +245,165 @@ func readNote(ctx context.Context, env *Env, in *ReadNoteIn) (*ReadNoteOut, erro
 		out.EndLine = out.StartLine + strings.Count(out.Content, "\n")
 	}
 	return out, nil
+}
+
+// SearchNotes is the search_notes operation.
+func SearchNotes() Def[SearchNotesIn, SearchNotesOut] {
+	return Def[SearchNotesIn, SearchNotesOut]{
+		Name:  "search_notes",
+		Title: "Search notes",
+		Description: "Search the vault by keywords (BM25, every language including Chinese/Japanese/Korean) and, once the index has vectors, by meaning: " +
+			"mode hybrid (the default then) fuses both rankings, semantic finds paraphrases with no shared words, lexical is keywords only. " +
+			"Returns one result per note, best first, with the best-matching section's heading path, line and a highlighted snippet. " +
+			"Supports \"phrases\", prefix* and -exclusions, and filters by path glob, tags, frontmatter and dates; expand_links adds linked notes, explain shows the ranks behind each result. Paginate with next_cursor.",
+		Annotations: Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         CLI{Use: "search", Args: []string{"query"}, Text: textSearch},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound, errs.CodeEmbedUnavailable, errs.CodeEmbedMismatch},
+		Example:     `{"query": "spaced repetition", "tags": ["learning"], "limit": 5}`,
+		Handler: func(ctx context.Context, env *Env, in *SearchNotesIn) (*SearchNotesOut, error) {
+			vh, err := env.Vault(in.Vault)
+			if err != nil {
+				return nil, err
+			}
+			off, err := DecodeCursor(in.Cursor)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := SearcherFor(vh).Search(ctx, search.Query{
+				Text: in.Query, Limit: in.Limit, Offset: off, PathGlob: in.PathGlob, Tags: in.Tags, Frontmatter: in.Frontmatter,
+				CreatedFrom: in.CreatedFrom, CreatedTo: in.CreatedTo, UpdatedFrom: in.UpdatedFrom, UpdatedTo: in.UpdatedTo,
+				Mode: in.Mode, ExpandLinks: in.ExpandLinks, Explain: in.Explain,
+			})
+			if err != nil {
+				return nil, err
+			}
+			out := &SearchNotesOut{Results: resp.Results, Mode: resp.Mode}
+			if resp.HasMore {
+				out.NextCursor = EncodeCursor(off + len(resp.Results))
+			}
+			return out, nil
+		},
+	}
+}
+
+// ReadNote is the read_note operation.
+func ReadNote() Def[ReadNoteIn, ReadNoteOut] {
+	return Def[ReadNoteIn, ReadNoteOut]{
+		Name:  "read_note",
+		Title: "Read a note",
+		Description: "Read a note from disk by vault-relative path, or by note: its frontmatter id, title, alias, file name or [[wikilink]] text. " +
+			"Returns its text, etag (SHA-256, needed for safe edits) and parsed frontmatter. " +
+			"Narrow with a line range or one heading's section; long notes are cut at max_chars with truncated=true. " +
+			"A note reference that fits several notes fails with ambiguous_note listing the candidates.",
+		Annotations: Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         CLI{Use: "read", Args: []string{"path"}, Text: func(o any) string { return o.(*ReadNoteOut).Content }},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeVaultNotFound},
+		Example:     `{"note": "[[Project Atlas#Goals]]"}`,
+		Handler:     readNote,
+	}
+}
+
+// GetLinks is the get_links operation.
+func GetLinks() Def[GetLinksIn, GetLinksOut] {
+	return Def[GetLinksIn, GetLinksOut]{
+		Name:  "get_links",
+		Title: "Links of a note",
+		Description: "A note's link neighbourhood: outgoing wikilinks and Markdown links, backlinks, typed links (frontmatter keys whose values are links) in both directions, " +
+			"embeds, and unresolved targets. Each link carries the target as written, the note it resolves to, and its line. " +
+			"With depth 2-3 it also returns neighbors: the notes reached through links and backlinks, each with its distance and the note it was reached via (bounded by limit).",
+		Annotations: Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         CLI{Use: "links", Args: []string{"path"}, Text: textLinks},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeVaultNotFound},
+		Example:     `{"path": "Projects/Project Atlas.md", "depth": 2, "limit": 20}`,
+		Handler: func(ctx context.Context, env *Env, in *GetLinksIn) (*GetLinksOut, error) {
+			vh, err := env.Vault(in.Vault)
+			if err != nil {
+				return nil, err
+			}
+			rel, _, _, err := NotePath(ctx, vh, in.Path, in.Note)
+			if err != nil {
+				return nil, err
+			}
+			links, err := vh.Index.LinksOf(ctx, rel)
+			if err != nil {
+				return nil, err
+			}
+			out := &GetLinksOut{Links: *links}
+			if in.Depth > 1 {
+				limit := in.Limit
+				if limit == 0 {
+					limit = 50
+				}
+				out.Neighbors, out.NeighborsTruncated, err = vh.Index.Neighbors(ctx, links.Path, in.Depth, limit)
+				if err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		},
+	}
+}
+
+// ListTags is the list_tags operation.
+func ListTags() Def[ListTagsIn, ListTagsOut] {
+	return Def[ListTagsIn, ListTagsOut]{
+		Name:        "list_tags",
+		Title:       "List tags",
+		Description: "Every tag in the vault (frontmatter and inline #tags, nested tags as written) with the number of notes carrying it, most used first.",
+		Annotations: Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         CLI{Use: "tags", Text: textTags},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound},
+		Example:     `{"prefix": "project/"}`,
+		Handler: func(ctx context.Context, env *Env, in *ListTagsIn) (*ListTagsOut, error) {
+			vh, err := env.Vault(in.Vault)
+			if err != nil {
+				return nil, err
+			}
+			tags, err := vh.Index.Tags(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if p := strings.ToLower(strings.TrimPrefix(in.Prefix, "#")); p != "" {
+				kept := tags[:0]
+				for _, t := range tags {
+					if strings.HasPrefix(strings.ToLower(t.Tag), p) {
+						kept = append(kept, t)
+					}
+				}
+				tags = kept
+			}
+			return &ListTagsOut{Tags: tags}, nil
+		},
+	}
+}
+
+// IndexStatus is the index_status operation.
+func IndexStatus() Def[IndexStatusIn, IndexStatusOut] {
+	return Def[IndexStatusIn, IndexStatusOut]{
+		Name:  "index_status",
+		Title: "Index status",
+		Description: "The state of the vault's index: counts of notes, chunks, links (and unresolved ones), tags, tasks and blocks; last index times; schema version; " +
+			"files that failed to index and notes with invalid frontmatter, with reasons; the background sync state; and, when several vaults are served, their names.",
+		Annotations: Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         CLI{Use: "status", Text: textStatus, Short: "Index state: counts, last index times, failures and why"},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound},
+		Example:     `{}`,
+		Handler: func(ctx context.Context, env *Env, in *IndexStatusIn) (*IndexStatusOut, error) {
+			vh, err := env.Vault(in.Vault)
+			if err != nil {
+				return nil, err
+			}
+			st, err := vh.Index.Status(ctx)
+			if err != nil {
+				return nil, err
+			}
+			out := &IndexStatusOut{Status: *st, Sync: vh.State(), Watcher: vh.WatchState()}
+			if len(env.Vaults) > 1 {
+				for i, v := range env.Vaults {
+					out.Vaults = append(out.Vaults, VaultSummary{Name: v.Name, Root: v.Vault.Root, Kind: string(v.Vault.Kind), Default: i == 0})
+				}
+			}
+			return out, nil
+		},
+	}
 }

@@ -1,4 +1,4 @@
-package ops
+package ops_test
 
 import (
 	"context"
@@ -12,15 +12,14 @@ import (
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/opstest"
 	"github.com/loci-dev/loci/internal/testutil"
 )
 
-// traversal holds paths every path input must refuse before touching the disk.
-var traversal = []string{`"../x.md"`, `"/etc/passwd"`, `"%2e%2e/x.md"`, `"..\\x.md"`, `".obsidian/app.json"`}
-
 func TestGetContext(t *testing.T) {
-	env := demoEnv(t)
-	out := call[GetContextOut](t, env, "get_context", `{"query": "index fresh", "mode": "lexical"}`)
+	env := opstest.DemoEnv(t)
+	out := opstest.Call[ops.GetContextOut](t, env, "get_context", `{"query": "index fresh", "mode": "lexical"}`)
 	if out.Mode != "lexical" || len(out.Notes) == 0 || len(out.Notes) > 5 {
 		t.Fatalf("get_context = %+v", out)
 	}
@@ -40,7 +39,7 @@ func TestGetContext(t *testing.T) {
 		}
 	}
 
-	out = call[GetContextOut](t, env, "get_context", `{"query": "index fresh", "limit": 1, "preview_chars": 40, "mode": "lexical"}`)
+	out = opstest.Call[ops.GetContextOut](t, env, "get_context", `{"query": "index fresh", "limit": 1, "preview_chars": 40, "mode": "lexical"}`)
 	if len(out.Notes) != 1 {
 		t.Fatalf("limit 1 = %d notes", len(out.Notes))
 	}
@@ -48,13 +47,13 @@ func TestGetContext(t *testing.T) {
 		t.Errorf("preview = %q", p)
 	}
 
-	out = call[GetContextOut](t, env, "get_context", `{"query": "note", "path_glob": "Ideas/**", "tags": ["learning"]}`)
+	out = opstest.Call[ops.GetContextOut](t, env, "get_context", `{"query": "note", "path_glob": "Ideas/**", "tags": ["learning"]}`)
 	for _, n := range out.Notes {
 		if !strings.HasPrefix(n.Path, "Ideas/") {
 			t.Errorf("path_glob leaked %s", n.Path)
 		}
 	}
-	out = call[GetContextOut](t, env, "get_context", `{"query": "xylophonequark"}`)
+	out = opstest.Call[ops.GetContextOut](t, env, "get_context", `{"query": "xylophonequark"}`)
 	if len(out.Notes) != 0 || out.Hint == "" {
 		t.Errorf("no-match = %+v", out)
 	}
@@ -62,13 +61,13 @@ func TestGetContext(t *testing.T) {
 	for _, in := range []string{`{}`, `{"query": "  "}`, `{"query": "x", "mode": "fuzzy"}`,
 		`{"query": "x", "limit": 21}`, `{"query": "x", "preview_chars": -1}`, `{"query": "x", "preview_chars": 5000}`,
 		`{"query": "x", "bogus": 1}`, `{"query": 3}`, `{"query": "x", "path_glob": "[bad"}`} {
-		wantCode(t, env, "get_context", in, errs.CodeInvalidInput)
+		opstest.WantCode(t, env, "get_context", in, errs.CodeInvalidInput)
 	}
-	wantCode(t, env, "get_context", `{"query": "x", "vault": "nope"}`, errs.CodeVaultNotFound)
+	opstest.WantCode(t, env, "get_context", `{"query": "x", "vault": "nope"}`, errs.CodeVaultNotFound)
 }
 
 func TestReadNoteByReference(t *testing.T) {
-	env := demoEnv(t)
+	env := opstest.DemoEnv(t)
 	cases := []struct{ note, path, match string }{
 		{"20261101093000", "Projects/Project Atlas.md", "id"},
 		{"Project Atlas", "Projects/Project Atlas.md", "filename"},
@@ -83,34 +82,34 @@ func TestReadNoteByReference(t *testing.T) {
 		{"Nov 20th, 2026", "graph/journals/2026_11_20.md", "title"},
 	}
 	for _, c := range cases {
-		out := call[ReadNoteOut](t, env, "read_note", `{"note": `+jsonString(c.note)+`}`)
+		out := opstest.Call[ops.ReadNoteOut](t, env, "read_note", `{"note": `+jsonString(c.note)+`}`)
 		if out.Path != c.path || out.Match != c.match || out.Etag == "" || out.Content == "" {
 			t.Errorf("read_note note=%q: path %s match %s", c.note, out.Path, out.Match)
 		}
 	}
 	// A #heading in the wikilink selects the section.
-	out := call[ReadNoteOut](t, env, "read_note", `{"note": "[[Project Atlas#Goals]]"}`)
+	out := opstest.Call[ops.ReadNoteOut](t, env, "read_note", `{"note": "[[Project Atlas#Goals]]"}`)
 	if !strings.HasPrefix(out.Content, "## Goals") || strings.Contains(out.Content, "## Milestones") {
 		t.Errorf("wikilink heading: %q", out.Content)
 	}
 	// path keeps working, and reports no match reason.
-	out = call[ReadNoteOut](t, env, "read_note", `{"path": "Ideas/Zettelkasten.md"}`)
+	out = opstest.Call[ops.ReadNoteOut](t, env, "read_note", `{"path": "Ideas/Zettelkasten.md"}`)
 	if out.Path != "Ideas/Zettelkasten.md" || out.Match != "" {
 		t.Errorf("read by path: %+v", out)
 	}
 
-	wantCode(t, env, "read_note", `{}`, errs.CodeInvalidInput)
-	wantCode(t, env, "read_note", `{"path": "Welcome.md", "note": "Welcome"}`, errs.CodeInvalidInput)
-	wantCode(t, env, "read_note", `{"note": "[[]]"}`, errs.CodeInvalidInput)
-	for _, p := range traversal {
-		wantCode(t, env, "read_note", `{"path": `+p+`}`, errs.CodePathDenied)
-		wantCode(t, env, "read_note", `{"note": `+p+`}`, errs.CodePathDenied)
+	opstest.WantCode(t, env, "read_note", `{}`, errs.CodeInvalidInput)
+	opstest.WantCode(t, env, "read_note", `{"path": "Welcome.md", "note": "Welcome"}`, errs.CodeInvalidInput)
+	opstest.WantCode(t, env, "read_note", `{"note": "[[]]"}`, errs.CodeInvalidInput)
+	for _, p := range opstest.Traversal {
+		opstest.WantCode(t, env, "read_note", `{"path": `+p+`}`, errs.CodePathDenied)
+		opstest.WantCode(t, env, "read_note", `{"note": `+p+`}`, errs.CodePathDenied)
 	}
-	d := wantCode(t, env, "read_note", `{"note": "Zettel"}`, errs.CodeNotFound)
+	d := opstest.WantCode(t, env, "read_note", `{"note": "Zettel"}`, errs.CodeNotFound)
 	if s, _ := d["suggestions"].([]any); len(s) == 0 || s[0] != "Ideas/Zettelkasten.md" {
 		t.Errorf("not-found suggestions = %v", d)
 	}
-	d = wantCode(t, env, "read_note", `{"path": "Nope.md"}`, errs.CodeNotFound)
+	d = opstest.WantCode(t, env, "read_note", `{"path": "Nope.md"}`, errs.CodeNotFound)
 	if d["path"] != "Nope.md" {
 		t.Errorf("not-found details = %v", d)
 	}
@@ -118,7 +117,7 @@ func TestReadNoteByReference(t *testing.T) {
 	// A path-like reference to a file not indexed yet is still read from disk.
 	root := env.Vaults[0].Vault.Root
 	testutil.WriteFiles(t, root, map[string]string{"New/Fresh.md": "# Fresh\n"})
-	out = call[ReadNoteOut](t, env, "read_note", `{"note": "New/Fresh.md"}`)
+	out = opstest.Call[ops.ReadNoteOut](t, env, "read_note", `{"note": "New/Fresh.md"}`)
 	if out.Content != "# Fresh\n" || out.Match != "path" {
 		t.Errorf("fresh note: %+v", out)
 	}
@@ -129,8 +128,8 @@ func jsonString(s string) string {
 	return `"` + r.Replace(s) + `"`
 }
 
-func ambiguousVault(t *testing.T) *Env {
-	return fixtureEnv(t, map[string]string{
+func ambiguousVault(t *testing.T) *ops.Env {
+	return opstest.FixtureEnv(t, map[string]string{
 		"a/Ideas.md":  "# Ideas A\n",
 		"b/Ideas.md":  "# Ideas B\n",
 		"c/One.md":    "---\naliases: [Shared]\n---\n# One\n",
@@ -145,7 +144,7 @@ func ambiguousVault(t *testing.T) *Env {
 
 func TestReadNoteAmbiguous(t *testing.T) {
 	env := ambiguousVault(t)
-	d := wantCode(t, env, "read_note", `{"note": "Ideas"}`, errs.CodeAmbiguous)
+	d := opstest.WantCode(t, env, "read_note", `{"note": "Ideas"}`, errs.CodeAmbiguous)
 	cands, _ := d["candidates"].([]any)
 	if len(cands) != 2 {
 		t.Fatalf("candidates = %v", d)
@@ -153,74 +152,74 @@ func TestReadNoteAmbiguous(t *testing.T) {
 	if c, _ := cands[0].(map[string]any); c["path"] != "a/Ideas.md" || c["match"] != "filename" || c["title"] != "Ideas A" {
 		t.Errorf("candidate = %v", cands[0])
 	}
-	wantCode(t, env, "read_note", `{"note": "[[Shared]]"}`, errs.CodeAmbiguous)
+	opstest.WantCode(t, env, "read_note", `{"note": "[[Shared]]"}`, errs.CodeAmbiguous)
 	// A folder-qualified name or an exact path is not ambiguous.
-	if out := call[ReadNoteOut](t, env, "read_note", `{"note": "b/Ideas"}`); out.Path != "b/Ideas.md" {
+	if out := opstest.Call[ops.ReadNoteOut](t, env, "read_note", `{"note": "b/Ideas"}`); out.Path != "b/Ideas.md" {
 		t.Errorf("b/Ideas → %s", out.Path)
 	}
-	if out := call[ReadNoteOut](t, env, "read_note", `{"note": "Root.md"}`); out.Path != "Root.md" || out.Match != "path" {
+	if out := opstest.Call[ops.ReadNoteOut](t, env, "read_note", `{"note": "Root.md"}`); out.Path != "Root.md" || out.Match != "path" {
 		t.Errorf("Root.md → %s (%s)", out.Path, out.Match)
 	}
-	if out := call[ReadNoteOut](t, env, "read_note", `{"note": "abc-1"}`); out.Path != "Root.md" || out.Match != "id" {
+	if out := opstest.Call[ops.ReadNoteOut](t, env, "read_note", `{"note": "abc-1"}`); out.Path != "Root.md" || out.Match != "id" {
 		t.Errorf("id abc-1 → %s (%s)", out.Path, out.Match)
 	}
 }
 
 func TestResolveNote(t *testing.T) {
 	env := ambiguousVault(t)
-	out := call[ResolveNoteOut](t, env, "resolve_note", `{"note": "Ideas"}`)
+	out := opstest.Call[ops.ResolveNoteOut](t, env, "resolve_note", `{"note": "Ideas"}`)
 	if !out.Ambiguous || out.Resolved != "" || len(out.Candidates) != 2 || out.Candidates[1].Path != "b/Ideas.md" {
 		t.Errorf("ambiguous = %+v", out)
 	}
-	out = call[ResolveNoteOut](t, env, "resolve_note", `{"note": "Nothing like it"}`)
+	out = opstest.Call[ops.ResolveNoteOut](t, env, "resolve_note", `{"note": "Nothing like it"}`)
 	if out.Ambiguous || out.Resolved != "" || out.Candidates == nil || len(out.Candidates) != 0 {
 		t.Errorf("none = %+v", out)
 	}
-	out = call[ResolveNoteOut](t, env, "resolve_note", `{"note": "spécial TITLE"}`)
+	out = opstest.Call[ops.ResolveNoteOut](t, env, "resolve_note", `{"note": "spécial TITLE"}`)
 	if out.Resolved != "Unique.md" || out.Candidates[0].Match != "title" || out.Candidates[0].Title != "Spécial title" || out.Candidates[0].Kind != "note" {
 		t.Errorf("title = %+v", out)
 	}
 	// "Root" is both an exact path (Root.md) and a file name elsewhere: the exact path wins.
-	out = call[ResolveNoteOut](t, env, "resolve_note", `{"note": "Root"}`)
+	out = opstest.Call[ops.ResolveNoteOut](t, env, "resolve_note", `{"note": "Root"}`)
 	if out.Resolved != "Root.md" || len(out.Candidates) != 2 || out.Candidates[0].Match != "path" {
 		t.Errorf("exact path = %+v", out)
 	}
-	out = call[ResolveNoteOut](t, env, "resolve_note", `{"note": "c# Notes"}`)
+	out = opstest.Call[ops.ResolveNoteOut](t, env, "resolve_note", `{"note": "c# Notes"}`)
 	if out.Resolved != "Csharp.md" {
 		t.Errorf("title with # = %+v", out)
 	}
-	out = call[ResolveNoteOut](t, env, "resolve_note", `{"note": "Log#Heading"}`)
+	out = opstest.Call[ops.ResolveNoteOut](t, env, "resolve_note", `{"note": "Log#Heading"}`)
 	if out.Resolved != "Logs/Log.md" {
 		t.Errorf("bare wikilink text = %+v", out)
 	}
-	out = call[ResolveNoteOut](t, env, "resolve_note", `{"note": "[[Log#Heading]]"}`)
+	out = opstest.Call[ops.ResolveNoteOut](t, env, "resolve_note", `{"note": "[[Log#Heading]]"}`)
 	if out.Resolved != "Logs/Log.md" {
 		t.Errorf("wikilink = %+v", out)
 	}
 
-	demo := demoEnv(t)
-	out = call[ResolveNoteOut](t, demo, "resolve_note", `{"note": "[[Ada]]"}`)
+	demo := opstest.DemoEnv(t)
+	out = opstest.Call[ops.ResolveNoteOut](t, demo, "resolve_note", `{"note": "[[Ada]]"}`)
 	if out.Resolved != "People/Ada Lovelace.md" || out.Candidates[0].Match != "alias" || out.Candidates[0].Title != "Ada Lovelace" {
 		t.Errorf("alias = %+v", out)
 	}
-	out = call[ResolveNoteOut](t, demo, "resolve_note", `{"note": "loci engine"}`)
+	out = opstest.Call[ops.ResolveNoteOut](t, demo, "resolve_note", `{"note": "loci engine"}`)
 	if out.Resolved != "graph/pages/Loci.md" || out.Candidates[0].Kind != "page" {
 		t.Errorf("logseq alias = %+v", out)
 	}
-	wantCode(t, demo, "resolve_note", `{}`, errs.CodeInvalidInput)
-	wantCode(t, demo, "resolve_note", `{"note": " "}`, errs.CodeInvalidInput)
-	for _, p := range traversal {
-		wantCode(t, demo, "resolve_note", `{"note": `+p+`}`, errs.CodePathDenied)
+	opstest.WantCode(t, demo, "resolve_note", `{}`, errs.CodeInvalidInput)
+	opstest.WantCode(t, demo, "resolve_note", `{"note": " "}`, errs.CodeInvalidInput)
+	for _, p := range opstest.Traversal {
+		opstest.WantCode(t, demo, "resolve_note", `{"note": `+p+`}`, errs.CodePathDenied)
 	}
 }
 
 func TestGetLinksDepth(t *testing.T) {
-	env := demoEnv(t)
-	out := call[GetLinksOut](t, env, "get_links", `{"path": "Projects/Project Atlas.md"}`)
+	env := opstest.DemoEnv(t)
+	out := opstest.Call[ops.GetLinksOut](t, env, "get_links", `{"path": "Projects/Project Atlas.md"}`)
 	if len(out.Backlinks) != 4 || len(out.TypedOut) != 4 || out.Neighbors != nil {
 		t.Fatalf("depth 1 = %d backlinks, %d typed, neighbors %v", len(out.Backlinks), len(out.TypedOut), out.Neighbors)
 	}
-	out = call[GetLinksOut](t, env, "get_links", `{"note": "20261101093000", "depth": 2}`)
+	out = opstest.Call[ops.GetLinksOut](t, env, "get_links", `{"note": "20261101093000", "depth": 2}`)
 	if out.Path != "Projects/Project Atlas.md" || len(out.Backlinks) != 4 || out.NeighborsTruncated {
 		t.Fatalf("depth 2 = %+v", out)
 	}
@@ -252,31 +251,31 @@ func TestGetLinksDepth(t *testing.T) {
 		t.Errorf("graph/design = %+v", n)
 	}
 
-	small := call[GetLinksOut](t, env, "get_links", `{"path": "Projects/Project Atlas.md", "depth": 3, "limit": 3}`)
+	small := opstest.Call[ops.GetLinksOut](t, env, "get_links", `{"path": "Projects/Project Atlas.md", "depth": 3, "limit": 3}`)
 	if len(small.Neighbors) != 3 || !small.NeighborsTruncated || small.Neighbors[0].Path != out.Neighbors[0].Path {
 		t.Errorf("limit 3 = %+v", small.Neighbors)
 	}
 	// An isolated note has no neighbors, and an empty (not null) list.
-	iso := call[GetLinksOut](t, env, "get_links", `{"path": "Notes/Café culture.md", "depth": 2}`)
+	iso := opstest.Call[ops.GetLinksOut](t, env, "get_links", `{"path": "Notes/Café culture.md", "depth": 2}`)
 	if iso.Neighbors == nil || len(iso.Neighbors) != 0 || iso.NeighborsTruncated {
 		t.Errorf("isolated = %+v", iso.Neighbors)
 	}
 
 	for _, in := range []string{`{}`, `{"path": "Welcome.md", "depth": 4}`, `{"path": "Welcome.md", "depth": -1}`,
 		`{"path": "Welcome.md", "limit": 501}`, `{"path": "Welcome.md", "note": "Welcome"}`} {
-		wantCode(t, env, "get_links", in, errs.CodeInvalidInput)
+		opstest.WantCode(t, env, "get_links", in, errs.CodeInvalidInput)
 	}
-	for _, p := range traversal {
-		wantCode(t, env, "get_links", `{"path": `+p+`}`, errs.CodePathDenied)
+	for _, p := range opstest.Traversal {
+		opstest.WantCode(t, env, "get_links", `{"path": `+p+`}`, errs.CodePathDenied)
 	}
-	wantCode(t, env, "get_links", `{"path": "Nope.md"}`, errs.CodeNotFound)
-	wantCode(t, env, "get_links", `{"note": "Nope"}`, errs.CodeNotFound)
+	opstest.WantCode(t, env, "get_links", `{"path": "Nope.md"}`, errs.CodeNotFound)
+	opstest.WantCode(t, env, "get_links", `{"note": "Nope"}`, errs.CodeNotFound)
 }
 
 func TestFindBrokenLinks(t *testing.T) {
-	env := demoEnv(t)
-	out := call[FindBrokenLinksOut](t, env, "find_broken_links", `{}`)
-	got := paths(out.Sources, func(s BrokenSource) string { return s.Path })
+	env := opstest.DemoEnv(t)
+	out := opstest.Call[ops.FindBrokenLinksOut](t, env, "find_broken_links", `{}`)
+	got := opstest.Paths(out.Sources, func(s ops.BrokenSource) string { return s.Path })
 	want := []string{"Inbox/Unsorted.md", "Meetings/2026-11-02 Atlas kickoff.md", "graph/pages/Loci.md"}
 	if !slices.Equal(got, want) || out.Total != 3 || out.TotalSources != 3 || out.NextCursor != "" {
 		t.Fatalf("broken = %+v", out)
@@ -288,7 +287,7 @@ func TestFindBrokenLinks(t *testing.T) {
 		t.Errorf("typed = %+v", l)
 	}
 
-	out = call[FindBrokenLinksOut](t, env, "find_broken_links", `{"path_glob": "Meetings/**"}`)
+	out = opstest.Call[ops.FindBrokenLinksOut](t, env, "find_broken_links", `{"path_glob": "Meetings/**"}`)
 	if out.Total != 1 || out.Sources[0].Links[0].Target != "Missing design doc" || out.Sources[0].Links[0].Line != 17 {
 		t.Errorf("glob = %+v", out)
 	}
@@ -297,7 +296,7 @@ func TestFindBrokenLinks(t *testing.T) {
 	var all []string
 	cursor := ""
 	for i := 0; i < 10; i++ {
-		pg := call[FindBrokenLinksOut](t, env, "find_broken_links", `{"limit": 1, "cursor": "`+cursor+`"}`)
+		pg := opstest.Call[ops.FindBrokenLinksOut](t, env, "find_broken_links", `{"limit": 1, "cursor": "`+cursor+`"}`)
 		if pg.Total != 3 || len(pg.Sources) != 1 {
 			t.Fatalf("page %d = %+v", i, pg)
 		}
@@ -311,24 +310,24 @@ func TestFindBrokenLinks(t *testing.T) {
 	}
 
 	for _, in := range []string{`{"cursor": "!!"}`, `{"path_glob": "[bad"}`, `{"limit": 1001}`, `{"limit": -1}`} {
-		wantCode(t, env, "find_broken_links", in, errs.CodeInvalidInput)
+		opstest.WantCode(t, env, "find_broken_links", in, errs.CodeInvalidInput)
 	}
 
 	// Attachments and links into the same note are not broken.
-	fx := fixtureEnv(t, map[string]string{
+	fx := opstest.FixtureEnv(t, map[string]string{
 		"a.md": "![[diagram.png]] [[#Local heading]] [[gone]] [x](missing.md) [[b]]\n\n# Local heading\n",
 		"b.md": "[[a]]\n",
 	})
-	out = call[FindBrokenLinksOut](t, fx, "find_broken_links", `{}`)
-	got = paths(out.Sources[0].Links, func(l index.BrokenLink) string { return l.Target })
+	out = opstest.Call[ops.FindBrokenLinksOut](t, fx, "find_broken_links", `{}`)
+	got = opstest.Paths(out.Sources[0].Links, func(l index.BrokenLink) string { return l.Target })
 	if out.Total != 2 || !slices.Equal(got, []string{"gone", "missing.md"}) {
 		t.Errorf("fixture broken = %v (%+v)", got, out)
 	}
 }
 
 func TestListFrontmatterKeys(t *testing.T) {
-	env := demoEnv(t)
-	out := call[ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{}`)
+	env := opstest.DemoEnv(t)
+	out := opstest.Call[ops.ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{}`)
 	if len(out.Keys) == 0 || out.Keys[0].Key != "tags" || out.Keys[0].Notes != 11 || !slices.Equal(out.Keys[0].Types, []string{"list", "string"}) || out.Truncated {
 		t.Fatalf("keys = %+v", out.Keys)
 	}
@@ -341,35 +340,35 @@ func TestListFrontmatterKeys(t *testing.T) {
 			t.Errorf("order: %v before %v", a, b)
 		}
 	}
-	out = call[ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{"limit": 2}`)
+	out = opstest.Call[ops.ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{"limit": 2}`)
 	if len(out.Keys) != 2 || !out.Truncated || out.TotalKeys <= 2 {
 		t.Errorf("limit 2 = %+v", out)
 	}
 
-	out = call[ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{"key": "tags"}`)
+	out = opstest.Call[ops.ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{"key": "tags"}`)
 	if out.Key != "tags" || out.Notes != 11 || out.Values[0].Value != "learning" || out.Values[0].Notes != 2 || out.Keys != nil {
 		t.Errorf("values = %+v", out)
 	}
-	out = call[ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{"key": "related"}`)
-	vals := paths(out.Values, func(v index.ValueCount) string { return v.Value })
+	out = opstest.Call[ops.ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{"key": "related"}`)
+	vals := opstest.Paths(out.Values, func(v index.ValueCount) string { return v.Value })
 	if !slices.Equal(vals, []string{"[[Zettelkasten]]", "[[How to Take Smart Notes]]"}) || out.Values[0].Notes != 2 {
 		t.Errorf("related = %+v", out.Values)
 	}
-	out = call[ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{"key": "Status"}`)
+	out = opstest.Call[ops.ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{"key": "Status"}`)
 	if out.Values == nil || len(out.Values) != 0 || !slices.Equal(out.Suggestions, []string{"status"}) {
 		t.Errorf("unknown key = %+v", out)
 	}
-	wantCode(t, env, "list_frontmatter_keys", `{"limit": 5000}`, errs.CodeInvalidInput)
-	wantCode(t, env, "list_frontmatter_keys", `{"key": 1}`, errs.CodeInvalidInput)
+	opstest.WantCode(t, env, "list_frontmatter_keys", `{"limit": 5000}`, errs.CodeInvalidInput)
+	opstest.WantCode(t, env, "list_frontmatter_keys", `{"key": 1}`, errs.CodeInvalidInput)
 }
 
 func TestGetVaultTree(t *testing.T) {
-	env := demoEnv(t)
-	out := call[TreeOut](t, env, "get_vault_tree", `{}`)
+	env := opstest.DemoEnv(t)
+	out := opstest.Call[ops.TreeOut](t, env, "get_vault_tree", `{}`)
 	if out.NoteCount != 16 || out.Truncated || out.Path != "" {
 		t.Fatalf("tree = %+v", out)
 	}
-	byPath := map[string]TreeEntry{}
+	byPath := map[string]ops.TreeEntry{}
 	var order []string
 	for _, e := range out.Entries {
 		byPath[e.Path] = e
@@ -399,37 +398,37 @@ func TestGetVaultTree(t *testing.T) {
 		t.Errorf("order = %v", order)
 	}
 
-	out = call[TreeOut](t, env, "get_vault_tree", `{"depth": 1}`)
+	out = opstest.Call[ops.TreeOut](t, env, "get_vault_tree", `{"depth": 1}`)
 	for _, e := range out.Entries {
 		if e.Type == "note" && e.Path != "Welcome.md" {
 			t.Errorf("depth 1 lists %s", e.Path)
 		}
 	}
-	out = call[TreeOut](t, env, "get_vault_tree", `{"path": "GRAPH/", "depth": 5}`)
-	got := paths(out.Entries, func(e TreeEntry) string { return e.Path })
+	out = opstest.Call[ops.TreeOut](t, env, "get_vault_tree", `{"path": "GRAPH/", "depth": 5}`)
+	got := opstest.Paths(out.Entries, func(e ops.TreeEntry) string { return e.Path })
 	want := []string{"graph/journals", "graph/journals/2026_11_20.md", "graph/pages", "graph/pages/graph___design.md", "graph/pages/Loci.md"}
 	if out.Path != "graph" || out.NoteCount != 3 || !slices.Equal(got, want) {
 		t.Errorf("graph subtree = %s %d %v", out.Path, out.NoteCount, got)
 	}
-	out = call[TreeOut](t, env, "get_vault_tree", `{"limit": 3}`)
+	out = opstest.Call[ops.TreeOut](t, env, "get_vault_tree", `{"limit": 3}`)
 	if len(out.Entries) != 3 || !out.Truncated {
 		t.Errorf("limit 3 = %+v", out)
 	}
 
-	d := wantCode(t, env, "get_vault_tree", `{"path": "Nope"}`, errs.CodeNotFound)
+	d := opstest.WantCode(t, env, "get_vault_tree", `{"path": "Nope"}`, errs.CodeNotFound)
 	if f, _ := d["folders"].([]any); len(f) == 0 {
 		t.Errorf("not-found details = %v", d)
 	}
-	for _, p := range traversal {
-		wantCode(t, env, "get_vault_tree", `{"path": `+p+`}`, errs.CodePathDenied)
+	for _, p := range opstest.Traversal {
+		opstest.WantCode(t, env, "get_vault_tree", `{"path": `+p+`}`, errs.CodePathDenied)
 	}
 	for _, in := range []string{`{"depth": 21}`, `{"limit": 5001}`, `{"depth": "2"}`} {
-		wantCode(t, env, "get_vault_tree", in, errs.CodeInvalidInput)
+		opstest.WantCode(t, env, "get_vault_tree", in, errs.CodeInvalidInput)
 	}
 }
 
 func TestFrontmatterValidate(t *testing.T) {
-	env := fixtureEnv(t, map[string]string{
+	env := opstest.FixtureEnv(t, map[string]string{
 		"good.md":     "---\nid: 20240102030405\ncreated: 2024-01-02\nstatus: done\ntags: [a]\ncount: 3\ndone: true\n---\n# Good\n",
 		"mismatch.md": "---\nid: 202402010900\ncreated: 2024-02-02T08:00:00\nstatus: draft\n---\n",
 		"badyaml.md":  "---\ntitle: [unclosed\n---\n# Bad\n",
@@ -438,7 +437,7 @@ func TestFrontmatterValidate(t *testing.T) {
 		"sub/deep.md": "---\nid: not-a-timestamp\ncreated: 2020-01-01\nstatus: ok\n---\n",
 	})
 	in := `{"required": ["status"], "types": {"created": "date", "tags": "list", "count": "number", "done": "boolean"}}`
-	out := call[ValidateOut](t, env, "frontmatter_validate", in)
+	out := opstest.Call[ops.ValidateOut](t, env, "frontmatter_validate", in)
 	type k struct{ path, key, rule string }
 	var got []k
 	for _, is := range out.Issues {
@@ -469,44 +468,44 @@ func TestFrontmatterValidate(t *testing.T) {
 	}
 
 	// Pagination, a glob, explicit paths.
-	pg := call[ValidateOut](t, env, "frontmatter_validate", `{"required": ["status"], "limit": 2}`)
+	pg := opstest.Call[ops.ValidateOut](t, env, "frontmatter_validate", `{"required": ["status"], "limit": 2}`)
 	if len(pg.Issues) != 2 || pg.NextCursor == "" || pg.Total != 4 {
 		t.Errorf("page 1 = %+v", pg)
 	}
-	pg = call[ValidateOut](t, env, "frontmatter_validate", `{"required": ["status"], "limit": 2, "cursor": "`+pg.NextCursor+`"}`)
+	pg = opstest.Call[ops.ValidateOut](t, env, "frontmatter_validate", `{"required": ["status"], "limit": 2, "cursor": "`+pg.NextCursor+`"}`)
 	if len(pg.Issues) != 2 || pg.NextCursor != "" {
 		t.Errorf("page 2 = %+v", pg)
 	}
-	out = call[ValidateOut](t, env, "frontmatter_validate", `{"path_glob": "sub/**", "required": ["status"]}`)
+	out = opstest.Call[ops.ValidateOut](t, env, "frontmatter_validate", `{"path_glob": "sub/**", "required": ["status"]}`)
 	if out.Checked != 1 || out.Total != 0 || out.Issues == nil {
 		t.Errorf("glob = %+v", out)
 	}
-	out = call[ValidateOut](t, env, "frontmatter_validate", `{"paths": ["good.md", "./Mismatch.md"]}`)
+	out = opstest.Call[ops.ValidateOut](t, env, "frontmatter_validate", `{"paths": ["good.md", "./Mismatch.md"]}`)
 	if out.Checked != 2 || out.Total != 1 || out.Issues[0].Path != "mismatch.md" {
 		t.Errorf("paths = %+v", out)
 	}
 
-	wantCode(t, env, "frontmatter_validate", `{"paths": ["nope.md"]}`, errs.CodeNotFound)
-	for _, p := range traversal {
-		wantCode(t, env, "frontmatter_validate", `{"paths": [`+p+`]}`, errs.CodePathDenied)
+	opstest.WantCode(t, env, "frontmatter_validate", `{"paths": ["nope.md"]}`, errs.CodeNotFound)
+	for _, p := range opstest.Traversal {
+		opstest.WantCode(t, env, "frontmatter_validate", `{"paths": [`+p+`]}`, errs.CodePathDenied)
 	}
 	for _, in := range []string{`{"paths": ["a.md"], "path_glob": "**"}`, `{"types": {"x": "uuid"}}`, `{"required": [""]}`,
 		`{"limit": 0, "cursor": "nope"}`, `{"path_glob": "[x"}`, `{"types": {"x": 1}}`} {
-		wantCode(t, env, "frontmatter_validate", in, errs.CodeInvalidInput)
+		opstest.WantCode(t, env, "frontmatter_validate", in, errs.CodeInvalidInput)
 	}
 
 	// The demo vault: only its broken frontmatter, and Project Atlas' id agrees with created.
-	demo := demoEnv(t)
-	out = call[ValidateOut](t, demo, "frontmatter_validate", `{}`)
+	demo := opstest.DemoEnv(t)
+	out = opstest.Call[ops.ValidateOut](t, demo, "frontmatter_validate", `{}`)
 	if out.Checked != 16 || out.Total != 1 || out.Issues[0].Path != "Inbox/Broken frontmatter.md" || out.Issues[0].Rule != "yaml" {
 		t.Errorf("demo = %+v", out)
 	}
 }
 
 func TestSuggestTypedLinks(t *testing.T) {
-	env := demoEnv(t)
-	out := call[SuggestTypedLinksOut](t, env, "suggest_typed_links", `{"note": "Welcome"}`)
-	by := map[string]LinkSuggestion{}
+	env := opstest.DemoEnv(t)
+	out := opstest.Call[ops.SuggestTypedLinksOut](t, env, "suggest_typed_links", `{"note": "Welcome"}`)
+	by := map[string]ops.LinkSuggestion{}
 	for _, s := range out.Suggestions {
 		if s.Source != "Welcome.md" {
 			t.Errorf("source %s", s.Source)
@@ -531,22 +530,22 @@ func TestSuggestTypedLinks(t *testing.T) {
 	}
 
 	// Targets already typed are not suggested.
-	out = call[SuggestTypedLinksOut](t, env, "suggest_typed_links", `{"path": "Projects/Project Atlas.md"}`)
+	out = opstest.Call[ops.SuggestTypedLinksOut](t, env, "suggest_typed_links", `{"path": "Projects/Project Atlas.md"}`)
 	if len(out.Suggestions) != 1 || out.Suggestions[0].Resolved != "Meetings/2026-11-02 Atlas kickoff.md" {
 		t.Errorf("Atlas = %+v", out.Suggestions)
 	}
 	// A Markdown link gets a wikilink value.
-	out = call[SuggestTypedLinksOut](t, env, "suggest_typed_links", `{"path_glob": "Inbox/**"}`)
+	out = opstest.Call[ops.SuggestTypedLinksOut](t, env, "suggest_typed_links", `{"path_glob": "Inbox/**"}`)
 	if s := out.Suggestions; len(s) != 2 || s[1].Target != "../Ideas/Zettelkasten.md" || s[1].Value != "[[Zettelkasten]]" || s[1].Key != "related" || s[1].Reason != "target" {
 		t.Errorf("Inbox = %+v", s)
 	}
-	all := call[SuggestTypedLinksOut](t, env, "suggest_typed_links", `{"path_glob": "**", "limit": 2}`)
+	all := opstest.Call[ops.SuggestTypedLinksOut](t, env, "suggest_typed_links", `{"path_glob": "**", "limit": 2}`)
 	if len(all.Suggestions) != 2 || all.NextCursor == "" || all.Total < 10 {
 		t.Errorf("all = %+v", all)
 	}
 
 	// The folder of the target decides when the target itself has no typed links.
-	fx := fixtureEnv(t, map[string]string{
+	fx := opstest.FixtureEnv(t, map[string]string{
 		"People/A.md":   "# A\n",
 		"People/B.md":   "# B\n",
 		"People/C.md":   "# C\n",
@@ -554,20 +553,20 @@ func TestSuggestTypedLinks(t *testing.T) {
 		"y.md":          "---\nmentor: \"[[C]]\"\nreviewer: \"[[C]]\"\n---\n",
 		"Notes/Note.md": "Talked to [[B]] and [[C]], then [[Nobody]]. [[B]] again.\n",
 	})
-	out = call[SuggestTypedLinksOut](t, fx, "suggest_typed_links", `{"note": "Note"}`)
-	got := paths(out.Suggestions, func(s LinkSuggestion) string { return s.Resolved + "=" + s.Key + "/" + s.Reason })
+	out = opstest.Call[ops.SuggestTypedLinksOut](t, fx, "suggest_typed_links", `{"note": "Note"}`)
+	got := opstest.Paths(out.Suggestions, func(s ops.LinkSuggestion) string { return s.Resolved + "=" + s.Key + "/" + s.Reason })
 	// B: folder People has owner×1, mentor×1, reviewer×1 → alphabetical tie-break; C: its own typed links tie → mentor.
 	if !slices.Equal(got, []string{"People/B.md=mentor/folder", "People/C.md=mentor/target"}) {
 		t.Errorf("fixture = %v", got)
 	}
 
 	for _, in := range []string{`{}`, `{"path": "x.md", "path_glob": "**"}`, `{"note": "a", "path": "x.md"}`, `{"path_glob": "[x"}`, `{"path_glob": "**", "limit": 501}`} {
-		wantCode(t, env, "suggest_typed_links", in, errs.CodeInvalidInput)
+		opstest.WantCode(t, env, "suggest_typed_links", in, errs.CodeInvalidInput)
 	}
-	for _, p := range traversal {
-		wantCode(t, env, "suggest_typed_links", `{"path": `+p+`}`, errs.CodePathDenied)
+	for _, p := range opstest.Traversal {
+		opstest.WantCode(t, env, "suggest_typed_links", `{"path": `+p+`}`, errs.CodePathDenied)
 	}
-	wantCode(t, env, "suggest_typed_links", `{"note": "Nope"}`, errs.CodeNotFound)
+	opstest.WantCode(t, env, "suggest_typed_links", `{"note": "Nope"}`, errs.CodeNotFound)
 }
 
 func TestRecentNotes(t *testing.T) {
@@ -587,9 +586,9 @@ func TestRecentNotes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := openEnv(t, root)
-	out := call[RecentNotesOut](t, env, "recent_notes", `{}`)
-	got := paths(out.Notes, func(n RecentNote) string { return n.Path })
+	env := opstest.OpenEnv(t, root)
+	out := opstest.Call[ops.RecentNotesOut](t, env, "recent_notes", `{}`)
+	got := opstest.Paths(out.Notes, func(n ops.RecentNote) string { return n.Path })
 	want := []string{"new.md", "Daily/day.md", "Daily/same.md", "fm.md", "fm-bad.md", "old.md"}
 	if !slices.Equal(got, want) || out.By != "mtime" || out.Total != 6 {
 		t.Errorf("by mtime = %v", got)
@@ -597,31 +596,31 @@ func TestRecentNotes(t *testing.T) {
 	if n := out.Notes[0]; n.Modified != "2030-01-11T12:00:00Z" || n.Title != "New" {
 		t.Errorf("new = %+v", n)
 	}
-	out = call[RecentNotesOut](t, env, "recent_notes", `{"by": "updated", "limit": 2}`)
-	got = paths(out.Notes, func(n RecentNote) string { return n.Path })
+	out = opstest.Call[ops.RecentNotesOut](t, env, "recent_notes", `{"by": "updated", "limit": 2}`)
+	got = opstest.Paths(out.Notes, func(n ops.RecentNote) string { return n.Path })
 	if !slices.Equal(got, []string{"fm.md", "new.md"}) || out.Notes[0].Updated != "2031-05-01" || out.NextCursor == "" {
 		t.Errorf("by updated = %v", out)
 	}
-	out = call[RecentNotesOut](t, env, "recent_notes", `{"by": "updated", "limit": 2, "cursor": "`+out.NextCursor+`"}`)
-	if got = paths(out.Notes, func(n RecentNote) string { return n.Path }); !slices.Equal(got, []string{"Daily/day.md", "Daily/same.md"}) {
+	out = opstest.Call[ops.RecentNotesOut](t, env, "recent_notes", `{"by": "updated", "limit": 2, "cursor": "`+out.NextCursor+`"}`)
+	if got = opstest.Paths(out.Notes, func(n ops.RecentNote) string { return n.Path }); !slices.Equal(got, []string{"Daily/day.md", "Daily/same.md"}) {
 		t.Errorf("page 2 = %v", got)
 	}
-	out = call[RecentNotesOut](t, env, "recent_notes", `{"since": "2030-01-01"}`)
-	if got = paths(out.Notes, func(n RecentNote) string { return n.Path }); !slices.Equal(got, []string{"new.md", "Daily/day.md", "Daily/same.md"}) {
+	out = opstest.Call[ops.RecentNotesOut](t, env, "recent_notes", `{"since": "2030-01-01"}`)
+	if got = opstest.Paths(out.Notes, func(n ops.RecentNote) string { return n.Path }); !slices.Equal(got, []string{"new.md", "Daily/day.md", "Daily/same.md"}) {
 		t.Errorf("since = %v", got)
 	}
-	out = call[RecentNotesOut](t, env, "recent_notes", `{"path_glob": "Daily/**", "since": "2030-01-06T12:00:00Z"}`)
+	out = opstest.Call[ops.RecentNotesOut](t, env, "recent_notes", `{"path_glob": "Daily/**", "since": "2030-01-06T12:00:00Z"}`)
 	if out.Total != 2 {
 		t.Errorf("glob = %+v", out)
 	}
 	for _, in := range []string{`{"by": "size"}`, `{"since": "yesterday"}`, `{"limit": 201}`, `{"path_glob": "[x"}`, `{"cursor": "x"}`} {
-		wantCode(t, env, "recent_notes", in, errs.CodeInvalidInput)
+		opstest.WantCode(t, env, "recent_notes", in, errs.CodeInvalidInput)
 	}
 }
 
 func TestIndexStatusSync(t *testing.T) {
-	env := demoEnv(t)
-	out := call[IndexStatusOut](t, env, "index_status", `{}`)
+	env := opstest.DemoEnv(t)
+	out := opstest.Call[ops.IndexStatusOut](t, env, "index_status", `{}`)
 	if out.Notes != 16 || out.Sync.Running || out.Sync.LastSyncAt.IsZero() || out.Sync.LastError != "" || out.Vaults != nil {
 		t.Errorf("status = %+v", out)
 	}
@@ -630,31 +629,31 @@ func TestIndexStatusSync(t *testing.T) {
 	}
 
 	// Two vaults: both are listed, and vault picks one.
-	second := fixtureEnv(t, map[string]string{"only.md": "# Only\n"})
+	second := opstest.FixtureEnv(t, map[string]string{"only.md": "# Only\n"})
 	env.Vaults = append(env.Vaults, second.Vaults[0])
-	out = call[IndexStatusOut](t, env, "index_status", `{}`)
+	out = opstest.Call[ops.IndexStatusOut](t, env, "index_status", `{}`)
 	if len(out.Vaults) != 2 || !out.Vaults[0].Default || out.Vaults[1].Default || out.Vaults[1].Name != "vault" || out.Vaults[0].Kind != "obsidian" {
 		t.Errorf("vaults = %+v", out.Vaults)
 	}
-	out = call[IndexStatusOut](t, env, "index_status", `{"vault": "vault"}`)
+	out = opstest.Call[ops.IndexStatusOut](t, env, "index_status", `{"vault": "vault"}`)
 	if out.Notes != 1 {
 		t.Errorf("second vault = %+v", out)
 	}
-	d := wantCode(t, env, "index_status", `{"vault": "nope"}`, errs.CodeVaultNotFound)
+	d := opstest.WantCode(t, env, "index_status", `{"vault": "nope"}`, errs.CodeVaultNotFound)
 	if v, _ := d["vaults"].([]any); len(v) != 2 {
 		t.Errorf("vault_not_found details = %v", d)
 	}
 }
 
 func TestOpsAreCancellable(t *testing.T) {
-	env := demoEnv(t)
+	env := opstest.DemoEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for _, op := range testReg.List() {
+	for _, op := range opstest.Reg.List() {
 		if op.Example == "" {
 			continue
 		}
-		res := testReg.Call(ctx, env, Caller{Surface: "test"}, op.Name, []byte(op.Example))
+		res := opstest.Reg.Call(ctx, env, ops.Caller{Surface: "test"}, op.Name, []byte(op.Example))
 		if res.Err != nil && res.Err.Code != "cancelled" && !slices.Contains(op.Errors, res.Err.Code) {
 			t.Errorf("%s under a cancelled context: %s %s", op.Name, res.Err.Code, res.Err.Message)
 		}

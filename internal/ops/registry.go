@@ -207,3 +207,5 @@ func cleanSchemaErr(err error) string {
 	s = strings.TrimPrefix(s, "validating root: ")
 	return s
 }
+
+func register(r *Registry, t Tool) { r.Register(t) }

@@ -38,17 +38,7 @@ type FindSimilarOut struct {
 }
 
 func registerSimilarOps(r *Registry) {
-	Add(r, Def[FindSimilarIn, FindSimilarOut]{
-		Name:  "find_similar",
-		Title: "Find similar notes",
-		Description: "The notes most similar in meaning to a given note (by path or reference), best first, with the closest section of each. " +
-			"Uses the index's vectors (for each section of the note, its closest section in every other note; a note scores the mean of those cosines); useful to find related notes to link, duplicates, or more on a topic.",
-		Annotations: Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         CLI{Use: "similar", Args: []string{"path"}, Text: textSimilar},
-		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeVaultNotFound, errs.CodeEmbedUnavailable, errs.CodeEmbedMismatch},
-		Example:     `{"path": "Projects/Project Atlas.md", "limit": 5}`,
-		Handler:     findSimilar,
-	})
+	register(r, FindSimilar())
 }
 
 func findSimilar(ctx context.Context, env *Env, in *FindSimilarIn) (*FindSimilarOut, error) {
@@ -122,4 +112,19 @@ func vectorsLine(v index.VectorStatus) string {
 	}
 	fmt.Fprintf(&b, "search mode:  %s by default\n", v.DefaultMode)
 	return b.String()
+}
+
+// FindSimilar is the find_similar operation.
+func FindSimilar() Def[FindSimilarIn, FindSimilarOut] {
+	return Def[FindSimilarIn, FindSimilarOut]{
+		Name:  "find_similar",
+		Title: "Find similar notes",
+		Description: "The notes most similar in meaning to a given note (by path or reference), best first, with the closest section of each. " +
+			"Uses the index's vectors (for each section of the note, its closest section in every other note; a note scores the mean of those cosines); useful to find related notes to link, duplicates, or more on a topic.",
+		Annotations: Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         CLI{Use: "similar", Args: []string{"path"}, Text: textSimilar},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeVaultNotFound, errs.CodeEmbedUnavailable, errs.CodeEmbedMismatch},
+		Example:     `{"path": "Projects/Project Atlas.md", "limit": 5}`,
+		Handler:     findSimilar,
+	}
 }

@@ -1,15 +1,17 @@
-package ops
+package ops_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/opstest"
 )
 
 func TestFindSimilar(t *testing.T) {
-	env := demoEnv(t)
-	out := call[FindSimilarOut](t, env, "find_similar", `{"path": "Ideas/Zettelkasten.md", "limit": 3}`)
+	env := opstest.DemoEnv(t)
+	out := opstest.Call[ops.FindSimilarOut](t, env, "find_similar", `{"path": "Ideas/Zettelkasten.md", "limit": 3}`)
 	if out.Path != "Ideas/Zettelkasten.md" || len(out.Notes) == 0 || len(out.Notes) > 3 || !strings.HasPrefix(out.Model, "builtin/") {
 		t.Fatalf("find_similar = %+v", out)
 	}
@@ -22,21 +24,21 @@ func TestFindSimilar(t *testing.T) {
 		}
 	}
 	// By reference, with a glob.
-	out = call[FindSimilarOut](t, env, "find_similar", `{"note": "[[Spaced repetition]]", "path_glob": "Projects/**"}`)
+	out = opstest.Call[ops.FindSimilarOut](t, env, "find_similar", `{"note": "[[Spaced repetition]]", "path_glob": "Projects/**"}`)
 	for _, n := range out.Notes {
 		if !strings.HasPrefix(n.Path, "Projects/") {
 			t.Errorf("glob leaked %s", n.Path)
 		}
 	}
-	wantCode(t, env, "find_similar", `{"path": "Nope.md"}`, errs.CodeNotFound)
-	wantCode(t, env, "find_similar", `{}`, errs.CodeInvalidInput)
-	wantCode(t, env, "find_similar", `{"path": "../x.md"}`, errs.CodePathDenied)
-	wantCode(t, env, "find_similar", `{"path": "Welcome.md", "limit": 51}`, errs.CodeInvalidInput)
+	opstest.WantCode(t, env, "find_similar", `{"path": "Nope.md"}`, errs.CodeNotFound)
+	opstest.WantCode(t, env, "find_similar", `{}`, errs.CodeInvalidInput)
+	opstest.WantCode(t, env, "find_similar", `{"path": "../x.md"}`, errs.CodePathDenied)
+	opstest.WantCode(t, env, "find_similar", `{"path": "Welcome.md", "limit": 51}`, errs.CodeInvalidInput)
 }
 
 func TestSearchModesExplain(t *testing.T) {
-	env := demoEnv(t)
-	out := call[SearchNotesOut](t, env, "search_notes", `{"query": "remember facts longer", "explain": true, "expand_links": true, "limit": 5}`)
+	env := opstest.DemoEnv(t)
+	out := opstest.Call[ops.SearchNotesOut](t, env, "search_notes", `{"query": "remember facts longer", "explain": true, "expand_links": true, "limit": 5}`)
 	if out.Mode != "hybrid" || len(out.Results) == 0 {
 		t.Fatalf("search = %+v", out)
 	}
@@ -45,18 +47,19 @@ func TestSearchModesExplain(t *testing.T) {
 			t.Errorf("explain of %s = %+v", r.Path, r.Explain)
 		}
 	}
-	if txt := textSearch(out); !strings.Contains(txt, "explain: ") {
+	op, _ := opstest.Reg.Get("search_notes")
+	if txt := op.CLI.Text(out); !strings.Contains(txt, "explain: ") {
 		t.Errorf("text output lacks explain: %s", txt)
 	}
-	sem := call[SearchNotesOut](t, env, "search_notes", `{"query": "remember facts longer", "mode": "semantic"}`)
+	sem := opstest.Call[ops.SearchNotesOut](t, env, "search_notes", `{"query": "remember facts longer", "mode": "semantic"}`)
 	if sem.Mode != "semantic" || len(sem.Results) == 0 || sem.Results[0].Explain != nil {
 		t.Errorf("semantic = %+v", sem)
 	}
-	ctxOut := call[GetContextOut](t, env, "get_context", `{"query": "remember facts longer", "explain": true}`)
+	ctxOut := opstest.Call[ops.GetContextOut](t, env, "get_context", `{"query": "remember facts longer", "explain": true}`)
 	if ctxOut.Mode != "hybrid" || len(ctxOut.Notes) == 0 || ctxOut.Notes[0].Explain == nil {
 		t.Errorf("get_context = %+v", ctxOut)
 	}
-	lex := call[SearchNotesOut](t, env, "search_notes", `{"query": "spaced repetition", "mode": "lexical"}`)
+	lex := opstest.Call[ops.SearchNotesOut](t, env, "search_notes", `{"query": "spaced repetition", "mode": "lexical"}`)
 	if lex.Mode != "lexical" || lex.Results[0].Path != "Ideas/Spaced repetition.md" || lex.Results[0].Explain != nil {
 		t.Errorf("lexical = %+v", lex)
 	}

@@ -163,70 +163,11 @@ type ImproveFrontmatterOut struct {
 }
 
 func registerWriteOps(r *Registry) {
-	Add(r, Def[CaptureNoteIn, WriteResult]{
-		Name:  "capture_note",
-		Title: "Capture a note",
-		Description: "Create a new note from a title and/or text, in the inbox folder (default Inbox/) or a given folder. The title becomes a safe file name and the note's heading; " +
-			"frontmatter is generated (id, created, updated, aliases, tags, source, plus any keys given). Never overwrites: a taken name gets a number (Title 2.md). " +
-			"Preview by default; apply=true writes it and returns the path and etag.",
-		Annotations: Annotations{},
-		CLI:         CLI{Use: "capture", Args: []string{"title"}, Text: TextWrite, Short: "Capture a new note in the inbox (preview; --apply writes it)"},
-		Errors:      WithErrors(),
-		Example:     `{"title": "Idea: spaced repetition for code", "content": "Review snippets at growing intervals.", "tags": ["idea"], "apply": true}`,
-		Toolset:     ToolsetWrites,
-		Handler:     captureNote,
-	})
-	Add(r, Def[EditNoteIn, WriteResult]{
-		Name:  "edit_note",
-		Title: "Edit a note",
-		Description: "Change a note with patches applied in order as one atomic edit: replace_lines, insert_lines, delete_lines (1-based lines as read_note numbers them), " +
-			"replace_text (exact text, expected_count occurrences), insert_after_heading, append_to_section, replace_section (by heading text or path), " +
-			"set_frontmatter / delete_frontmatter (only that key's lines change; key order, comments and every other byte stay), add_tags / remove_tags. " +
-			"Pass the etag you read as if_match. Preview (a unified diff) by default; apply=true writes it. The file keeps its line endings, BOM and final newline.",
-		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "edit", Args: []string{"path"}, Text: TextWrite, Short: "Edit a note with patches (preview; --apply writes it)"},
-		Errors:      WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
-		Example:     `{"path": "Projects/Project Atlas.md", "if_match": "99ff78b3660ad4a5dadd9f27433296e64164e8859895cc744bf68ac10704c96a", "patches": [{"op": "append_to_section", "heading": "Goals", "content": "- Ship safe writes."}, {"op": "set_frontmatter", "key": "status", "value": "done"}]}`,
-		Toolset:     ToolsetWrites,
-		Handler:     editNote,
-	})
-	Add(r, Def[WriteNoteIn, WriteResult]{
-		Name:  "write_note",
-		Title: "Write a note",
-		Description: "Write a note's full text: create it, or replace it (replacing needs if_match with the etag you read, or overwrite=true). " +
-			"A replaced note keeps its line endings, BOM and final newline. Prefer edit_note for changes to part of a note. Preview by default; apply=true writes it.",
-		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "write", Args: []string{"path"}, Text: TextWrite, Short: "Create or replace a note's text (preview; --apply writes it)"},
-		Errors:      WithErrors(errs.CodeInvalidUTF8),
-		Example:     `{"path": "Notes/Reading list.md", "content": "# Reading list\n\n- How to Take Smart Notes\n"}`,
-		Toolset:     ToolsetWrites,
-		Handler:     writeNote,
-	})
-	Add(r, Def[DeleteNoteIn, WriteResult]{
-		Name:  "delete_note",
-		Title: "Delete a note",
-		Description: "Move a note to the vault's .trash/ folder (Obsidian's convention; nothing is unlinked), keeping its folders (.trash/Projects/A.md). " +
-			"The result warns about notes that still link to it. Undo restores it. Preview by default; apply=true moves it.",
-		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "rm", Args: []string{"path"}, Text: TextWrite, Short: "Move a note to .trash/ (preview; --apply does it)"},
-		Errors:      WithErrors(errs.CodeNotFound, errs.CodeAmbiguous),
-		Example:     `{"path": "Inbox/Unsorted.md", "apply": true}`,
-		Toolset:     ToolsetWrites,
-		Handler:     deleteNote,
-	})
-	Add(r, Def[ImproveFrontmatterIn, ImproveFrontmatterOut]{
-		Name:  "improve_frontmatter",
-		Title: "Improve frontmatter",
-		Description: "Tidy a note's frontmatter: add missing required keys (id, created, updated, title, tags, aliases get sensible values; others take defaults), " +
-			"normalize formats (ISO-8601 dates, timestamp ids, tags and aliases as lists), and with fix_identity make id and created agree. " +
-			"Only the changed keys' lines are rewritten. Returns the list of fixes and the diff; preview by default.",
-		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "fix-frontmatter", Args: []string{"path"}, Text: textImproveFrontmatter, Short: "Add missing keys and normalize a note's frontmatter (preview; --apply writes it)"},
-		Errors:      WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
-		Example:     `{"path": "Ideas/Zettelkasten.md", "required": ["id", "created", "tags"], "fix_identity": true}`,
-		Toolset:     ToolsetWrites,
-		Handler:     improveFrontmatter,
-	})
+	register(r, CaptureNote())
+	register(r, EditNote())
+	register(r, WriteNote())
+	register(r, DeleteNote())
+	register(r, ImproveFrontmatter())
 	registerRelocate(r)
 	registerUndo(r)
 	registerLogseqWrites(r)
@@ -830,4 +771,88 @@ func textImproveFrontmatter(o any) string {
 		}
 	}
 	return TextWriteWith(o, b.String())
+}
+
+// CaptureNote is the capture_note operation.
+func CaptureNote() Def[CaptureNoteIn, WriteResult] {
+	return Def[CaptureNoteIn, WriteResult]{
+		Name:  "capture_note",
+		Title: "Capture a note",
+		Description: "Create a new note from a title and/or text, in the inbox folder (default Inbox/) or a given folder. The title becomes a safe file name and the note's heading; " +
+			"frontmatter is generated (id, created, updated, aliases, tags, source, plus any keys given). Never overwrites: a taken name gets a number (Title 2.md). " +
+			"Preview by default; apply=true writes it and returns the path and etag.",
+		Annotations: Annotations{},
+		CLI:         CLI{Use: "capture", Args: []string{"title"}, Text: TextWrite, Short: "Capture a new note in the inbox (preview; --apply writes it)"},
+		Errors:      WithErrors(),
+		Example:     `{"title": "Idea: spaced repetition for code", "content": "Review snippets at growing intervals.", "tags": ["idea"], "apply": true}`,
+		Toolset:     ToolsetWrites,
+		Handler:     captureNote,
+	}
+}
+
+// EditNote is the edit_note operation.
+func EditNote() Def[EditNoteIn, WriteResult] {
+	return Def[EditNoteIn, WriteResult]{
+		Name:  "edit_note",
+		Title: "Edit a note",
+		Description: "Change a note with patches applied in order as one atomic edit: replace_lines, insert_lines, delete_lines (1-based lines as read_note numbers them), " +
+			"replace_text (exact text, expected_count occurrences), insert_after_heading, append_to_section, replace_section (by heading text or path), " +
+			"set_frontmatter / delete_frontmatter (only that key's lines change; key order, comments and every other byte stay), add_tags / remove_tags. " +
+			"Pass the etag you read as if_match. Preview (a unified diff) by default; apply=true writes it. The file keeps its line endings, BOM and final newline.",
+		Annotations: Annotations{Destructive: true},
+		CLI:         CLI{Use: "edit", Args: []string{"path"}, Text: TextWrite, Short: "Edit a note with patches (preview; --apply writes it)"},
+		Errors:      WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
+		Example:     `{"path": "Projects/Project Atlas.md", "if_match": "99ff78b3660ad4a5dadd9f27433296e64164e8859895cc744bf68ac10704c96a", "patches": [{"op": "append_to_section", "heading": "Goals", "content": "- Ship safe writes."}, {"op": "set_frontmatter", "key": "status", "value": "done"}]}`,
+		Toolset:     ToolsetWrites,
+		Handler:     editNote,
+	}
+}
+
+// WriteNote is the write_note operation.
+func WriteNote() Def[WriteNoteIn, WriteResult] {
+	return Def[WriteNoteIn, WriteResult]{
+		Name:  "write_note",
+		Title: "Write a note",
+		Description: "Write a note's full text: create it, or replace it (replacing needs if_match with the etag you read, or overwrite=true). " +
+			"A replaced note keeps its line endings, BOM and final newline. Prefer edit_note for changes to part of a note. Preview by default; apply=true writes it.",
+		Annotations: Annotations{Destructive: true},
+		CLI:         CLI{Use: "write", Args: []string{"path"}, Text: TextWrite, Short: "Create or replace a note's text (preview; --apply writes it)"},
+		Errors:      WithErrors(errs.CodeInvalidUTF8),
+		Example:     `{"path": "Notes/Reading list.md", "content": "# Reading list\n\n- How to Take Smart Notes\n"}`,
+		Toolset:     ToolsetWrites,
+		Handler:     writeNote,
+	}
+}
+
+// DeleteNote is the delete_note operation.
+func DeleteNote() Def[DeleteNoteIn, WriteResult] {
+	return Def[DeleteNoteIn, WriteResult]{
+		Name:  "delete_note",
+		Title: "Delete a note",
+		Description: "Move a note to the vault's .trash/ folder (Obsidian's convention; nothing is unlinked), keeping its folders (.trash/Projects/A.md). " +
+			"The result warns about notes that still link to it. Undo restores it. Preview by default; apply=true moves it.",
+		Annotations: Annotations{Destructive: true},
+		CLI:         CLI{Use: "rm", Args: []string{"path"}, Text: TextWrite, Short: "Move a note to .trash/ (preview; --apply does it)"},
+		Errors:      WithErrors(errs.CodeNotFound, errs.CodeAmbiguous),
+		Example:     `{"path": "Inbox/Unsorted.md", "apply": true}`,
+		Toolset:     ToolsetWrites,
+		Handler:     deleteNote,
+	}
+}
+
+// ImproveFrontmatter is the improve_frontmatter operation.
+func ImproveFrontmatter() Def[ImproveFrontmatterIn, ImproveFrontmatterOut] {
+	return Def[ImproveFrontmatterIn, ImproveFrontmatterOut]{
+		Name:  "improve_frontmatter",
+		Title: "Improve frontmatter",
+		Description: "Tidy a note's frontmatter: add missing required keys (id, created, updated, title, tags, aliases get sensible values; others take defaults), " +
+			"normalize formats (ISO-8601 dates, timestamp ids, tags and aliases as lists), and with fix_identity make id and created agree. " +
+			"Only the changed keys' lines are rewritten. Returns the list of fixes and the diff; preview by default.",
+		Annotations: Annotations{Destructive: true},
+		CLI:         CLI{Use: "fix-frontmatter", Args: []string{"path"}, Text: textImproveFrontmatter, Short: "Add missing keys and normalize a note's frontmatter (preview; --apply writes it)"},
+		Errors:      WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
+		Example:     `{"path": "Ideas/Zettelkasten.md", "required": ["id", "created", "tags"], "fix_identity": true}`,
+		Toolset:     ToolsetWrites,
+		Handler:     improveFrontmatter,
+	}
 }

@@ -41,20 +41,7 @@ func (in *RelocateNoteIn) Validate() error {
 }
 
 func registerRelocate(r *Registry) {
-	Add(r, Def[RelocateNoteIn, WriteResult]{
-		Name:  "relocate_note",
-		Title: "Move or rename a note",
-		Description: "Move and/or rename a note. Creates missing folders, never overwrites an existing note, updates the updated frontmatter key when there is one, " +
-			"and rewrites every wikilink, embed and Markdown link in other notes that points at it (keeping headings, block ids and display text), " +
-			"plus the moved note's own relative links. The preview lists every affected note with its diff; applied, each file is written atomically and " +
-			"the whole move undoes as one unit.",
-		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "mv", Args: []string{"path", "to"}, Text: TextWrite, Short: "Move or rename a note and fix the links to it (preview; --apply does it)"},
-		Errors:      WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
-		Example:     `{"path": "Inbox/Unsorted.md", "to": "Areas/Sorted.md"}`,
-		Toolset:     ToolsetWrites,
-		Handler:     relocateNote,
-	})
+	register(r, RelocateNote())
 }
 
 func relocateNote(ctx context.Context, env *Env, in *RelocateNoteIn) (*WriteResult, error) {
@@ -466,4 +453,22 @@ func scanLinkSpans(line string) []linkSpan {
 		}
 	}
 	return out
+}
+
+// RelocateNote is the relocate_note operation.
+func RelocateNote() Def[RelocateNoteIn, WriteResult] {
+	return Def[RelocateNoteIn, WriteResult]{
+		Name:  "relocate_note",
+		Title: "Move or rename a note",
+		Description: "Move and/or rename a note. Creates missing folders, never overwrites an existing note, updates the updated frontmatter key when there is one, " +
+			"and rewrites every wikilink, embed and Markdown link in other notes that points at it (keeping headings, block ids and display text), " +
+			"plus the moved note's own relative links. The preview lists every affected note with its diff; applied, each file is written atomically and " +
+			"the whole move undoes as one unit.",
+		Annotations: Annotations{Destructive: true},
+		CLI:         CLI{Use: "mv", Args: []string{"path", "to"}, Text: TextWrite, Short: "Move or rename a note and fix the links to it (preview; --apply does it)"},
+		Errors:      WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
+		Example:     `{"path": "Inbox/Unsorted.md", "to": "Areas/Sorted.md"}`,
+		Toolset:     ToolsetWrites,
+		Handler:     relocateNote,
+	}
 }

@@ -1,4 +1,4 @@
-package ops
+package ops_test
 
 import (
 	"bytes"
@@ -10,64 +10,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/noteedit"
+	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/opstest"
 	"github.com/loci-dev/loci/internal/testutil"
 	"github.com/loci-dev/loci/internal/vault"
 )
-
-// testNow is the clock of the write tests.
-var testNow = time.Date(2026, 11, 20, 10, 15, 30, 0, time.Local)
-
-// writeEnv is fixtureEnv with writes enabled and the clock pinned.
-func writeEnv(t *testing.T, files map[string]string) *Env {
-	t.Helper()
-	env := fixtureEnv(t, files)
-	env.Writes = WriteSettings{Enabled: true}
-	env.Now = func() time.Time { return testNow }
-	return env
-}
-
-// root is the vault folder of env's first vault.
-func root(env *Env) string { return env.Vaults[0].Vault.Root }
-
-func readFile(t *testing.T, env *Env, rel string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root(env), filepath.FromSlash(rel)))
-	if err != nil {
-		t.Fatalf("read %s: %v", rel, err)
-	}
-	return string(b)
-}
-
-func exists(env *Env, rel string) bool {
-	_, err := os.Stat(filepath.Join(root(env), filepath.FromSlash(rel)))
-	return err == nil
-}
-
-// callAs runs an op as a caller of a given session.
-func callAs[T any](t *testing.T, env *Env, session, name, input string) *T {
-	t.Helper()
-	res := testReg.Call(context.Background(), env, Caller{Surface: "mcp", Session: session}, name, json.RawMessage(input))
-	if res.Err != nil {
-		t.Fatalf("%s %s: %s: %s %v", name, input, res.Err.Code, res.Err.Message, res.Err.Details)
-	}
-	return res.Output.(*T)
-}
-
-func etagOf(t *testing.T, env *Env, rel string) string {
-	return vault.Etag([]byte(readFile(t, env, rel)))
-}
-
-func js(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
 
 const patchNote = "---\ntitle: T\n---\n# T\n\nintro\n\n## A\na1\na2\n\n## B\nb1\n### B1\nb11\n\n## C\nc1\n"
 
@@ -108,17 +58,17 @@ func TestEditNotePatchKinds(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			env := writeEnv(t, map[string]string{"n.md": patchNote})
-			etag := etagOf(t, env, "n.md")
-			pre := call[WriteResult](t, env, "edit_note", `{"path":"n.md","patches":`+c.patches+`}`)
+			env := opstest.WriteEnv(t, map[string]string{"n.md": patchNote})
+			etag := opstest.EtagOf(t, env, "n.md")
+			pre := opstest.Call[ops.WriteResult](t, env, "edit_note", `{"path":"n.md","patches":`+c.patches+`}`)
 			if pre.Applied || pre.Action != "update" || pre.Etag != etag || len(pre.Changes) != 1 || !strings.HasPrefix(pre.Changes[0].Diff, "--- a/n.md\n+++ b/n.md\n@@") {
 				t.Fatalf("preview %+v", pre)
 			}
-			if got := readFile(t, env, "n.md"); got != patchNote {
+			if got := opstest.ReadFile(t, env, "n.md"); got != patchNote {
 				t.Fatal("a preview wrote the note")
 			}
-			out := call[WriteResult](t, env, "edit_note", `{"path":"n.md","if_match":"`+etag+`","apply":true,"patches":`+c.patches+`}`)
-			got := readFile(t, env, "n.md")
+			out := opstest.Call[ops.WriteResult](t, env, "edit_note", `{"path":"n.md","if_match":"`+etag+`","apply":true,"patches":`+c.patches+`}`)
+			got := opstest.ReadFile(t, env, "n.md")
 			if got != c.want {
 				t.Fatalf("got\n%s\nwant\n%s", got, c.want)
 			}
@@ -130,7 +80,7 @@ func TestEditNotePatchKinds(t *testing.T) {
 }
 
 func TestEditNoteConflictsLeaveTheNote(t *testing.T) {
-	env := writeEnv(t, map[string]string{"n.md": patchNote, "dup.md": "# X\n## Notes\na\n# Y\n## Notes\nb\n"})
+	env := opstest.WriteEnv(t, map[string]string{"n.md": patchNote, "dup.md": "# X\n## Notes\na\n# Y\n## Notes\nb\n"})
 	for _, c := range []struct {
 		patches, code, detail string
 	}{
@@ -148,23 +98,23 @@ func TestEditNoteConflictsLeaveTheNote(t *testing.T) {
 		{`[{"op":"add_tags","tags":["2026"]}]`, errs.CodeInvalidInput, ""},
 		{`[]`, errs.CodeInvalidInput, ""},
 	} {
-		d := wantCode(t, env, "edit_note", `{"path":"n.md","apply":true,"patches":`+c.patches+`}`, c.code)
+		d := opstest.WantCode(t, env, "edit_note", `{"path":"n.md","apply":true,"patches":`+c.patches+`}`, c.code)
 		if _, ok := d[c.detail]; c.detail != "" && !ok {
 			t.Errorf("%s: details %v lack %s", c.patches, d, c.detail)
 		}
 	}
-	d := wantCode(t, env, "edit_note", `{"path":"dup.md","apply":true,"patches":[{"op":"append_to_section","heading":"Notes","content":"x"}]}`, errs.CodeConflict)
+	d := opstest.WantCode(t, env, "edit_note", `{"path":"dup.md","apply":true,"patches":[{"op":"append_to_section","heading":"Notes","content":"x"}]}`, errs.CodeConflict)
 	if !slices.Equal(toInts(d["lines"]), []int{2, 5}) {
 		t.Errorf("ambiguous heading details %v", d)
 	}
-	call[WriteResult](t, env, "edit_note", `{"path":"dup.md","apply":true,"patches":[{"op":"append_to_section","heading":"Y > Notes","content":"c"}]}`)
-	if got := readFile(t, env, "dup.md"); got != "# X\n## Notes\na\n# Y\n## Notes\nb\nc\n" {
+	opstest.Call[ops.WriteResult](t, env, "edit_note", `{"path":"dup.md","apply":true,"patches":[{"op":"append_to_section","heading":"Y > Notes","content":"c"}]}`)
+	if got := opstest.ReadFile(t, env, "dup.md"); got != "# X\n## Notes\na\n# Y\n## Notes\nb\nc\n" {
 		t.Errorf("heading path: %q", got)
 	}
-	if readFile(t, env, "n.md") != patchNote {
+	if opstest.ReadFile(t, env, "n.md") != patchNote {
 		t.Error("a failed edit changed the note")
 	}
-	if es, _ := mustWriter(t, env).Journal(); len(es) != 1 {
+	if es, _ := opstest.MustWriter(t, env).Journal(); len(es) != 1 {
 		t.Errorf("journal: %d entries, want 1", len(es))
 	}
 }
@@ -175,15 +125,6 @@ func toInts(v any) []int {
 		out = append(out, int(x.(float64)))
 	}
 	return out
-}
-
-func mustWriter(t *testing.T, env *Env) *vault.Writer {
-	t.Helper()
-	w, err := env.Writer(env.Vaults[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
 }
 
 // fmCases are frontmatter edits checked against golden files: the output
@@ -225,9 +166,9 @@ func TestFrontmatterGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			env := writeEnv(t, map[string]string{"note.md": string(in)})
-			call[WriteResult](t, env, "edit_note", `{"path":"note.md","apply":true,"patches":`+c.patches+`}`)
-			got := []byte(readFile(t, env, "note.md"))
+			env := opstest.WriteEnv(t, map[string]string{"note.md": string(in)})
+			opstest.Call[ops.WriteResult](t, env, "edit_note", `{"path":"note.md","apply":true,"patches":`+c.patches+`}`)
+			got := []byte(opstest.ReadFile(t, env, "note.md"))
 			golden := filepath.Join("testdata", "writes", "golden", c.name+".md")
 			if *update {
 				os.MkdirAll(filepath.Dir(golden), 0o755)
@@ -277,20 +218,20 @@ func checkKeptLines(t *testing.T, in, out []byte, keys []string) {
 
 func TestInvalidUTF8Refused(t *testing.T) {
 	bad := "# Bad\n\nLatin-1 caf\xe9\n"
-	env := writeEnv(t, map[string]string{"bad.md": bad, "ok.md": "[[bad]]\n"})
-	w := mustWriter(t, env)
+	env := opstest.WriteEnv(t, map[string]string{"bad.md": bad, "ok.md": "[[bad]]\n"})
+	w := opstest.MustWriter(t, env)
 	for _, c := range []struct{ op, in string }{
 		{"edit_note", `{"path":"bad.md","apply":true,"patches":[{"op":"set_frontmatter","key":"a","value":1}]}`},
 		{"write_note", `{"path":"bad.md","apply":true,"overwrite":true,"content":"x"}`},
 		{"improve_frontmatter", `{"path":"bad.md","apply":true,"required":["id"]}`},
 		{"relocate_note", `{"path":"bad.md","to":"moved.md","apply":true}`},
 	} {
-		code, details := callErr(t, env, c.op, c.in)
+		code, details := opstest.CallErr(t, env, c.op, c.in)
 		if code != errs.CodeInvalidUTF8 || details["path"] != "bad.md" {
 			t.Errorf("%s: %s %v", c.op, code, details)
 		}
 	}
-	if readFile(t, env, "bad.md") != bad || exists(env, "moved.md") {
+	if opstest.ReadFile(t, env, "bad.md") != bad || opstest.Exists(env, "moved.md") {
 		t.Error("the invalid note was touched")
 	}
 	if es, _ := w.Journal(); len(es) != 0 {
@@ -299,44 +240,39 @@ func TestInvalidUTF8Refused(t *testing.T) {
 }
 
 func TestCaptureNote(t *testing.T) {
-	env := writeEnv(t, map[string]string{"Inbox/Meeting Q3 plan.md": "taken\n"})
+	env := opstest.WriteEnv(t, map[string]string{"Inbox/Meeting Q3 plan.md": "taken\n"})
 	in := `{"title":"Meeting: Q3 plan?","content":"First line.\n\nSecond paragraph.","tags":["idea","#Idea","work/q3"],"aliases":["Q3"],"source":"https://example.com/a b","frontmatter":{"status":"new","priority":2}}`
-	pre := call[WriteResult](t, env, "capture_note", in)
-	if pre.Applied || pre.Action != "create" || pre.Path != "Inbox/Meeting Q3 plan 2.md" || exists(env, pre.Path) || !strings.HasPrefix(pre.Changes[0].Diff, "--- /dev/null\n+++ b/Inbox/Meeting Q3 plan 2.md\n") {
+	pre := opstest.Call[ops.WriteResult](t, env, "capture_note", in)
+	if pre.Applied || pre.Action != "create" || pre.Path != "Inbox/Meeting Q3 plan 2.md" || opstest.Exists(env, pre.Path) || !strings.HasPrefix(pre.Changes[0].Diff, "--- /dev/null\n+++ b/Inbox/Meeting Q3 plan 2.md\n") {
 		t.Fatalf("preview %+v", pre)
 	}
-	out := call[WriteResult](t, env, "capture_note", strings.TrimSuffix(in, "}")+`,"apply":true}`)
+	out := opstest.Call[ops.WriteResult](t, env, "capture_note", strings.TrimSuffix(in, "}")+`,"apply":true}`)
 	want := "---\nid: 20261120101530\ncreated: 2026-11-20T10:15:30\nupdated: 2026-11-20T10:15:30\naliases:\n  - Q3\ntags:\n  - idea\n  - work/q3\n" +
 		"source: https://example.com/a b\npriority: 2\nstatus: new\n---\n# Meeting: Q3 plan?\n\nFirst line.\n\nSecond paragraph.\n"
-	if got := readFile(t, env, out.Path); got != want {
+	if got := opstest.ReadFile(t, env, out.Path); got != want {
 		t.Errorf("captured note:\n%s\nwant\n%s", got, want)
 	}
-	if out.Path != "Inbox/Meeting Q3 plan 2.md" || out.Etag != etagOf(t, env, out.Path) || out.OldEtag != "" || !out.Reindexed {
+	if out.Path != "Inbox/Meeting Q3 plan 2.md" || out.Etag != opstest.EtagOf(t, env, out.Path) || out.OldEtag != "" || !out.Reindexed {
 		t.Errorf("result %+v", out)
 	}
 	// Read-your-writes: the index knows it at once.
-	sr := call[SearchNotesOut](t, env, "search_notes", `{"query":"Second paragraph"}`)
+	sr := opstest.Call[ops.SearchNotesOut](t, env, "search_notes", `{"query":"Second paragraph"}`)
 	if len(sr.Results) == 0 || sr.Results[0].Path != out.Path {
 		t.Errorf("search after capture: %+v", sr.Results)
 	}
 	// Title from content, a folder, a name no OS refuses.
-	out = call[WriteResult](t, env, "capture_note", `{"content":"# con: a/b*c\nbody","folder":"Ideas/Sub","apply":true}`)
+	out = opstest.Call[ops.WriteResult](t, env, "capture_note", `{"content":"# con: a/b*c\nbody","folder":"Ideas/Sub","apply":true}`)
 	if out.Path != "Ideas/Sub/con a b c.md" {
 		t.Errorf("path %q", out.Path)
 	}
-	if got := readFile(t, env, out.Path); !strings.HasSuffix(got, "---\n# con: a/b*c\nbody\n") {
+	if got := opstest.ReadFile(t, env, out.Path); !strings.HasSuffix(got, "---\n# con: a/b*c\nbody\n") {
 		t.Errorf("content-only capture: %q", got)
 	}
-	for _, title := range []string{"CON", "..", "   "} {
-		if n := safeFileName(title); n == "CON" || strings.HasPrefix(n, ".") || strings.TrimSpace(n) == "" {
-			t.Errorf("safeFileName(%q) = %q", title, n)
-		}
-	}
-	wantCode(t, env, "capture_note", `{"title":"x","folder":"../out","apply":true}`, errs.CodePathDenied)
-	wantCode(t, env, "capture_note", `{"title":"x","folder":".obsidian","apply":true}`, errs.CodePathDenied)
-	wantCode(t, env, "capture_note", `{}`, errs.CodeInvalidInput)
+	opstest.WantCode(t, env, "capture_note", `{"title":"x","folder":"../out","apply":true}`, errs.CodePathDenied)
+	opstest.WantCode(t, env, "capture_note", `{"title":"x","folder":".obsidian","apply":true}`, errs.CodePathDenied)
+	opstest.WantCode(t, env, "capture_note", `{}`, errs.CodeInvalidInput)
 	env.Writes.Inbox = "Capture"
-	out = call[WriteResult](t, env, "capture_note", `{"title":"Inbox setting","apply":true}`)
+	out = opstest.Call[ops.WriteResult](t, env, "capture_note", `{"title":"Inbox setting","apply":true}`)
 	if out.Path != "Capture/Inbox setting.md" {
 		t.Errorf("configured inbox: %q", out.Path)
 	}
@@ -344,53 +280,53 @@ func TestCaptureNote(t *testing.T) {
 
 func TestWriteNote(t *testing.T) {
 	crlf := "\uFEFF# Old\r\n\r\ntext\r\n"
-	env := writeEnv(t, map[string]string{"a.md": crlf})
-	out := call[WriteResult](t, env, "write_note", `{"path":"new/b.md","content":"# B\n","apply":true}`)
-	if out.Action != "create" || readFile(t, env, "new/b.md") != "# B\n" {
+	env := opstest.WriteEnv(t, map[string]string{"a.md": crlf})
+	out := opstest.Call[ops.WriteResult](t, env, "write_note", `{"path":"new/b.md","content":"# B\n","apply":true}`)
+	if out.Action != "create" || opstest.ReadFile(t, env, "new/b.md") != "# B\n" {
 		t.Errorf("create: %+v", out)
 	}
-	d := wantCode(t, env, "write_note", `{"path":"a.md","content":"x","apply":true}`, errs.CodeConflict)
+	d := opstest.WantCode(t, env, "write_note", `{"path":"a.md","content":"x","apply":true}`, errs.CodeConflict)
 	if d["current_etag"] != vault.Etag([]byte(crlf)) {
 		t.Errorf("conflict details %v", d)
 	}
-	wantCode(t, env, "write_note", `{"path":"a.md","content":"x","apply":true,"if_match":"`+strings.Repeat("0", 64)+`"}`, errs.CodeEtagMismatch)
-	wantCode(t, env, "write_note", `{"path":"a.md","content":"x","if_match":"nothex"}`, errs.CodeInvalidInput)
-	wantCode(t, env, "write_note", `{"path":"a.md","content":"x","if_match":"`+strings.Repeat("a", 64)+`","expected_sha256":"`+strings.Repeat("b", 64)+`"}`, errs.CodeInvalidInput)
+	opstest.WantCode(t, env, "write_note", `{"path":"a.md","content":"x","apply":true,"if_match":"`+strings.Repeat("0", 64)+`"}`, errs.CodeEtagMismatch)
+	opstest.WantCode(t, env, "write_note", `{"path":"a.md","content":"x","if_match":"nothex"}`, errs.CodeInvalidInput)
+	opstest.WantCode(t, env, "write_note", `{"path":"a.md","content":"x","if_match":"`+strings.Repeat("a", 64)+`","expected_sha256":"`+strings.Repeat("b", 64)+`"}`, errs.CodeInvalidInput)
 	// Replace keeps the BOM, CRLF and final newline of the file.
-	etag := etagOf(t, env, "a.md")
-	call[WriteResult](t, env, "write_note", `{"path":"a.md","content":"# New\n\nline\n","apply":true,"expected_sha256":"`+strings.ToUpper(etag)+`"}`)
-	if got := readFile(t, env, "a.md"); got != "\uFEFF# New\r\n\r\nline\r\n" {
+	etag := opstest.EtagOf(t, env, "a.md")
+	opstest.Call[ops.WriteResult](t, env, "write_note", `{"path":"a.md","content":"# New\n\nline\n","apply":true,"expected_sha256":"`+strings.ToUpper(etag)+`"}`)
+	if got := opstest.ReadFile(t, env, "a.md"); got != "\uFEFF# New\r\n\r\nline\r\n" {
 		t.Errorf("replace: %q", got)
 	}
-	call[WriteResult](t, env, "write_note", `{"path":"a.md","content":"blind","apply":true,"overwrite":true}`)
-	if got := readFile(t, env, "a.md"); got != "\uFEFFblind\r\n" {
+	opstest.Call[ops.WriteResult](t, env, "write_note", `{"path":"a.md","content":"blind","apply":true,"overwrite":true}`)
+	if got := opstest.ReadFile(t, env, "a.md"); got != "\uFEFFblind\r\n" {
 		t.Errorf("overwrite: %q", got)
 	}
-	wantCode(t, env, "write_note", `{"path":"gone.md","content":"x","if_match":"`+strings.Repeat("1", 64)+`"}`, errs.CodeEtagMismatch)
-	wantCode(t, env, "write_note", `{"path":"a.txt","content":"x"}`, errs.CodePathDenied)
+	opstest.WantCode(t, env, "write_note", `{"path":"gone.md","content":"x","if_match":"`+strings.Repeat("1", 64)+`"}`, errs.CodeEtagMismatch)
+	opstest.WantCode(t, env, "write_note", `{"path":"a.txt","content":"x"}`, errs.CodePathDenied)
 }
 
 func TestDeleteNoteAndUndo(t *testing.T) {
-	env := writeEnv(t, map[string]string{"Projects/A.md": "# A\n", "B.md": "See [[A]].\n", ".trash/Projects/A.md": "an older A\n"})
-	pre := call[WriteResult](t, env, "delete_note", `{"note":"A"}`)
-	if pre.Applied || pre.Action != "delete" || !exists(env, "Projects/A.md") || len(pre.Warnings) != 1 || !strings.Contains(pre.Warnings[0], "B.md") {
+	env := opstest.WriteEnv(t, map[string]string{"Projects/A.md": "# A\n", "B.md": "See [[A]].\n", ".trash/Projects/A.md": "an older A\n"})
+	pre := opstest.Call[ops.WriteResult](t, env, "delete_note", `{"note":"A"}`)
+	if pre.Applied || pre.Action != "delete" || !opstest.Exists(env, "Projects/A.md") || len(pre.Warnings) != 1 || !strings.Contains(pre.Warnings[0], "B.md") {
 		t.Fatalf("preview %+v", pre)
 	}
-	out := call[WriteResult](t, env, "delete_note", `{"path":"Projects/A.md","apply":true}`)
-	if exists(env, "Projects/A.md") || readFile(t, env, ".trash/Projects/A 2.md") != "# A\n" || out.Changes[0].TrashPath != ".trash/Projects/A 2.md" || out.Etag != "" {
+	out := opstest.Call[ops.WriteResult](t, env, "delete_note", `{"path":"Projects/A.md","apply":true}`)
+	if opstest.Exists(env, "Projects/A.md") || opstest.ReadFile(t, env, ".trash/Projects/A 2.md") != "# A\n" || out.Changes[0].TrashPath != ".trash/Projects/A 2.md" || out.Etag != "" {
 		t.Fatalf("delete %+v", out)
 	}
 	if _, err := env.Vaults[0].Index.NoteByPath(context.Background(), "Projects/A.md"); errs.Code(err) != errs.CodeNotFound {
 		t.Errorf("index still has the deleted note: %v", err)
 	}
-	u := call[UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
-	if readFile(t, env, "Projects/A.md") != "# A\n" || exists(env, ".trash/Projects/A 2.md") || readFile(t, env, ".trash/Projects/A.md") != "an older A\n" {
+	u := opstest.Call[ops.UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
+	if opstest.ReadFile(t, env, "Projects/A.md") != "# A\n" || opstest.Exists(env, ".trash/Projects/A 2.md") || opstest.ReadFile(t, env, ".trash/Projects/A.md") != "an older A\n" {
 		t.Errorf("undo of delete: %+v", u)
 	}
 	if n, err := env.Vaults[0].Index.NoteByPath(context.Background(), "Projects/A.md"); err != nil || n.Etag != vault.Etag([]byte("# A\n")) {
 		t.Errorf("index after undo: %v %v", n, err)
 	}
-	wantCode(t, env, "delete_note", `{"path":"missing.md","apply":true}`, errs.CodeNotFound)
+	opstest.WantCode(t, env, "delete_note", `{"path":"missing.md","apply":true}`, errs.CodeNotFound)
 }
 
 func TestRelocateNoteRewritesLinks(t *testing.T) {
@@ -404,9 +340,9 @@ func TestRelocateNoteRewritesLinks(t *testing.T) {
 		"Alphabet.md":          "# Alphabet\n",
 		"Alpha2.md":            "---\naliases: [The A]\n---\n",
 	}
-	env := writeEnv(t, files)
-	pre := call[WriteResult](t, env, "relocate_note", `{"path":"Projects/Alpha.md","to":"Archive/2026/Alpha Project.md"}`)
-	if pre.Applied || pre.Action != "move" || pre.Path != "Archive/2026/Alpha Project.md" || exists(env, "Archive") {
+	env := opstest.WriteEnv(t, files)
+	pre := opstest.Call[ops.WriteResult](t, env, "relocate_note", `{"path":"Projects/Alpha.md","to":"Archive/2026/Alpha Project.md"}`)
+	if pre.Applied || pre.Action != "move" || pre.Path != "Archive/2026/Alpha Project.md" || opstest.Exists(env, "Archive") {
 		t.Fatalf("preview %+v", pre)
 	}
 	var changed []string
@@ -420,11 +356,11 @@ func TestRelocateNoteRewritesLinks(t *testing.T) {
 	if want := []string{"move Projects/Alpha.md", "update Meetings/Kickoff.md", "update Other/Alpha Notes.md"}; !slices.Equal(changed, want) {
 		t.Errorf("changes %v, want %v", changed, want)
 	}
-	out := call[WriteResult](t, env, "relocate_note", `{"path":"Projects/Alpha.md","to":"Archive/2026/Alpha Project.md","apply":true,"if_match":"`+pre.OldEtag+`"}`)
-	if exists(env, "Projects/Alpha.md") {
+	out := opstest.Call[ops.WriteResult](t, env, "relocate_note", `{"path":"Projects/Alpha.md","to":"Archive/2026/Alpha Project.md","apply":true,"if_match":"`+pre.OldEtag+`"}`)
+	if opstest.Exists(env, "Projects/Alpha.md") {
 		t.Fatal("old path still exists")
 	}
-	moved := readFile(t, env, "Archive/2026/Alpha Project.md")
+	moved := opstest.ReadFile(t, env, "Archive/2026/Alpha Project.md")
 	wantMoved := "---\nid: 1\nupdated: 2026-11-20\n---\n# Alpha\n\nSee [[Alpha Project#Plan]], [kickoff](../../Meetings/Kickoff.md) and ![img](../../Projects/img/diagram.png).\n\n## Plan\n"
 	if moved != wantMoved {
 		t.Errorf("moved note:\n%s\nwant\n%s", moved, wantMoved)
@@ -432,14 +368,14 @@ func TestRelocateNoteRewritesLinks(t *testing.T) {
 	wantKick := "---\nproject: \"[[Alpha Project]]\"\nrelated:\n  - \"[[Archive/2026/Alpha Project|the alpha]]\"\n---\n" +
 		"Kickoff of [[Alpha Project#Plan|the plan]], ![[Alpha Project]], [md](../Archive/2026/Alpha%20Project.md#plan), [root](/Archive/2026/Alpha%20Project.md) and `[[Alpha]]` in code.\n" +
 		"Alias link [[The A]] stays; [[Alphabet]] is another note.\n"
-	if got := readFile(t, env, "Meetings/Kickoff.md"); got != wantKick {
+	if got := opstest.ReadFile(t, env, "Meetings/Kickoff.md"); got != wantKick {
 		t.Errorf("linking note:\n%s\nwant\n%s", got, wantKick)
 	}
-	if got, want := readFile(t, env, "Other/Alpha Notes.md"), "[[Alpha Project.md]] and [enc](../Archive/2026/Alpha%20Project.md) and <[Alpha](<../Archive/2026/Alpha Project.md>)>\n"; got != want {
+	if got, want := opstest.ReadFile(t, env, "Other/Alpha Notes.md"), "[[Alpha Project.md]] and [enc](../Archive/2026/Alpha%20Project.md) and <[Alpha](<../Archive/2026/Alpha Project.md>)>\n"; got != want {
 		t.Errorf("other note:\n%s\nwant\n%s", got, want)
 	}
 	// The index resolves every rewritten link to the new path.
-	links := call[GetLinksOut](t, env, "get_links", `{"path":"Archive/2026/Alpha Project.md"}`)
+	links := opstest.Call[ops.GetLinksOut](t, env, "get_links", `{"path":"Archive/2026/Alpha Project.md"}`)
 	srcs := map[string]bool{}
 	for _, l := range append(links.Backlinks, links.TypedIn...) {
 		srcs[l.Source] = true
@@ -447,162 +383,162 @@ func TestRelocateNoteRewritesLinks(t *testing.T) {
 	if !srcs["Meetings/Kickoff.md"] || !srcs["Other/Alpha Notes.md"] || len(links.Unresolved) != 0 {
 		t.Errorf("links after the move: %+v", links)
 	}
-	broken := call[FindBrokenLinksOut](t, env, "find_broken_links", `{}`)
+	broken := opstest.Call[ops.FindBrokenLinksOut](t, env, "find_broken_links", `{}`)
 	if broken.Total != 0 {
 		t.Errorf("broken links after the move: %+v", broken)
 	}
 	// Undo puts everything back as one unit.
-	call[UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
+	opstest.Call[ops.UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
 	for p, body := range files {
-		if got := readFile(t, env, p); got != body {
+		if got := opstest.ReadFile(t, env, p); got != body {
 			t.Errorf("after undo %s:\n%s\nwant\n%s", p, got, body)
 		}
 	}
-	if exists(env, "Archive/2026/Alpha Project.md") || exists(env, ".trash/Archive") {
+	if opstest.Exists(env, "Archive/2026/Alpha Project.md") || opstest.Exists(env, ".trash/Archive") {
 		t.Error("undo left the moved note behind")
 	}
 	// Refusals.
-	wantCode(t, env, "relocate_note", `{"path":"Projects/Alpha.md","to":"Alphabet.md","apply":true}`, errs.CodeConflict)
-	wantCode(t, env, "relocate_note", `{"path":"Projects/Alpha.md","to":"../out.md","apply":true}`, errs.CodePathDenied)
-	wantCode(t, env, "relocate_note", `{"path":"Projects/Alpha.md","to":".trash/x.md","apply":true}`, errs.CodePathDenied)
-	wantCode(t, env, "relocate_note", `{"path":"Projects/Alpha.md","to":"Projects/Alpha.md"}`, errs.CodeInvalidInput)
+	opstest.WantCode(t, env, "relocate_note", `{"path":"Projects/Alpha.md","to":"Alphabet.md","apply":true}`, errs.CodeConflict)
+	opstest.WantCode(t, env, "relocate_note", `{"path":"Projects/Alpha.md","to":"../out.md","apply":true}`, errs.CodePathDenied)
+	opstest.WantCode(t, env, "relocate_note", `{"path":"Projects/Alpha.md","to":".trash/x.md","apply":true}`, errs.CodePathDenied)
+	opstest.WantCode(t, env, "relocate_note", `{"path":"Projects/Alpha.md","to":"Projects/Alpha.md"}`, errs.CodeInvalidInput)
 	// A folder ending in / keeps the file name.
-	if out := call[WriteResult](t, env, "relocate_note", `{"path":"Alphabet.md","to":"Words/"}`); out.Path != "Words/Alphabet.md" {
+	if out := opstest.Call[ops.WriteResult](t, env, "relocate_note", `{"path":"Alphabet.md","to":"Words/"}`); out.Path != "Words/Alphabet.md" {
 		t.Errorf("move into a folder: %q", out.Path)
 	}
 	// Without link updates only the note moves.
-	out = call[WriteResult](t, env, "relocate_note", `{"path":"Projects/Alpha.md","to":"Projects/Beta.md","update_links":false,"apply":true}`)
-	if len(out.Changes) != 1 || readFile(t, env, "Meetings/Kickoff.md") != files["Meetings/Kickoff.md"] {
+	out = opstest.Call[ops.WriteResult](t, env, "relocate_note", `{"path":"Projects/Alpha.md","to":"Projects/Beta.md","update_links":false,"apply":true}`)
+	if len(out.Changes) != 1 || opstest.ReadFile(t, env, "Meetings/Kickoff.md") != files["Meetings/Kickoff.md"] {
 		t.Errorf("update_links=false: %+v", out.Changes)
 	}
 }
 
 func TestImproveFrontmatter(t *testing.T) {
-	env := writeEnv(t, map[string]string{
+	env := opstest.WriteEnv(t, map[string]string{
 		"a.md": "---\n# keep me\nid: 20261101093000\ncreated: 2026/10/30\nupdated: 2026-11-02 08:00\ntags: \"#one, two\"\naliases: First A, Another\nstatus: x\n---\n# The A\n",
 		"b.md": "# Bee\n\ntext\n",
 	})
-	os.Chtimes(filepath.Join(root(env), "b.md"), testNow, testNow)
-	out := call[ImproveFrontmatterOut](t, env, "improve_frontmatter", `{"path":"a.md","fix_identity":true,"required":["title","status","reviewed"],"defaults":{"reviewed":false},"apply":true}`)
+	os.Chtimes(filepath.Join(opstest.Root(env), "b.md"), opstest.Now, opstest.Now)
+	out := opstest.Call[ops.ImproveFrontmatterOut](t, env, "improve_frontmatter", `{"path":"a.md","fix_identity":true,"required":["title","status","reviewed"],"defaults":{"reviewed":false},"apply":true}`)
 	want := "---\n# keep me\nid: 20261101093000\ncreated: 2026-11-01\nupdated: 2026-11-02T08:00:00\ntags:\n  - one\n  - two\naliases:\n  - First A\n  - Another\nstatus: x\ntitle: The A\nreviewed: false\n---\n# The A\n"
-	if got := readFile(t, env, "a.md"); got != want {
+	if got := opstest.ReadFile(t, env, "a.md"); got != want {
 		t.Errorf("improved:\n%s\nwant\n%s\nfixes %v", got, want, out.Fixes)
 	}
 	if len(out.Fixes) != 7 {
 		t.Errorf("fixes: %q", out.Fixes)
 	}
-	out = call[ImproveFrontmatterOut](t, env, "improve_frontmatter", `{"path":"b.md","required":["id","created","tags"],"apply":true}`)
+	out = opstest.Call[ops.ImproveFrontmatterOut](t, env, "improve_frontmatter", `{"path":"b.md","required":["id","created","tags"],"apply":true}`)
 	want = "---\nid: 20261120101530\ncreated: 2026-11-20T10:15:30\ntags: []\n---\n# Bee\n\ntext\n"
-	if got := readFile(t, env, "b.md"); got != want {
+	if got := opstest.ReadFile(t, env, "b.md"); got != want {
 		t.Errorf("added keys:\n%s\nwant\n%s", got, want)
 	}
-	again := call[ImproveFrontmatterOut](t, env, "improve_frontmatter", `{"path":"b.md","required":["id","created","tags"],"apply":true}`)
+	again := opstest.Call[ops.ImproveFrontmatterOut](t, env, "improve_frontmatter", `{"path":"b.md","required":["id","created","tags"],"apply":true}`)
 	if again.Action != "none" || len(again.Fixes) != 0 || again.UndoID != "" {
 		t.Errorf("second run must change nothing: %+v", again)
 	}
 }
 
 func TestUndoSessionsAndGuards(t *testing.T) {
-	env := writeEnv(t, map[string]string{"n.md": "v0\n"})
-	edit := func(session, text string) *WriteResult {
-		return callAs[WriteResult](t, env, session, "write_note", `{"path":"n.md","content":"`+text+`\n","overwrite":true,"apply":true}`)
+	env := opstest.WriteEnv(t, map[string]string{"n.md": "v0\n"})
+	edit := func(session, text string) *ops.WriteResult {
+		return opstest.CallAs[ops.WriteResult](t, env, session, "write_note", `{"path":"n.md","content":"`+text+`\n","overwrite":true,"apply":true}`)
 	}
 	edit("s1", "v1")
 	edit("s2", "v2")
 	e3 := edit("s1", "v3")
 	// Undo of a middle change whose file changed since: refused.
-	hist := call[WriteHistoryOut](t, env, "write_history", `{"path":"n.md"}`)
+	hist := opstest.Call[ops.WriteHistoryOut](t, env, "write_history", `{"path":"n.md"}`)
 	if hist.Total != 3 || hist.Entries[0].ID != e3.UndoID || hist.Entries[0].Session != "s1" {
 		t.Fatalf("history %+v", hist)
 	}
-	d := wantCode(t, env, "undo", `{"id":"`+hist.Entries[1].ID+`","apply":true}`, errs.CodeEtagMismatch)
-	if d["path"] != "n.md" || readFile(t, env, "n.md") != "v3\n" {
+	d := opstest.WantCode(t, env, "undo", `{"id":"`+hist.Entries[1].ID+`","apply":true}`, errs.CodeEtagMismatch)
+	if d["path"] != "n.md" || opstest.ReadFile(t, env, "n.md") != "v3\n" {
 		t.Errorf("guard details %v", d)
 	}
 	// The caller's own session: s2's last change is v2, overwritten by s1 → refused.
-	res := testReg.Call(context.Background(), env, Caller{Surface: "mcp", Session: "s2"}, "undo", json.RawMessage(`{"apply":true}`))
+	res := opstest.Reg.Call(context.Background(), env, ops.Caller{Surface: "mcp", Session: "s2"}, "undo", json.RawMessage(`{"apply":true}`))
 	if res.Err == nil || res.Err.Code != errs.CodeEtagMismatch {
 		t.Errorf("undo of s2 over s1's later edit: %+v", res.Err)
 	}
 	// s1 undoes its own last change.
-	u := callAs[UndoOut](t, env, "s1", "undo", `{"apply":true}`)
-	if readFile(t, env, "n.md") != "v2\n" || len(u.Undone) != 1 || u.Undone[0] != e3.UndoID {
+	u := opstest.CallAs[ops.UndoOut](t, env, "s1", "undo", `{"apply":true}`)
+	if opstest.ReadFile(t, env, "n.md") != "v2\n" || len(u.Undone) != 1 || u.Undone[0] != e3.UndoID {
 		t.Fatalf("undo last of s1: %+v", u)
 	}
-	wantCode(t, env, "undo", `{"id":"`+e3.UndoID+`","apply":true}`, errs.CodeConflict) // already undone
+	opstest.WantCode(t, env, "undo", `{"id":"`+e3.UndoID+`","apply":true}`, errs.CodeConflict) // already undone
 	// Redo = undo the undo.
-	callAs[UndoOut](t, env, "x", "undo", `{"id":"`+u.UndoID+`","apply":true}`)
-	if readFile(t, env, "n.md") != "v3\n" {
-		t.Errorf("redo: %q", readFile(t, env, "n.md"))
+	opstest.CallAs[ops.UndoOut](t, env, "x", "undo", `{"id":"`+u.UndoID+`","apply":true}`)
+	if opstest.ReadFile(t, env, "n.md") != "v3\n" {
+		t.Errorf("redo: %q", opstest.ReadFile(t, env, "n.md"))
 	}
 	// A human edit after the last write blocks its undo.
-	os.WriteFile(filepath.Join(root(env), "n.md"), []byte("human\n"), 0o644)
-	wantCode(t, env, "undo", `{"session":"s1","apply":true}`, errs.CodeEtagMismatch)
-	if readFile(t, env, "n.md") != "human\n" {
+	os.WriteFile(filepath.Join(opstest.Root(env), "n.md"), []byte("human\n"), 0o644)
+	opstest.WantCode(t, env, "undo", `{"session":"s1","apply":true}`, errs.CodeEtagMismatch)
+	if opstest.ReadFile(t, env, "n.md") != "human\n" {
 		t.Error("undo clobbered a human edit")
 	}
 	// The last N changes of one session undo together.
-	env2 := writeEnv(t, map[string]string{"a.md": "a0\n", "b.md": "b0\n"})
-	callAs[WriteResult](t, env2, "s", "write_note", `{"path":"a.md","content":"a1\n","overwrite":true,"apply":true}`)
-	callAs[WriteResult](t, env2, "s", "write_note", `{"path":"b.md","content":"b1\n","overwrite":true,"apply":true}`)
-	callAs[WriteResult](t, env2, "s", "write_note", `{"path":"a.md","content":"a2\n","overwrite":true,"apply":true}`)
-	callAs[WriteResult](t, env2, "s", "capture_note", `{"title":"New","apply":true}`)
-	pre := callAs[UndoOut](t, env2, "s", "undo", `{"count":4}`)
-	if pre.Applied || len(pre.Undone) != 4 || readFile(t, env2, "a.md") != "a2\n" {
+	env2 := opstest.WriteEnv(t, map[string]string{"a.md": "a0\n", "b.md": "b0\n"})
+	opstest.CallAs[ops.WriteResult](t, env2, "s", "write_note", `{"path":"a.md","content":"a1\n","overwrite":true,"apply":true}`)
+	opstest.CallAs[ops.WriteResult](t, env2, "s", "write_note", `{"path":"b.md","content":"b1\n","overwrite":true,"apply":true}`)
+	opstest.CallAs[ops.WriteResult](t, env2, "s", "write_note", `{"path":"a.md","content":"a2\n","overwrite":true,"apply":true}`)
+	opstest.CallAs[ops.WriteResult](t, env2, "s", "capture_note", `{"title":"New","apply":true}`)
+	pre := opstest.CallAs[ops.UndoOut](t, env2, "s", "undo", `{"count":4}`)
+	if pre.Applied || len(pre.Undone) != 4 || opstest.ReadFile(t, env2, "a.md") != "a2\n" {
 		t.Fatalf("undo preview %+v", pre)
 	}
-	callAs[UndoOut](t, env2, "s", "undo", `{"count":4,"apply":true}`)
-	if readFile(t, env2, "a.md") != "a0\n" || readFile(t, env2, "b.md") != "b0\n" || exists(env2, "Inbox/New.md") || !exists(env2, ".trash/Inbox/New.md") {
-		t.Errorf("undo of 4: a=%q b=%q", readFile(t, env2, "a.md"), readFile(t, env2, "b.md"))
+	opstest.CallAs[ops.UndoOut](t, env2, "s", "undo", `{"count":4,"apply":true}`)
+	if opstest.ReadFile(t, env2, "a.md") != "a0\n" || opstest.ReadFile(t, env2, "b.md") != "b0\n" || opstest.Exists(env2, "Inbox/New.md") || !opstest.Exists(env2, ".trash/Inbox/New.md") {
+		t.Errorf("undo of 4: a=%q b=%q", opstest.ReadFile(t, env2, "a.md"), opstest.ReadFile(t, env2, "b.md"))
 	}
-	hist = call[WriteHistoryOut](t, env2, "write_history", `{"session":"s"}`)
+	hist = opstest.Call[ops.WriteHistoryOut](t, env2, "write_history", `{"session":"s"}`)
 	for _, e := range hist.Entries[1:] {
 		if e.UndoneBy != hist.Entries[0].ID {
 			t.Errorf("entry %s not marked undone: %+v", e.ID, e)
 		}
 	}
-	wantCode(t, env2, "undo", `{"id":"20260101T000000.000000000Z-000000"}`, errs.CodeUndoNotFound)
-	wantCode(t, env2, "undo", `{"id":"../../etc"}`, errs.CodeUndoNotFound)
-	wantCode(t, env2, "undo", `{"id":"x","count":2}`, errs.CodeInvalidInput)
+	opstest.WantCode(t, env2, "undo", `{"id":"20260101T000000.000000000Z-000000"}`, errs.CodeUndoNotFound)
+	opstest.WantCode(t, env2, "undo", `{"id":"../../etc"}`, errs.CodeUndoNotFound)
+	opstest.WantCode(t, env2, "undo", `{"id":"x","count":2}`, errs.CodeInvalidInput)
 }
 
 func TestIdempotency(t *testing.T) {
-	env := writeEnv(t, map[string]string{"n.md": "# N\n"})
+	env := opstest.WriteEnv(t, map[string]string{"n.md": "# N\n"})
 	in := `{"path":"n.md","apply":true,"idempotency_key":"key-1","patches":[{"op":"insert_lines","line":2,"content":"once"}]}`
-	first := call[WriteResult](t, env, "edit_note", in)
-	second := call[WriteResult](t, env, "edit_note", in)
-	if got := readFile(t, env, "n.md"); got != "# N\nonce\n" {
+	first := opstest.Call[ops.WriteResult](t, env, "edit_note", in)
+	second := opstest.Call[ops.WriteResult](t, env, "edit_note", in)
+	if got := opstest.ReadFile(t, env, "n.md"); got != "# N\nonce\n" {
 		t.Fatalf("retried edit applied twice: %q", got)
 	}
 	if first.Replayed || !second.Replayed || second.UndoID != first.UndoID || second.Etag != first.Etag {
 		t.Errorf("replay: first %+v second %+v", first, second)
 	}
-	d := wantCode(t, env, "edit_note", strings.Replace(in, "once", "twice", 1), errs.CodeIdempotencyReuse)
+	d := opstest.WantCode(t, env, "edit_note", strings.Replace(in, "once", "twice", 1), errs.CodeIdempotencyReuse)
 	if d["operation"] != "edit_note" {
 		t.Errorf("details %v", d)
 	}
-	wantCode(t, env, "capture_note", `{"title":"x","apply":true,"idempotency_key":"key-1"}`, errs.CodeIdempotencyReuse)
+	opstest.WantCode(t, env, "capture_note", `{"title":"x","apply":true,"idempotency_key":"key-1"}`, errs.CodeIdempotencyReuse)
 	// A preview with a key stores nothing; the applied call after it writes.
-	call[WriteResult](t, env, "capture_note", `{"title":"Y","idempotency_key":"key-2"}`)
-	out := call[WriteResult](t, env, "capture_note", `{"title":"Y","apply":true,"idempotency_key":"key-2"}`)
-	if out.Replayed || !exists(env, "Inbox/Y.md") {
+	opstest.Call[ops.WriteResult](t, env, "capture_note", `{"title":"Y","idempotency_key":"key-2"}`)
+	out := opstest.Call[ops.WriteResult](t, env, "capture_note", `{"title":"Y","apply":true,"idempotency_key":"key-2"}`)
+	if out.Replayed || !opstest.Exists(env, "Inbox/Y.md") {
 		t.Errorf("apply after preview: %+v", out)
 	}
-	if es, _ := mustWriter(t, env).Journal(); len(es) != 2 {
+	if es, _ := opstest.MustWriter(t, env).Journal(); len(es) != 2 {
 		t.Errorf("journal entries %d, want 2", len(es))
 	}
 }
 
 func TestWriteGating(t *testing.T) {
-	env := fixtureEnv(t, map[string]string{"n.md": "x\n", "Private/p.md": "p\n", "Inbox/i.md": "i\n"})
-	for _, op := range testReg.List() {
-		if !op.IsWrite() || op.Toolset == ToolsetAI {
+	env := opstest.FixtureEnv(t, map[string]string{"n.md": "x\n", "Private/p.md": "p\n", "Inbox/i.md": "i\n"})
+	for _, op := range opstest.Reg.List() {
+		if !op.IsWrite() || op.Toolset == ops.ToolsetAI {
 			continue // AI ops propose; their apply is gated in the handler (ai_test.go)
 		}
-		if op.Toolset != ToolsetWrites {
+		if op.Toolset != ops.ToolsetWrites {
 			t.Errorf("%s writes but is not in the writes toolset", op.Name)
 		}
-		d := wantCode(t, env, op.Name, op.Example, errs.CodeWritesDisabled)
+		d := opstest.WantCode(t, env, op.Name, op.Example, errs.CodeWritesDisabled)
 		if d["reason"] != "disabled" {
 			t.Errorf("%s: %v", op.Name, d)
 		}
@@ -610,32 +546,32 @@ func TestWriteGating(t *testing.T) {
 			t.Errorf("%s advertised with writes off", op.Name)
 		}
 	}
-	if op, _ := testReg.Get("write_history"); env.Advertised(op) {
+	if op, _ := opstest.Reg.Get("write_history"); env.Advertised(op) {
 		t.Error("write_history advertised with writes off")
 	}
-	env.Writes = WriteSettings{Enabled: true, ReadOnly: true}
-	if d := wantCode(t, env, "write_note", `{"path":"n.md","content":"y"}`, errs.CodeWritesDisabled); d["reason"] != "read_only" {
+	env.Writes = ops.WriteSettings{Enabled: true, ReadOnly: true}
+	if d := opstest.WantCode(t, env, "write_note", `{"path":"n.md","content":"y"}`, errs.CodeWritesDisabled); d["reason"] != "read_only" {
 		t.Errorf("read-only: %v", d)
 	}
-	env.Writes = WriteSettings{Enabled: true, WritePaths: []string{"Inbox/**", "Private/**"}, DenyPaths: []string{"Private/**"}}
-	wantCode(t, env, "write_note", `{"path":"n.md","content":"y","overwrite":true,"apply":true}`, errs.CodePathDenied)
-	wantCode(t, env, "write_note", `{"path":"Private/p.md","content":"y","overwrite":true,"apply":true}`, errs.CodePathDenied)
-	call[WriteResult](t, env, "write_note", `{"path":"Inbox/i.md","content":"y","overwrite":true,"apply":true}`)
-	if readFile(t, env, "n.md") != "x\n" || readFile(t, env, "Private/p.md") != "p\n" || readFile(t, env, "Inbox/i.md") != "y\n" {
+	env.Writes = ops.WriteSettings{Enabled: true, WritePaths: []string{"Inbox/**", "Private/**"}, DenyPaths: []string{"Private/**"}}
+	opstest.WantCode(t, env, "write_note", `{"path":"n.md","content":"y","overwrite":true,"apply":true}`, errs.CodePathDenied)
+	opstest.WantCode(t, env, "write_note", `{"path":"Private/p.md","content":"y","overwrite":true,"apply":true}`, errs.CodePathDenied)
+	opstest.Call[ops.WriteResult](t, env, "write_note", `{"path":"Inbox/i.md","content":"y","overwrite":true,"apply":true}`)
+	if opstest.ReadFile(t, env, "n.md") != "x\n" || opstest.ReadFile(t, env, "Private/p.md") != "p\n" || opstest.ReadFile(t, env, "Inbox/i.md") != "y\n" {
 		t.Error("policy not applied")
 	}
 }
 
 func TestReadYourWritesAndAudit(t *testing.T) {
-	env := writeEnv(t, map[string]string{"n.md": "# N\n\nalpha\n"})
+	env := opstest.WriteEnv(t, map[string]string{"n.md": "# N\n\nalpha\n"})
 	ctx := context.Background()
-	res := testReg.Call(ctx, env, Caller{Surface: "rest", Session: "sess", Subject: "alice"}, "edit_note",
+	res := opstest.Reg.Call(ctx, env, ops.Caller{Surface: "rest", Session: "sess", Subject: "alice"}, "edit_note",
 		json.RawMessage(`{"path":"n.md","apply":true,"idempotency_key":"k","patches":[{"op":"replace_text","old_text":"alpha","new_text":"zebrafinch"}]}`))
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
-	out := res.Output.(*WriteResult)
-	sr := call[SearchNotesOut](t, env, "search_notes", `{"query":"zebrafinch"}`)
+	out := res.Output.(*ops.WriteResult)
+	sr := opstest.Call[ops.SearchNotesOut](t, env, "search_notes", `{"query":"zebrafinch"}`)
 	if len(sr.Results) != 1 {
 		t.Errorf("the next search does not see the write: %+v", sr)
 	}
@@ -644,11 +580,11 @@ func TestReadYourWritesAndAudit(t *testing.T) {
 		t.Errorf("index etag %s, note %s", n.Etag, out.Etag)
 	}
 	// reindex=false leaves the index behind (the next sync catches up).
-	call[WriteResult](t, env, "edit_note", `{"path":"n.md","apply":true,"reindex":false,"patches":[{"op":"replace_text","old_text":"zebrafinch","new_text":"quokkahop"}]}`)
-	if sr := call[SearchNotesOut](t, env, "search_notes", `{"query":"quokkahop"}`); len(sr.Results) != 0 {
+	opstest.Call[ops.WriteResult](t, env, "edit_note", `{"path":"n.md","apply":true,"reindex":false,"patches":[{"op":"replace_text","old_text":"zebrafinch","new_text":"quokkahop"}]}`)
+	if sr := opstest.Call[ops.SearchNotesOut](t, env, "search_notes", `{"query":"quokkahop"}`); len(sr.Results) != 0 {
 		t.Error("reindex=false re-indexed")
 	}
-	log, err := os.ReadFile(filepath.Join(root(env), ".loci", "audit.log"))
+	log, err := os.ReadFile(filepath.Join(opstest.Root(env), ".loci", "audit.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -681,8 +617,8 @@ func TestWritePathsRefused(t *testing.T) {
 	}
 	os.Symlink(outside, filepath.Join(vroot, "outdir"))
 	os.Symlink(filepath.Join(vroot, "real"), filepath.Join(vroot, "inlink"))
-	env := openEnv(t, vroot)
-	env.Writes = WriteSettings{Enabled: true}
+	env := opstest.OpenEnv(t, vroot)
+	env.Writes = ops.WriteSettings{Enabled: true}
 	hostile := []string{
 		"../x.md", "/etc/passwd", "..%2fx.md", "%2e%2e/x.md", `..\x.md`, "a/../../x.md", "escape.md", "outdir/secret.md", "outdir/new.md",
 		"inlink/r.md", filepath.Join(outside, "secret.md"), ".obsidian/app.md", ".git/x.md", ".trash/t.md", ".loci/x.md", "notes.txt", "ok", "ok.md\x00.txt",
@@ -700,7 +636,7 @@ func TestWritePathsRefused(t *testing.T) {
 	}
 	before := snapshot()
 	tested := map[string]int{}
-	for _, op := range testReg.List() {
+	for _, op := range opstest.Reg.List() {
 		if !op.IsWrite() {
 			continue
 		}
@@ -725,7 +661,7 @@ func TestWritePathsRefused(t *testing.T) {
 					continue // a folder may be named so
 				}
 				in[field] = p
-				code, _ := callErr(t, env, op.Name, js(in))
+				code, _ := opstest.CallErr(t, env, op.Name, opstest.JS(in))
 				if code != errs.CodePathDenied {
 					t.Errorf("%s %s=%q: %s, want path_denied", op.Name, field, p, code)
 				}
@@ -744,13 +680,13 @@ func TestWritePathsRefused(t *testing.T) {
 }
 
 func TestWriteResultsMarshal(t *testing.T) {
-	env := writeEnv(t, map[string]string{"n.md": "x\n"})
+	env := opstest.WriteEnv(t, map[string]string{"n.md": "x\n"})
 	// Every write op's example runs (preview) and returns a result or a typed error.
-	for _, op := range testReg.List() {
+	for _, op := range opstest.Reg.List() {
 		if !op.IsWrite() {
 			continue
 		}
-		res := testReg.Call(context.Background(), env, Caller{Surface: "test"}, op.Name, json.RawMessage(op.Example))
+		res := opstest.Reg.Call(context.Background(), env, ops.Caller{Surface: "test"}, op.Name, json.RawMessage(op.Example))
 		if res.Err != nil && !slices.Contains(op.Errors, res.Err.Code) {
 			t.Errorf("%s example: undeclared error %s: %s", op.Name, res.Err.Code, res.Err.Message)
 		}

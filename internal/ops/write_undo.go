@@ -78,31 +78,8 @@ type WriteHistoryOut struct {
 }
 
 func registerUndo(r *Registry) {
-	Add(r, Def[UndoIn, UndoOut]{
-		Name:  "undo",
-		Title: "Undo writes",
-		Description: "Revert an applied change by its undo_id, or the latest count changes of a session, from the undo journal: every file gets back the bytes it had, " +
-			"a moved note goes back with the links that were rewritten, a deleted one comes back from the trash. It is etag-guarded: if a file changed since " +
-			"(a later edit, by anyone), nothing is reverted and the call fails with etag_mismatch. The undo is itself a change (undo it to redo). Preview by default.",
-		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "undo", Args: []string{"id"}, Text: TextWrite, Short: "Revert a write, or the latest ones (preview; --apply does it)"},
-		Errors:      WithErrors(errs.CodeUndoNotFound, errs.CodeNotFound),
-		Example:     `{"count": 1}`,
-		Toolset:     ToolsetWrites,
-		Handler:     undoWrites,
-	})
-	Add(r, Def[WriteHistoryIn, WriteHistoryOut]{
-		Name:  "write_history",
-		Title: "History of writes",
-		Description: "The changes loci applied to the vault, newest first, from the undo journal: undo id, time, operation, surface and session, and each file with its etag before and after. " +
-			"Filter by path or session; shows which changes were undone. Use an id with undo.",
-		Annotations: Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         CLI{Use: "history", Text: textHistory},
-		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeVaultNotFound},
-		Example:     `{"limit": 10}`,
-		Toolset:     ToolsetWrites,
-		Handler:     writeHistory,
-	})
+	register(r, Undo())
+	register(r, WriteHistory())
 }
 
 // undoneBy maps each entry reverted by a (not itself reverted) undo to that undo.
@@ -380,4 +357,37 @@ func textHistory(o any) string {
 		fmt.Fprintf(&b, "more: --cursor %s\n", out.NextCursor)
 	}
 	return b.String()
+}
+
+// Undo is the undo operation.
+func Undo() Def[UndoIn, UndoOut] {
+	return Def[UndoIn, UndoOut]{
+		Name:  "undo",
+		Title: "Undo writes",
+		Description: "Revert an applied change by its undo_id, or the latest count changes of a session, from the undo journal: every file gets back the bytes it had, " +
+			"a moved note goes back with the links that were rewritten, a deleted one comes back from the trash. It is etag-guarded: if a file changed since " +
+			"(a later edit, by anyone), nothing is reverted and the call fails with etag_mismatch. The undo is itself a change (undo it to redo). Preview by default.",
+		Annotations: Annotations{Destructive: true},
+		CLI:         CLI{Use: "undo", Args: []string{"id"}, Text: TextWrite, Short: "Revert a write, or the latest ones (preview; --apply does it)"},
+		Errors:      WithErrors(errs.CodeUndoNotFound, errs.CodeNotFound),
+		Example:     `{"count": 1}`,
+		Toolset:     ToolsetWrites,
+		Handler:     undoWrites,
+	}
+}
+
+// WriteHistory is the write_history operation.
+func WriteHistory() Def[WriteHistoryIn, WriteHistoryOut] {
+	return Def[WriteHistoryIn, WriteHistoryOut]{
+		Name:  "write_history",
+		Title: "History of writes",
+		Description: "The changes loci applied to the vault, newest first, from the undo journal: undo id, time, operation, surface and session, and each file with its etag before and after. " +
+			"Filter by path or session; shows which changes were undone. Use an id with undo.",
+		Annotations: Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         CLI{Use: "history", Text: textHistory},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeVaultNotFound},
+		Example:     `{"limit": 10}`,
+		Toolset:     ToolsetWrites,
+		Handler:     writeHistory,
+	}
 }
