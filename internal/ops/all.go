@@ -1,15 +1,9 @@
 package ops
 
-// All returns a registry with every loci operation.
-func All() *Registry {
-	r := NewRegistry()
-	registerNoteOps(r)
-	registerContextOps(r)
-	registerGraphOps(r)
-	registerTreeOps(r)
-	registerFrontmatterOps(r)
+// RegisterRemaining registers the families of operations that have no
+// room of their own yet.
+func RegisterRemaining(r *Registry) {
 	registerLogseqOps(r)
 	registerWriteOps(r)
 	registerAIOps(r)
-	return r
 }

@@ -23,7 +23,7 @@ func TestEventsFromSyncAndWrites(t *testing.T) {
 		mu.Unlock()
 	})
 	defer unsub()
-	res := ops.All().Call(context.Background(), env, ops.Caller{Surface: "test"}, "capture_note",
+	res := opstest.Reg.Call(context.Background(), env, ops.Caller{Surface: "test"}, "capture_note",
 		json.RawMessage(`{"title":"Milk","content":"remember the milk","apply":true}`))
 	if res.Err != nil {
 		t.Fatal(res.Err)

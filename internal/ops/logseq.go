@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"regexp"
 	"strings"
@@ -446,4 +447,57 @@ func GetBlock() Def[GetBlockIn, GetBlockOut] {
 			return out, nil
 		},
 	}
+}
+
+func textPages(o any) string {
+	out := o.(*ListPagesOut)
+	var b strings.Builder
+	for _, p := range out.Pages {
+		fmt.Fprintf(&b, "%-40s  %4d blocks  %s\n", p.Name, p.Blocks, p.Path)
+	}
+	if out.NextCursor != "" {
+		fmt.Fprintf(&b, "more: --cursor %s\n", out.NextCursor)
+	}
+	return b.String()
+}
+
+func writeBlocks(b *strings.Builder, nodes []BlockNode, level int) {
+	for _, n := range nodes {
+		indent := strings.Repeat("  ", level)
+		content := strings.ReplaceAll(n.Content, "\n", "\n"+indent+"  ")
+		fmt.Fprintf(b, "%s- %s", indent, content)
+		if n.UUID != "" {
+			fmt.Fprintf(b, "  ((%s))", n.UUID)
+		}
+		if n.MoreChildren > 0 {
+			fmt.Fprintf(b, "  [+%d]", n.MoreChildren)
+		}
+		b.WriteString("\n")
+		writeBlocks(b, n.Children, level+1)
+	}
+}
+
+func textPage(o any) string {
+	out := o.(*GetPageOut)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  (%s, %d blocks)\n", out.Name, out.Path, out.BlockCount)
+	writeBlocks(&b, out.Blocks, 0)
+	return b.String()
+}
+
+func textBlock(o any) string {
+	out := o.(*GetBlockOut)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s:%d  (%s)\n", out.Page, out.Line, out.PageName)
+	for i, p := range out.Parents {
+		fmt.Fprintf(&b, "%s- %s\n", strings.Repeat("  ", i), p.Content)
+	}
+	writeBlocks(&b, []BlockNode{{BlockInfo: BlockInfo{UUID: out.UUID, Content: out.Content}, Children: out.Children}}, len(out.Parents))
+	if len(out.ReferencedBy) > 0 {
+		b.WriteString("referenced by:\n")
+		for _, r := range out.ReferencedBy {
+			fmt.Fprintf(&b, "  %s:%d\n", r.Path, r.Line)
+		}
+	}
+	return b.String()
 }

@@ -14,7 +14,9 @@ import (
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/ops/opstest"
+	"github.com/loci-dev/loci/internal/ops/read"
 	"github.com/loci-dev/loci/internal/testutil"
 )
 
@@ -211,7 +213,7 @@ func TestErrorCodesAreDeclared(t *testing.T) {
 // Output schemas type arrays as arrays (never ["null","array"]), and
 // NormalizeOutput makes a handler's nil slices match them.
 func TestArraysAreArrays(t *testing.T) {
-	reg := ops.All()
+	reg := catalog.All()
 	var walk func(path string, s *jsonschema.Schema)
 	walk = func(path string, s *jsonschema.Schema) {
 		if s == nil {
@@ -230,7 +232,7 @@ func TestArraysAreArrays(t *testing.T) {
 		walk(op.Name+".output", op.OutputSchema)
 	}
 	op, _ := reg.Get("list_tags")
-	b, err := op.NormalizeOutput(&ops.ListTagsOut{})
+	b, err := op.NormalizeOutput(&read.ListTagsOut{})
 	if err != nil || string(b) != `{"tags":[]}` {
 		t.Errorf("NormalizeOutput(nil tags) = %s, %v", b, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/loci-dev/loci/internal/noteedit"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
+	"github.com/loci-dev/loci/internal/ops/read"
 	"github.com/loci-dev/loci/internal/testutil"
 	"github.com/loci-dev/loci/internal/vault"
 )
@@ -256,7 +257,7 @@ func TestCaptureNote(t *testing.T) {
 		t.Errorf("result %+v", out)
 	}
 	// Read-your-writes: the index knows it at once.
-	sr := opstest.Call[ops.SearchNotesOut](t, env, "search_notes", `{"query":"Second paragraph"}`)
+	sr := opstest.Call[read.SearchNotesOut](t, env, "search_notes", `{"query":"Second paragraph"}`)
 	if len(sr.Results) == 0 || sr.Results[0].Path != out.Path {
 		t.Errorf("search after capture: %+v", sr.Results)
 	}
@@ -375,7 +376,7 @@ func TestRelocateNoteRewritesLinks(t *testing.T) {
 		t.Errorf("other note:\n%s\nwant\n%s", got, want)
 	}
 	// The index resolves every rewritten link to the new path.
-	links := opstest.Call[ops.GetLinksOut](t, env, "get_links", `{"path":"Archive/2026/Alpha Project.md"}`)
+	links := opstest.Call[read.GetLinksOut](t, env, "get_links", `{"path":"Archive/2026/Alpha Project.md"}`)
 	srcs := map[string]bool{}
 	for _, l := range append(links.Backlinks, links.TypedIn...) {
 		srcs[l.Source] = true
@@ -383,7 +384,7 @@ func TestRelocateNoteRewritesLinks(t *testing.T) {
 	if !srcs["Meetings/Kickoff.md"] || !srcs["Other/Alpha Notes.md"] || len(links.Unresolved) != 0 {
 		t.Errorf("links after the move: %+v", links)
 	}
-	broken := opstest.Call[ops.FindBrokenLinksOut](t, env, "find_broken_links", `{}`)
+	broken := opstest.Call[read.FindBrokenLinksOut](t, env, "find_broken_links", `{}`)
 	if broken.Total != 0 {
 		t.Errorf("broken links after the move: %+v", broken)
 	}
@@ -571,7 +572,7 @@ func TestReadYourWritesAndAudit(t *testing.T) {
 		t.Fatal(res.Err)
 	}
 	out := res.Output.(*ops.WriteResult)
-	sr := opstest.Call[ops.SearchNotesOut](t, env, "search_notes", `{"query":"zebrafinch"}`)
+	sr := opstest.Call[read.SearchNotesOut](t, env, "search_notes", `{"query":"zebrafinch"}`)
 	if len(sr.Results) != 1 {
 		t.Errorf("the next search does not see the write: %+v", sr)
 	}
@@ -581,7 +582,7 @@ func TestReadYourWritesAndAudit(t *testing.T) {
 	}
 	// reindex=false leaves the index behind (the next sync catches up).
 	opstest.Call[ops.WriteResult](t, env, "edit_note", `{"path":"n.md","apply":true,"reindex":false,"patches":[{"op":"replace_text","old_text":"zebrafinch","new_text":"quokkahop"}]}`)
-	if sr := opstest.Call[ops.SearchNotesOut](t, env, "search_notes", `{"query":"quokkahop"}`); len(sr.Results) != 0 {
+	if sr := opstest.Call[read.SearchNotesOut](t, env, "search_notes", `{"query":"quokkahop"}`); len(sr.Results) != 0 {
 		t.Error("reindex=false re-indexed")
 	}
 	log, err := os.ReadFile(filepath.Join(opstest.Root(env), ".loci", "audit.log"))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/read"
 	"github.com/loci-dev/loci/internal/search"
 )
 
@@ -62,7 +63,7 @@ func (h *Handler) searchPage(ctx context.Context, w http.ResponseWriter, r *http
 		if mode != "" {
 			in["mode"] = mode
 		}
-		out, err := call[ops.SearchNotesOut](ctx, h, "search_notes", in)
+		out, err := call[read.SearchNotesOut](ctx, h, "search_notes", in)
 		if err != nil {
 			p.Error = err.Message
 		} else {
@@ -79,7 +80,7 @@ type fmRow struct {
 }
 
 type noteData struct {
-	Note    *ops.ReadNoteOut
+	Note    *read.ReadNoteOut
 	Body    template.HTML
 	FM      []fmRow
 	Links   *index.Links
@@ -171,7 +172,7 @@ func (h *Handler) notePage(ctx context.Context, w http.ResponseWriter, r *http.R
 		in["path"] = qv.Get("path")
 	}
 	p := page{Title: "Note", Nav: "note", Session: s}
-	note, err := call[ops.ReadNoteOut](ctx, h, "read_note", in)
+	note, err := call[read.ReadNoteOut](ctx, h, "read_note", in)
 	if err != nil {
 		w.WriteHeader(http.StatusNotFound)
 		p.Error = err.Message
@@ -188,7 +189,7 @@ func (h *Handler) notePage(ctx context.Context, w http.ResponseWriter, r *http.R
 	for _, k := range keys {
 		d.FM = append(d.FM, fmRow{Key: k, Value: fmt.Sprint(note.Frontmatter[k])})
 	}
-	if links, err := call[ops.GetLinksOut](ctx, h, "get_links", map[string]any{"path": note.Path}); err == nil {
+	if links, err := call[read.GetLinksOut](ctx, h, "get_links", map[string]any{"path": note.Path}); err == nil {
 		d.Links = &links.Links
 	} else {
 		d.LinkErr = err.Message
@@ -199,7 +200,7 @@ func (h *Handler) notePage(ctx context.Context, w http.ResponseWriter, r *http.R
 
 func (h *Handler) statusPage(ctx context.Context, w http.ResponseWriter, r *http.Request, s *session) {
 	p := page{Title: "Index status", Nav: "status", Session: s}
-	out, err := call[ops.IndexStatusOut](ctx, h, "index_status", map[string]any{})
+	out, err := call[read.IndexStatusOut](ctx, h, "index_status", map[string]any{})
 	if err != nil {
 		p.Error = err.Message
 	} else {

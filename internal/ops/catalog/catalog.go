@@ -4,7 +4,15 @@
 // share) knows none of them, and no family imports another.
 package catalog
 
-import "github.com/loci-dev/loci/internal/ops"
+import (
+	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/read"
+)
 
 // All returns a registry with every loci operation.
-func All() *ops.Registry { return ops.All() }
+func All() *ops.Registry {
+	r := ops.NewRegistry()
+	r.Register(read.Ops()...)
+	ops.RegisterRemaining(r)
+	return r
+}

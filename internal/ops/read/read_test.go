@@ -1,4 +1,4 @@
-package ops_test
+package read_test
 
 import (
 	"context"
@@ -14,12 +14,13 @@ import (
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
+	"github.com/loci-dev/loci/internal/ops/read"
 	"github.com/loci-dev/loci/internal/testutil"
 )
 
 func TestGetContext(t *testing.T) {
 	env := opstest.DemoEnv(t)
-	out := opstest.Call[ops.GetContextOut](t, env, "get_context", `{"query": "index fresh", "mode": "lexical"}`)
+	out := opstest.Call[read.GetContextOut](t, env, "get_context", `{"query": "index fresh", "mode": "lexical"}`)
 	if out.Mode != "lexical" || len(out.Notes) == 0 || len(out.Notes) > 5 {
 		t.Fatalf("get_context = %+v", out)
 	}
@@ -39,7 +40,7 @@ func TestGetContext(t *testing.T) {
 		}
 	}
 
-	out = opstest.Call[ops.GetContextOut](t, env, "get_context", `{"query": "index fresh", "limit": 1, "preview_chars": 40, "mode": "lexical"}`)
+	out = opstest.Call[read.GetContextOut](t, env, "get_context", `{"query": "index fresh", "limit": 1, "preview_chars": 40, "mode": "lexical"}`)
 	if len(out.Notes) != 1 {
 		t.Fatalf("limit 1 = %d notes", len(out.Notes))
 	}
@@ -47,13 +48,13 @@ func TestGetContext(t *testing.T) {
 		t.Errorf("preview = %q", p)
 	}
 
-	out = opstest.Call[ops.GetContextOut](t, env, "get_context", `{"query": "note", "path_glob": "Ideas/**", "tags": ["learning"]}`)
+	out = opstest.Call[read.GetContextOut](t, env, "get_context", `{"query": "note", "path_glob": "Ideas/**", "tags": ["learning"]}`)
 	for _, n := range out.Notes {
 		if !strings.HasPrefix(n.Path, "Ideas/") {
 			t.Errorf("path_glob leaked %s", n.Path)
 		}
 	}
-	out = opstest.Call[ops.GetContextOut](t, env, "get_context", `{"query": "xylophonequark"}`)
+	out = opstest.Call[read.GetContextOut](t, env, "get_context", `{"query": "xylophonequark"}`)
 	if len(out.Notes) != 0 || out.Hint == "" {
 		t.Errorf("no-match = %+v", out)
 	}
@@ -82,18 +83,18 @@ func TestReadNoteByReference(t *testing.T) {
 		{"Nov 20th, 2026", "graph/journals/2026_11_20.md", "title"},
 	}
 	for _, c := range cases {
-		out := opstest.Call[ops.ReadNoteOut](t, env, "read_note", `{"note": `+jsonString(c.note)+`}`)
+		out := opstest.Call[read.ReadNoteOut](t, env, "read_note", `{"note": `+jsonString(c.note)+`}`)
 		if out.Path != c.path || out.Match != c.match || out.Etag == "" || out.Content == "" {
 			t.Errorf("read_note note=%q: path %s match %s", c.note, out.Path, out.Match)
 		}
 	}
 	// A #heading in the wikilink selects the section.
-	out := opstest.Call[ops.ReadNoteOut](t, env, "read_note", `{"note": "[[Project Atlas#Goals]]"}`)
+	out := opstest.Call[read.ReadNoteOut](t, env, "read_note", `{"note": "[[Project Atlas#Goals]]"}`)
 	if !strings.HasPrefix(out.Content, "## Goals") || strings.Contains(out.Content, "## Milestones") {
 		t.Errorf("wikilink heading: %q", out.Content)
 	}
 	// path keeps working, and reports no match reason.
-	out = opstest.Call[ops.ReadNoteOut](t, env, "read_note", `{"path": "Ideas/Zettelkasten.md"}`)
+	out = opstest.Call[read.ReadNoteOut](t, env, "read_note", `{"path": "Ideas/Zettelkasten.md"}`)
 	if out.Path != "Ideas/Zettelkasten.md" || out.Match != "" {
 		t.Errorf("read by path: %+v", out)
 	}
@@ -117,7 +118,7 @@ func TestReadNoteByReference(t *testing.T) {
 	// A path-like reference to a file not indexed yet is still read from disk.
 	root := env.Vaults[0].Vault.Root
 	testutil.WriteFiles(t, root, map[string]string{"New/Fresh.md": "# Fresh\n"})
-	out = opstest.Call[ops.ReadNoteOut](t, env, "read_note", `{"note": "New/Fresh.md"}`)
+	out = opstest.Call[read.ReadNoteOut](t, env, "read_note", `{"note": "New/Fresh.md"}`)
 	if out.Content != "# Fresh\n" || out.Match != "path" {
 		t.Errorf("fresh note: %+v", out)
 	}
@@ -154,55 +155,55 @@ func TestReadNoteAmbiguous(t *testing.T) {
 	}
 	opstest.WantCode(t, env, "read_note", `{"note": "[[Shared]]"}`, errs.CodeAmbiguous)
 	// A folder-qualified name or an exact path is not ambiguous.
-	if out := opstest.Call[ops.ReadNoteOut](t, env, "read_note", `{"note": "b/Ideas"}`); out.Path != "b/Ideas.md" {
+	if out := opstest.Call[read.ReadNoteOut](t, env, "read_note", `{"note": "b/Ideas"}`); out.Path != "b/Ideas.md" {
 		t.Errorf("b/Ideas → %s", out.Path)
 	}
-	if out := opstest.Call[ops.ReadNoteOut](t, env, "read_note", `{"note": "Root.md"}`); out.Path != "Root.md" || out.Match != "path" {
+	if out := opstest.Call[read.ReadNoteOut](t, env, "read_note", `{"note": "Root.md"}`); out.Path != "Root.md" || out.Match != "path" {
 		t.Errorf("Root.md → %s (%s)", out.Path, out.Match)
 	}
-	if out := opstest.Call[ops.ReadNoteOut](t, env, "read_note", `{"note": "abc-1"}`); out.Path != "Root.md" || out.Match != "id" {
+	if out := opstest.Call[read.ReadNoteOut](t, env, "read_note", `{"note": "abc-1"}`); out.Path != "Root.md" || out.Match != "id" {
 		t.Errorf("id abc-1 → %s (%s)", out.Path, out.Match)
 	}
 }
 
 func TestResolveNote(t *testing.T) {
 	env := ambiguousVault(t)
-	out := opstest.Call[ops.ResolveNoteOut](t, env, "resolve_note", `{"note": "Ideas"}`)
+	out := opstest.Call[read.ResolveNoteOut](t, env, "resolve_note", `{"note": "Ideas"}`)
 	if !out.Ambiguous || out.Resolved != "" || len(out.Candidates) != 2 || out.Candidates[1].Path != "b/Ideas.md" {
 		t.Errorf("ambiguous = %+v", out)
 	}
-	out = opstest.Call[ops.ResolveNoteOut](t, env, "resolve_note", `{"note": "Nothing like it"}`)
+	out = opstest.Call[read.ResolveNoteOut](t, env, "resolve_note", `{"note": "Nothing like it"}`)
 	if out.Ambiguous || out.Resolved != "" || out.Candidates == nil || len(out.Candidates) != 0 {
 		t.Errorf("none = %+v", out)
 	}
-	out = opstest.Call[ops.ResolveNoteOut](t, env, "resolve_note", `{"note": "spécial TITLE"}`)
+	out = opstest.Call[read.ResolveNoteOut](t, env, "resolve_note", `{"note": "spécial TITLE"}`)
 	if out.Resolved != "Unique.md" || out.Candidates[0].Match != "title" || out.Candidates[0].Title != "Spécial title" || out.Candidates[0].Kind != "note" {
 		t.Errorf("title = %+v", out)
 	}
 	// "Root" is both an exact path (Root.md) and a file name elsewhere: the exact path wins.
-	out = opstest.Call[ops.ResolveNoteOut](t, env, "resolve_note", `{"note": "Root"}`)
+	out = opstest.Call[read.ResolveNoteOut](t, env, "resolve_note", `{"note": "Root"}`)
 	if out.Resolved != "Root.md" || len(out.Candidates) != 2 || out.Candidates[0].Match != "path" {
 		t.Errorf("exact path = %+v", out)
 	}
-	out = opstest.Call[ops.ResolveNoteOut](t, env, "resolve_note", `{"note": "c# Notes"}`)
+	out = opstest.Call[read.ResolveNoteOut](t, env, "resolve_note", `{"note": "c# Notes"}`)
 	if out.Resolved != "Csharp.md" {
 		t.Errorf("title with # = %+v", out)
 	}
-	out = opstest.Call[ops.ResolveNoteOut](t, env, "resolve_note", `{"note": "Log#Heading"}`)
+	out = opstest.Call[read.ResolveNoteOut](t, env, "resolve_note", `{"note": "Log#Heading"}`)
 	if out.Resolved != "Logs/Log.md" {
 		t.Errorf("bare wikilink text = %+v", out)
 	}
-	out = opstest.Call[ops.ResolveNoteOut](t, env, "resolve_note", `{"note": "[[Log#Heading]]"}`)
+	out = opstest.Call[read.ResolveNoteOut](t, env, "resolve_note", `{"note": "[[Log#Heading]]"}`)
 	if out.Resolved != "Logs/Log.md" {
 		t.Errorf("wikilink = %+v", out)
 	}
 
 	demo := opstest.DemoEnv(t)
-	out = opstest.Call[ops.ResolveNoteOut](t, demo, "resolve_note", `{"note": "[[Ada]]"}`)
+	out = opstest.Call[read.ResolveNoteOut](t, demo, "resolve_note", `{"note": "[[Ada]]"}`)
 	if out.Resolved != "People/Ada Lovelace.md" || out.Candidates[0].Match != "alias" || out.Candidates[0].Title != "Ada Lovelace" {
 		t.Errorf("alias = %+v", out)
 	}
-	out = opstest.Call[ops.ResolveNoteOut](t, demo, "resolve_note", `{"note": "loci engine"}`)
+	out = opstest.Call[read.ResolveNoteOut](t, demo, "resolve_note", `{"note": "loci engine"}`)
 	if out.Resolved != "graph/pages/Loci.md" || out.Candidates[0].Kind != "page" {
 		t.Errorf("logseq alias = %+v", out)
 	}
@@ -215,11 +216,11 @@ func TestResolveNote(t *testing.T) {
 
 func TestGetLinksDepth(t *testing.T) {
 	env := opstest.DemoEnv(t)
-	out := opstest.Call[ops.GetLinksOut](t, env, "get_links", `{"path": "Projects/Project Atlas.md"}`)
+	out := opstest.Call[read.GetLinksOut](t, env, "get_links", `{"path": "Projects/Project Atlas.md"}`)
 	if len(out.Backlinks) != 4 || len(out.TypedOut) != 4 || out.Neighbors != nil {
 		t.Fatalf("depth 1 = %d backlinks, %d typed, neighbors %v", len(out.Backlinks), len(out.TypedOut), out.Neighbors)
 	}
-	out = opstest.Call[ops.GetLinksOut](t, env, "get_links", `{"note": "20261101093000", "depth": 2}`)
+	out = opstest.Call[read.GetLinksOut](t, env, "get_links", `{"note": "20261101093000", "depth": 2}`)
 	if out.Path != "Projects/Project Atlas.md" || len(out.Backlinks) != 4 || out.NeighborsTruncated {
 		t.Fatalf("depth 2 = %+v", out)
 	}
@@ -251,12 +252,12 @@ func TestGetLinksDepth(t *testing.T) {
 		t.Errorf("graph/design = %+v", n)
 	}
 
-	small := opstest.Call[ops.GetLinksOut](t, env, "get_links", `{"path": "Projects/Project Atlas.md", "depth": 3, "limit": 3}`)
+	small := opstest.Call[read.GetLinksOut](t, env, "get_links", `{"path": "Projects/Project Atlas.md", "depth": 3, "limit": 3}`)
 	if len(small.Neighbors) != 3 || !small.NeighborsTruncated || small.Neighbors[0].Path != out.Neighbors[0].Path {
 		t.Errorf("limit 3 = %+v", small.Neighbors)
 	}
 	// An isolated note has no neighbors, and an empty (not null) list.
-	iso := opstest.Call[ops.GetLinksOut](t, env, "get_links", `{"path": "Notes/Café culture.md", "depth": 2}`)
+	iso := opstest.Call[read.GetLinksOut](t, env, "get_links", `{"path": "Notes/Café culture.md", "depth": 2}`)
 	if iso.Neighbors == nil || len(iso.Neighbors) != 0 || iso.NeighborsTruncated {
 		t.Errorf("isolated = %+v", iso.Neighbors)
 	}
@@ -274,8 +275,8 @@ func TestGetLinksDepth(t *testing.T) {
 
 func TestFindBrokenLinks(t *testing.T) {
 	env := opstest.DemoEnv(t)
-	out := opstest.Call[ops.FindBrokenLinksOut](t, env, "find_broken_links", `{}`)
-	got := opstest.Paths(out.Sources, func(s ops.BrokenSource) string { return s.Path })
+	out := opstest.Call[read.FindBrokenLinksOut](t, env, "find_broken_links", `{}`)
+	got := opstest.Paths(out.Sources, func(s read.BrokenSource) string { return s.Path })
 	want := []string{"Inbox/Unsorted.md", "Meetings/2026-11-02 Atlas kickoff.md", "graph/pages/Loci.md"}
 	if !slices.Equal(got, want) || out.Total != 3 || out.TotalSources != 3 || out.NextCursor != "" {
 		t.Fatalf("broken = %+v", out)
@@ -287,7 +288,7 @@ func TestFindBrokenLinks(t *testing.T) {
 		t.Errorf("typed = %+v", l)
 	}
 
-	out = opstest.Call[ops.FindBrokenLinksOut](t, env, "find_broken_links", `{"path_glob": "Meetings/**"}`)
+	out = opstest.Call[read.FindBrokenLinksOut](t, env, "find_broken_links", `{"path_glob": "Meetings/**"}`)
 	if out.Total != 1 || out.Sources[0].Links[0].Target != "Missing design doc" || out.Sources[0].Links[0].Line != 17 {
 		t.Errorf("glob = %+v", out)
 	}
@@ -296,7 +297,7 @@ func TestFindBrokenLinks(t *testing.T) {
 	var all []string
 	cursor := ""
 	for i := 0; i < 10; i++ {
-		pg := opstest.Call[ops.FindBrokenLinksOut](t, env, "find_broken_links", `{"limit": 1, "cursor": "`+cursor+`"}`)
+		pg := opstest.Call[read.FindBrokenLinksOut](t, env, "find_broken_links", `{"limit": 1, "cursor": "`+cursor+`"}`)
 		if pg.Total != 3 || len(pg.Sources) != 1 {
 			t.Fatalf("page %d = %+v", i, pg)
 		}
@@ -318,7 +319,7 @@ func TestFindBrokenLinks(t *testing.T) {
 		"a.md": "![[diagram.png]] [[#Local heading]] [[gone]] [x](missing.md) [[b]]\n\n# Local heading\n",
 		"b.md": "[[a]]\n",
 	})
-	out = opstest.Call[ops.FindBrokenLinksOut](t, fx, "find_broken_links", `{}`)
+	out = opstest.Call[read.FindBrokenLinksOut](t, fx, "find_broken_links", `{}`)
 	got = opstest.Paths(out.Sources[0].Links, func(l index.BrokenLink) string { return l.Target })
 	if out.Total != 2 || !slices.Equal(got, []string{"gone", "missing.md"}) {
 		t.Errorf("fixture broken = %v (%+v)", got, out)
@@ -327,7 +328,7 @@ func TestFindBrokenLinks(t *testing.T) {
 
 func TestListFrontmatterKeys(t *testing.T) {
 	env := opstest.DemoEnv(t)
-	out := opstest.Call[ops.ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{}`)
+	out := opstest.Call[read.ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{}`)
 	if len(out.Keys) == 0 || out.Keys[0].Key != "tags" || out.Keys[0].Notes != 11 || !slices.Equal(out.Keys[0].Types, []string{"list", "string"}) || out.Truncated {
 		t.Fatalf("keys = %+v", out.Keys)
 	}
@@ -340,21 +341,21 @@ func TestListFrontmatterKeys(t *testing.T) {
 			t.Errorf("order: %v before %v", a, b)
 		}
 	}
-	out = opstest.Call[ops.ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{"limit": 2}`)
+	out = opstest.Call[read.ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{"limit": 2}`)
 	if len(out.Keys) != 2 || !out.Truncated || out.TotalKeys <= 2 {
 		t.Errorf("limit 2 = %+v", out)
 	}
 
-	out = opstest.Call[ops.ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{"key": "tags"}`)
+	out = opstest.Call[read.ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{"key": "tags"}`)
 	if out.Key != "tags" || out.Notes != 11 || out.Values[0].Value != "learning" || out.Values[0].Notes != 2 || out.Keys != nil {
 		t.Errorf("values = %+v", out)
 	}
-	out = opstest.Call[ops.ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{"key": "related"}`)
+	out = opstest.Call[read.ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{"key": "related"}`)
 	vals := opstest.Paths(out.Values, func(v index.ValueCount) string { return v.Value })
 	if !slices.Equal(vals, []string{"[[Zettelkasten]]", "[[How to Take Smart Notes]]"}) || out.Values[0].Notes != 2 {
 		t.Errorf("related = %+v", out.Values)
 	}
-	out = opstest.Call[ops.ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{"key": "Status"}`)
+	out = opstest.Call[read.ListFrontmatterKeysOut](t, env, "list_frontmatter_keys", `{"key": "Status"}`)
 	if out.Values == nil || len(out.Values) != 0 || !slices.Equal(out.Suggestions, []string{"status"}) {
 		t.Errorf("unknown key = %+v", out)
 	}
@@ -364,11 +365,11 @@ func TestListFrontmatterKeys(t *testing.T) {
 
 func TestGetVaultTree(t *testing.T) {
 	env := opstest.DemoEnv(t)
-	out := opstest.Call[ops.TreeOut](t, env, "get_vault_tree", `{}`)
+	out := opstest.Call[read.TreeOut](t, env, "get_vault_tree", `{}`)
 	if out.NoteCount != 16 || out.Truncated || out.Path != "" {
 		t.Fatalf("tree = %+v", out)
 	}
-	byPath := map[string]ops.TreeEntry{}
+	byPath := map[string]read.TreeEntry{}
 	var order []string
 	for _, e := range out.Entries {
 		byPath[e.Path] = e
@@ -398,19 +399,19 @@ func TestGetVaultTree(t *testing.T) {
 		t.Errorf("order = %v", order)
 	}
 
-	out = opstest.Call[ops.TreeOut](t, env, "get_vault_tree", `{"depth": 1}`)
+	out = opstest.Call[read.TreeOut](t, env, "get_vault_tree", `{"depth": 1}`)
 	for _, e := range out.Entries {
 		if e.Type == "note" && e.Path != "Welcome.md" {
 			t.Errorf("depth 1 lists %s", e.Path)
 		}
 	}
-	out = opstest.Call[ops.TreeOut](t, env, "get_vault_tree", `{"path": "GRAPH/", "depth": 5}`)
-	got := opstest.Paths(out.Entries, func(e ops.TreeEntry) string { return e.Path })
+	out = opstest.Call[read.TreeOut](t, env, "get_vault_tree", `{"path": "GRAPH/", "depth": 5}`)
+	got := opstest.Paths(out.Entries, func(e read.TreeEntry) string { return e.Path })
 	want := []string{"graph/journals", "graph/journals/2026_11_20.md", "graph/pages", "graph/pages/graph___design.md", "graph/pages/Loci.md"}
 	if out.Path != "graph" || out.NoteCount != 3 || !slices.Equal(got, want) {
 		t.Errorf("graph subtree = %s %d %v", out.Path, out.NoteCount, got)
 	}
-	out = opstest.Call[ops.TreeOut](t, env, "get_vault_tree", `{"limit": 3}`)
+	out = opstest.Call[read.TreeOut](t, env, "get_vault_tree", `{"limit": 3}`)
 	if len(out.Entries) != 3 || !out.Truncated {
 		t.Errorf("limit 3 = %+v", out)
 	}
@@ -437,7 +438,7 @@ func TestFrontmatterValidate(t *testing.T) {
 		"sub/deep.md": "---\nid: not-a-timestamp\ncreated: 2020-01-01\nstatus: ok\n---\n",
 	})
 	in := `{"required": ["status"], "types": {"created": "date", "tags": "list", "count": "number", "done": "boolean"}}`
-	out := opstest.Call[ops.ValidateOut](t, env, "frontmatter_validate", in)
+	out := opstest.Call[read.ValidateOut](t, env, "frontmatter_validate", in)
 	type k struct{ path, key, rule string }
 	var got []k
 	for _, is := range out.Issues {
@@ -468,19 +469,19 @@ func TestFrontmatterValidate(t *testing.T) {
 	}
 
 	// Pagination, a glob, explicit paths.
-	pg := opstest.Call[ops.ValidateOut](t, env, "frontmatter_validate", `{"required": ["status"], "limit": 2}`)
+	pg := opstest.Call[read.ValidateOut](t, env, "frontmatter_validate", `{"required": ["status"], "limit": 2}`)
 	if len(pg.Issues) != 2 || pg.NextCursor == "" || pg.Total != 4 {
 		t.Errorf("page 1 = %+v", pg)
 	}
-	pg = opstest.Call[ops.ValidateOut](t, env, "frontmatter_validate", `{"required": ["status"], "limit": 2, "cursor": "`+pg.NextCursor+`"}`)
+	pg = opstest.Call[read.ValidateOut](t, env, "frontmatter_validate", `{"required": ["status"], "limit": 2, "cursor": "`+pg.NextCursor+`"}`)
 	if len(pg.Issues) != 2 || pg.NextCursor != "" {
 		t.Errorf("page 2 = %+v", pg)
 	}
-	out = opstest.Call[ops.ValidateOut](t, env, "frontmatter_validate", `{"path_glob": "sub/**", "required": ["status"]}`)
+	out = opstest.Call[read.ValidateOut](t, env, "frontmatter_validate", `{"path_glob": "sub/**", "required": ["status"]}`)
 	if out.Checked != 1 || out.Total != 0 || out.Issues == nil {
 		t.Errorf("glob = %+v", out)
 	}
-	out = opstest.Call[ops.ValidateOut](t, env, "frontmatter_validate", `{"paths": ["good.md", "./Mismatch.md"]}`)
+	out = opstest.Call[read.ValidateOut](t, env, "frontmatter_validate", `{"paths": ["good.md", "./Mismatch.md"]}`)
 	if out.Checked != 2 || out.Total != 1 || out.Issues[0].Path != "mismatch.md" {
 		t.Errorf("paths = %+v", out)
 	}
@@ -496,7 +497,7 @@ func TestFrontmatterValidate(t *testing.T) {
 
 	// The demo vault: only its broken frontmatter, and Project Atlas' id agrees with created.
 	demo := opstest.DemoEnv(t)
-	out = opstest.Call[ops.ValidateOut](t, demo, "frontmatter_validate", `{}`)
+	out = opstest.Call[read.ValidateOut](t, demo, "frontmatter_validate", `{}`)
 	if out.Checked != 16 || out.Total != 1 || out.Issues[0].Path != "Inbox/Broken frontmatter.md" || out.Issues[0].Rule != "yaml" {
 		t.Errorf("demo = %+v", out)
 	}
@@ -504,8 +505,8 @@ func TestFrontmatterValidate(t *testing.T) {
 
 func TestSuggestTypedLinks(t *testing.T) {
 	env := opstest.DemoEnv(t)
-	out := opstest.Call[ops.SuggestTypedLinksOut](t, env, "suggest_typed_links", `{"note": "Welcome"}`)
-	by := map[string]ops.LinkSuggestion{}
+	out := opstest.Call[read.SuggestTypedLinksOut](t, env, "suggest_typed_links", `{"note": "Welcome"}`)
+	by := map[string]read.LinkSuggestion{}
 	for _, s := range out.Suggestions {
 		if s.Source != "Welcome.md" {
 			t.Errorf("source %s", s.Source)
@@ -530,16 +531,16 @@ func TestSuggestTypedLinks(t *testing.T) {
 	}
 
 	// Targets already typed are not suggested.
-	out = opstest.Call[ops.SuggestTypedLinksOut](t, env, "suggest_typed_links", `{"path": "Projects/Project Atlas.md"}`)
+	out = opstest.Call[read.SuggestTypedLinksOut](t, env, "suggest_typed_links", `{"path": "Projects/Project Atlas.md"}`)
 	if len(out.Suggestions) != 1 || out.Suggestions[0].Resolved != "Meetings/2026-11-02 Atlas kickoff.md" {
 		t.Errorf("Atlas = %+v", out.Suggestions)
 	}
 	// A Markdown link gets a wikilink value.
-	out = opstest.Call[ops.SuggestTypedLinksOut](t, env, "suggest_typed_links", `{"path_glob": "Inbox/**"}`)
+	out = opstest.Call[read.SuggestTypedLinksOut](t, env, "suggest_typed_links", `{"path_glob": "Inbox/**"}`)
 	if s := out.Suggestions; len(s) != 2 || s[1].Target != "../Ideas/Zettelkasten.md" || s[1].Value != "[[Zettelkasten]]" || s[1].Key != "related" || s[1].Reason != "target" {
 		t.Errorf("Inbox = %+v", s)
 	}
-	all := opstest.Call[ops.SuggestTypedLinksOut](t, env, "suggest_typed_links", `{"path_glob": "**", "limit": 2}`)
+	all := opstest.Call[read.SuggestTypedLinksOut](t, env, "suggest_typed_links", `{"path_glob": "**", "limit": 2}`)
 	if len(all.Suggestions) != 2 || all.NextCursor == "" || all.Total < 10 {
 		t.Errorf("all = %+v", all)
 	}
@@ -553,8 +554,8 @@ func TestSuggestTypedLinks(t *testing.T) {
 		"y.md":          "---\nmentor: \"[[C]]\"\nreviewer: \"[[C]]\"\n---\n",
 		"Notes/Note.md": "Talked to [[B]] and [[C]], then [[Nobody]]. [[B]] again.\n",
 	})
-	out = opstest.Call[ops.SuggestTypedLinksOut](t, fx, "suggest_typed_links", `{"note": "Note"}`)
-	got := opstest.Paths(out.Suggestions, func(s ops.LinkSuggestion) string { return s.Resolved + "=" + s.Key + "/" + s.Reason })
+	out = opstest.Call[read.SuggestTypedLinksOut](t, fx, "suggest_typed_links", `{"note": "Note"}`)
+	got := opstest.Paths(out.Suggestions, func(s read.LinkSuggestion) string { return s.Resolved + "=" + s.Key + "/" + s.Reason })
 	// B: folder People has owner×1, mentor×1, reviewer×1 → alphabetical tie-break; C: its own typed links tie → mentor.
 	if !slices.Equal(got, []string{"People/B.md=mentor/folder", "People/C.md=mentor/target"}) {
 		t.Errorf("fixture = %v", got)
@@ -587,8 +588,8 @@ func TestRecentNotes(t *testing.T) {
 		}
 	}
 	env := opstest.OpenEnv(t, root)
-	out := opstest.Call[ops.RecentNotesOut](t, env, "recent_notes", `{}`)
-	got := opstest.Paths(out.Notes, func(n ops.RecentNote) string { return n.Path })
+	out := opstest.Call[read.RecentNotesOut](t, env, "recent_notes", `{}`)
+	got := opstest.Paths(out.Notes, func(n read.RecentNote) string { return n.Path })
 	want := []string{"new.md", "Daily/day.md", "Daily/same.md", "fm.md", "fm-bad.md", "old.md"}
 	if !slices.Equal(got, want) || out.By != "mtime" || out.Total != 6 {
 		t.Errorf("by mtime = %v", got)
@@ -596,20 +597,20 @@ func TestRecentNotes(t *testing.T) {
 	if n := out.Notes[0]; n.Modified != "2030-01-11T12:00:00Z" || n.Title != "New" {
 		t.Errorf("new = %+v", n)
 	}
-	out = opstest.Call[ops.RecentNotesOut](t, env, "recent_notes", `{"by": "updated", "limit": 2}`)
-	got = opstest.Paths(out.Notes, func(n ops.RecentNote) string { return n.Path })
+	out = opstest.Call[read.RecentNotesOut](t, env, "recent_notes", `{"by": "updated", "limit": 2}`)
+	got = opstest.Paths(out.Notes, func(n read.RecentNote) string { return n.Path })
 	if !slices.Equal(got, []string{"fm.md", "new.md"}) || out.Notes[0].Updated != "2031-05-01" || out.NextCursor == "" {
 		t.Errorf("by updated = %v", out)
 	}
-	out = opstest.Call[ops.RecentNotesOut](t, env, "recent_notes", `{"by": "updated", "limit": 2, "cursor": "`+out.NextCursor+`"}`)
-	if got = opstest.Paths(out.Notes, func(n ops.RecentNote) string { return n.Path }); !slices.Equal(got, []string{"Daily/day.md", "Daily/same.md"}) {
+	out = opstest.Call[read.RecentNotesOut](t, env, "recent_notes", `{"by": "updated", "limit": 2, "cursor": "`+out.NextCursor+`"}`)
+	if got = opstest.Paths(out.Notes, func(n read.RecentNote) string { return n.Path }); !slices.Equal(got, []string{"Daily/day.md", "Daily/same.md"}) {
 		t.Errorf("page 2 = %v", got)
 	}
-	out = opstest.Call[ops.RecentNotesOut](t, env, "recent_notes", `{"since": "2030-01-01"}`)
-	if got = opstest.Paths(out.Notes, func(n ops.RecentNote) string { return n.Path }); !slices.Equal(got, []string{"new.md", "Daily/day.md", "Daily/same.md"}) {
+	out = opstest.Call[read.RecentNotesOut](t, env, "recent_notes", `{"since": "2030-01-01"}`)
+	if got = opstest.Paths(out.Notes, func(n read.RecentNote) string { return n.Path }); !slices.Equal(got, []string{"new.md", "Daily/day.md", "Daily/same.md"}) {
 		t.Errorf("since = %v", got)
 	}
-	out = opstest.Call[ops.RecentNotesOut](t, env, "recent_notes", `{"path_glob": "Daily/**", "since": "2030-01-06T12:00:00Z"}`)
+	out = opstest.Call[read.RecentNotesOut](t, env, "recent_notes", `{"path_glob": "Daily/**", "since": "2030-01-06T12:00:00Z"}`)
 	if out.Total != 2 {
 		t.Errorf("glob = %+v", out)
 	}
@@ -620,7 +621,7 @@ func TestRecentNotes(t *testing.T) {
 
 func TestIndexStatusSync(t *testing.T) {
 	env := opstest.DemoEnv(t)
-	out := opstest.Call[ops.IndexStatusOut](t, env, "index_status", `{}`)
+	out := opstest.Call[read.IndexStatusOut](t, env, "index_status", `{}`)
 	if out.Notes != 16 || out.Sync.Running || out.Sync.LastSyncAt.IsZero() || out.Sync.LastError != "" || out.Vaults != nil {
 		t.Errorf("status = %+v", out)
 	}
@@ -631,11 +632,11 @@ func TestIndexStatusSync(t *testing.T) {
 	// Two vaults: both are listed, and vault picks one.
 	second := opstest.FixtureEnv(t, map[string]string{"only.md": "# Only\n"})
 	env.Vaults = append(env.Vaults, second.Vaults[0])
-	out = opstest.Call[ops.IndexStatusOut](t, env, "index_status", `{}`)
+	out = opstest.Call[read.IndexStatusOut](t, env, "index_status", `{}`)
 	if len(out.Vaults) != 2 || !out.Vaults[0].Default || out.Vaults[1].Default || out.Vaults[1].Name != "vault" || out.Vaults[0].Kind != "obsidian" {
 		t.Errorf("vaults = %+v", out.Vaults)
 	}
-	out = opstest.Call[ops.IndexStatusOut](t, env, "index_status", `{"vault": "vault"}`)
+	out = opstest.Call[read.IndexStatusOut](t, env, "index_status", `{"vault": "vault"}`)
 	if out.Notes != 1 {
 		t.Errorf("second vault = %+v", out)
 	}

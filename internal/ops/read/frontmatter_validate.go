@@ -1,4 +1,4 @@
-package ops
+package read
 
 import (
 	"context"
@@ -11,29 +11,8 @@ import (
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/ops"
 )
-
-// ListFrontmatterKeysIn is the input of list_frontmatter_keys.
-type ListFrontmatterKeysIn struct {
-	Key   string `json:"key,omitempty" jsonschema:"list the distinct values of this key instead of the keys (case-sensitive, as written in the notes)"`
-	Limit int    `json:"limit,omitempty" jsonschema:"maximum keys or values returned, 1-1000 (default 100)"`
-	Vault string `json:"vault,omitempty" jsonschema:"vault name (default: the first)"`
-}
-
-// Validate checks the limit.
-func (in *ListFrontmatterKeysIn) Validate() error { return CheckLimit(in.Limit, 1000) }
-
-// ListFrontmatterKeysOut is the output of list_frontmatter_keys.
-type ListFrontmatterKeysOut struct {
-	Keys        []index.KeyCount   `json:"keys,omitzero" jsonschema:"without key: every frontmatter key, most used first"`
-	TotalKeys   int                `json:"total_keys,omitempty" jsonschema:"without key: number of distinct keys"`
-	Key         string             `json:"key,omitempty" jsonschema:"with key: the key whose values are listed"`
-	Notes       int                `json:"notes,omitempty" jsonschema:"with key: number of notes with a value for it"`
-	Values      []index.ValueCount `json:"values,omitzero" jsonschema:"with key: its distinct values (list items one by one), most used first"`
-	TotalValues int                `json:"total_values,omitempty" jsonschema:"with key: number of distinct values"`
-	Truncated   bool               `json:"truncated" jsonschema:"true when more keys or values exist than limit"`
-	Suggestions []string           `json:"suggestions,omitempty" jsonschema:"with an unknown key: existing keys that look like it"`
-}
 
 // ValidateIn is the input of frontmatter_validate.
 type ValidateIn struct {
@@ -53,7 +32,7 @@ func (in *ValidateIn) Validate() error {
 	if len(in.Paths) > 0 && in.PathGlob != "" {
 		return errs.New(errs.CodeInvalidInput, "pass paths or path_glob, not both")
 	}
-	if err := CheckGlob(in.PathGlob); err != nil {
+	if err := ops.CheckGlob(in.PathGlob); err != nil {
 		return err
 	}
 	for _, k := range in.Required {
@@ -69,7 +48,7 @@ func (in *ValidateIn) Validate() error {
 			return errs.New(errs.CodeInvalidInput, "unknown type %q for key %s (use %s)", t, k, strings.Join(valueTypes, ", ")).With("key", k).With("allowed", valueTypes)
 		}
 	}
-	return CheckLimit(in.Limit, 1000)
+	return ops.CheckLimit(in.Limit, 1000)
 }
 
 // Issue is one frontmatter problem.
@@ -220,80 +199,23 @@ func checkNote(n index.NoteSummary, required []string, types map[string]string) 
 	return out
 }
 
-func registerFrontmatterOps(r *Registry) {
-	register(r, ListFrontmatterKeys())
-
-	register(r, FrontmatterValidate())
-}
-
-// ListFrontmatterKeys is the list_frontmatter_keys operation.
-func ListFrontmatterKeys() Def[ListFrontmatterKeysIn, ListFrontmatterKeysOut] {
-	return Def[ListFrontmatterKeysIn, ListFrontmatterKeysOut]{
-		Name:  "list_frontmatter_keys",
-		Title: "List frontmatter keys",
-		Description: "Every frontmatter key used in the vault (Logseq page properties included) with the number of notes using it and the value types seen, most used first. " +
-			"With key: that key's distinct values (list items one by one) with note counts. Use it before filtering search_notes by frontmatter or writing frontmatter consistently.",
-		Annotations: Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         CLI{Use: "fm-keys", Text: textFMKeys},
-		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound},
-		Example:     `{"key": "status"}`,
-		Handler: func(ctx context.Context, env *Env, in *ListFrontmatterKeysIn) (*ListFrontmatterKeysOut, error) {
-			vh, err := env.Vault(in.Vault)
-			if err != nil {
-				return nil, err
-			}
-			limit := OrDefault(in.Limit, 100)
-			if in.Key == "" {
-				keys, err := vh.Index.FrontmatterKeys(ctx)
-				if err != nil {
-					return nil, err
-				}
-				out := &ListFrontmatterKeysOut{TotalKeys: len(keys), Keys: keys, Truncated: len(keys) > limit}
-				if out.Truncated {
-					out.Keys = keys[:limit]
-				}
-				return out, nil
-			}
-			vals, total, notes, err := vh.Index.FrontmatterValues(ctx, in.Key, limit)
-			if err != nil {
-				return nil, err
-			}
-			out := &ListFrontmatterKeysOut{Key: in.Key, Notes: notes, Values: vals, TotalValues: total, Truncated: total > len(vals)}
-			if total == 0 {
-				keys, err := vh.Index.FrontmatterKeys(ctx)
-				if err != nil {
-					return nil, err
-				}
-				low := strings.ToLower(in.Key)
-				for _, k := range keys {
-					kl := strings.ToLower(k.Key)
-					if kl == low || strings.Contains(kl, low) || strings.Contains(low, kl) {
-						out.Suggestions = append(out.Suggestions, k.Key)
-					}
-				}
-			}
-			return out, nil
-		},
-	}
-}
-
 // FrontmatterValidate is the frontmatter_validate operation.
-func FrontmatterValidate() Def[ValidateIn, ValidateOut] {
-	return Def[ValidateIn, ValidateOut]{
+func FrontmatterValidate() ops.Def[ValidateIn, ValidateOut] {
+	return ops.Def[ValidateIn, ValidateOut]{
 		Name:  "frontmatter_validate",
 		Title: "Validate frontmatter",
 		Description: "Check notes' frontmatter (all notes, a path glob, or a list of paths): invalid YAML, required keys missing or empty, a timestamp id (YYYYMMDDHHmm[ss]) whose date disagrees with created, an id another note also has, " +
 			"and values of the wrong type (types: key → string, number, boolean, date or list). Returns issues with path, key, rule and message, and counts per rule; paginate with next_cursor.",
-		Annotations: Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         CLI{Use: "validate", Text: textValidate},
+		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         ops.CLI{Use: "validate", Text: textValidate},
 		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeVaultNotFound},
 		Example:     `{"path_glob": "Projects/**", "required": ["status"], "types": {"created": "date", "tags": "list"}}`,
-		Handler: func(ctx context.Context, env *Env, in *ValidateIn) (*ValidateOut, error) {
+		Handler: func(ctx context.Context, env *ops.Env, in *ValidateIn) (*ValidateOut, error) {
 			vh, err := env.Vault(in.Vault)
 			if err != nil {
 				return nil, err
 			}
-			off, err := DecodeCursor(in.Cursor)
+			off, err := ops.DecodeCursor(in.Cursor)
 			if err != nil {
 				return nil, err
 			}
@@ -328,7 +250,7 @@ func FrontmatterValidate() Def[ValidateIn, ValidateOut] {
 						continue
 					}
 					delete(want, strings.ToLower(n.Path))
-				} else if !GlobMatch(in.PathGlob, n.Path) {
+				} else if !ops.GlobMatch(in.PathGlob, n.Path) {
 					continue
 				}
 				out.Checked++
@@ -360,8 +282,21 @@ func FrontmatterValidate() Def[ValidateIn, ValidateOut] {
 				return nil, errs.New(errs.CodeNotFound, "not in the index: %s", strings.Join(missing, ", ")).With("paths", missing)
 			}
 			out.Total = len(all)
-			out.Issues, out.NextCursor = Page(all, off, OrDefault(in.Limit, 100))
+			out.Issues, out.NextCursor = ops.Page(all, off, ops.OrDefault(in.Limit, 100))
 			return out, nil
 		},
 	}
+}
+
+func textValidate(o any) string {
+	out := o.(*ValidateOut)
+	var b strings.Builder
+	for _, is := range out.Issues {
+		fmt.Fprintf(&b, "%s: [%s] %s\n", is.Path, is.Rule, is.Message)
+	}
+	fmt.Fprintf(&b, "%d notes checked, %d with issues (%d issues)\n", out.Checked, out.NotesWithIssues, out.Total)
+	if out.NextCursor != "" {
+		fmt.Fprintf(&b, "more: --cursor %s\n", out.NextCursor)
+	}
+	return b.String()
 }

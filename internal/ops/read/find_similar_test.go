@@ -1,17 +1,17 @@
-package ops_test
+package read_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/loci-dev/loci/internal/errs"
-	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
+	"github.com/loci-dev/loci/internal/ops/read"
 )
 
 func TestFindSimilar(t *testing.T) {
 	env := opstest.DemoEnv(t)
-	out := opstest.Call[ops.FindSimilarOut](t, env, "find_similar", `{"path": "Ideas/Zettelkasten.md", "limit": 3}`)
+	out := opstest.Call[read.FindSimilarOut](t, env, "find_similar", `{"path": "Ideas/Zettelkasten.md", "limit": 3}`)
 	if out.Path != "Ideas/Zettelkasten.md" || len(out.Notes) == 0 || len(out.Notes) > 3 || !strings.HasPrefix(out.Model, "builtin/") {
 		t.Fatalf("find_similar = %+v", out)
 	}
@@ -24,7 +24,7 @@ func TestFindSimilar(t *testing.T) {
 		}
 	}
 	// By reference, with a glob.
-	out = opstest.Call[ops.FindSimilarOut](t, env, "find_similar", `{"note": "[[Spaced repetition]]", "path_glob": "Projects/**"}`)
+	out = opstest.Call[read.FindSimilarOut](t, env, "find_similar", `{"note": "[[Spaced repetition]]", "path_glob": "Projects/**"}`)
 	for _, n := range out.Notes {
 		if !strings.HasPrefix(n.Path, "Projects/") {
 			t.Errorf("glob leaked %s", n.Path)
@@ -38,7 +38,7 @@ func TestFindSimilar(t *testing.T) {
 
 func TestSearchModesExplain(t *testing.T) {
 	env := opstest.DemoEnv(t)
-	out := opstest.Call[ops.SearchNotesOut](t, env, "search_notes", `{"query": "remember facts longer", "explain": true, "expand_links": true, "limit": 5}`)
+	out := opstest.Call[read.SearchNotesOut](t, env, "search_notes", `{"query": "remember facts longer", "explain": true, "expand_links": true, "limit": 5}`)
 	if out.Mode != "hybrid" || len(out.Results) == 0 {
 		t.Fatalf("search = %+v", out)
 	}
@@ -51,15 +51,15 @@ func TestSearchModesExplain(t *testing.T) {
 	if txt := op.CLI.Text(out); !strings.Contains(txt, "explain: ") {
 		t.Errorf("text output lacks explain: %s", txt)
 	}
-	sem := opstest.Call[ops.SearchNotesOut](t, env, "search_notes", `{"query": "remember facts longer", "mode": "semantic"}`)
+	sem := opstest.Call[read.SearchNotesOut](t, env, "search_notes", `{"query": "remember facts longer", "mode": "semantic"}`)
 	if sem.Mode != "semantic" || len(sem.Results) == 0 || sem.Results[0].Explain != nil {
 		t.Errorf("semantic = %+v", sem)
 	}
-	ctxOut := opstest.Call[ops.GetContextOut](t, env, "get_context", `{"query": "remember facts longer", "explain": true}`)
+	ctxOut := opstest.Call[read.GetContextOut](t, env, "get_context", `{"query": "remember facts longer", "explain": true}`)
 	if ctxOut.Mode != "hybrid" || len(ctxOut.Notes) == 0 || ctxOut.Notes[0].Explain == nil {
 		t.Errorf("get_context = %+v", ctxOut)
 	}
-	lex := opstest.Call[ops.SearchNotesOut](t, env, "search_notes", `{"query": "spaced repetition", "mode": "lexical"}`)
+	lex := opstest.Call[read.SearchNotesOut](t, env, "search_notes", `{"query": "spaced repetition", "mode": "lexical"}`)
 	if lex.Mode != "lexical" || lex.Results[0].Path != "Ideas/Spaced repetition.md" || lex.Results[0].Explain != nil {
 		t.Errorf("lexical = %+v", lex)
 	}
