@@ -3,7 +3,6 @@ package ops
 // RegisterRemaining registers the families of operations that have no
 // room of their own yet.
 func RegisterRemaining(r *Registry) {
-	registerLogseqOps(r)
 	registerWriteOps(r)
 	registerAIOps(r)
 }

@@ -170,7 +170,6 @@ func registerWriteOps(r *Registry) {
 	register(r, ImproveFrontmatter())
 	registerRelocate(r)
 	registerUndo(r)
-	registerLogseqWrites(r)
 }
 
 var errNameTaken = errors.New("name taken")

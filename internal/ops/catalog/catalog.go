@@ -6,6 +6,7 @@ package catalog
 
 import (
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/logseq"
 	"github.com/loci-dev/loci/internal/ops/read"
 )
 
@@ -13,6 +14,7 @@ import (
 func All() *ops.Registry {
 	r := ops.NewRegistry()
 	r.Register(read.Ops()...)
+	r.Register(logseq.Ops()...)
 	ops.RegisterRemaining(r)
 	return r
 }

@@ -1,4 +1,4 @@
-package ops_test
+package logseq_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
-	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/logseq"
 	"github.com/loci-dev/loci/internal/ops/opstest"
 	"github.com/loci-dev/loci/internal/testutil"
 )
@@ -17,7 +17,7 @@ const lociUUID = "6745a1b2-0000-4000-8000-000000000001"
 
 func TestListPages(t *testing.T) {
 	env := opstest.DemoEnv(t)
-	out := opstest.Call[ops.ListPagesOut](t, env, "list_pages", `{}`)
+	out := opstest.Call[logseq.ListPagesOut](t, env, "list_pages", `{}`)
 	names := opstest.Paths(out.Pages, func(p index.PageInfo) string { return p.Name })
 	if !slices.Equal(names, []string{"graph/design", "Loci"}) || out.Total != 2 || out.NextCursor != "" {
 		t.Fatalf("pages = %v", out)
@@ -25,19 +25,19 @@ func TestListPages(t *testing.T) {
 	if p := out.Pages[1]; p.Path != "graph/pages/Loci.md" || p.Kind != "page" || p.Blocks != 7 || !slices.Equal(p.Aliases, []string{"loci engine"}) {
 		t.Errorf("Loci = %+v", p)
 	}
-	out = opstest.Call[ops.ListPagesOut](t, env, "list_pages", `{"include_journals": true}`)
+	out = opstest.Call[logseq.ListPagesOut](t, env, "list_pages", `{"include_journals": true}`)
 	if names = opstest.Paths(out.Pages, func(p index.PageInfo) string { return p.Name }); !slices.Equal(names, []string{"graph/design", "Loci", "Nov 20th, 2026"}) || out.Pages[2].Kind != "journal" {
 		t.Errorf("with journals = %v", names)
 	}
-	out = opstest.Call[ops.ListPagesOut](t, env, "list_pages", `{"namespace": "GRAPH/"}`)
+	out = opstest.Call[logseq.ListPagesOut](t, env, "list_pages", `{"namespace": "GRAPH/"}`)
 	if len(out.Pages) != 1 || out.Pages[0].Name != "graph/design" {
 		t.Errorf("namespace = %+v", out)
 	}
-	out = opstest.Call[ops.ListPagesOut](t, env, "list_pages", `{"limit": 1}`)
+	out = opstest.Call[logseq.ListPagesOut](t, env, "list_pages", `{"limit": 1}`)
 	if len(out.Pages) != 1 || out.NextCursor == "" || out.Total != 2 {
 		t.Fatalf("limit 1 = %+v", out)
 	}
-	out = opstest.Call[ops.ListPagesOut](t, env, "list_pages", `{"limit": 1, "cursor": "`+out.NextCursor+`"}`)
+	out = opstest.Call[logseq.ListPagesOut](t, env, "list_pages", `{"limit": 1, "cursor": "`+out.NextCursor+`"}`)
 	if len(out.Pages) != 1 || out.Pages[0].Name != "Loci" || out.NextCursor != "" {
 		t.Errorf("page 2 = %+v", out)
 	}
@@ -55,7 +55,7 @@ func TestLogseqOpsNeedAGraph(t *testing.T) {
 
 func TestGetPage(t *testing.T) {
 	env := opstest.DemoEnv(t)
-	out := opstest.Call[ops.GetPageOut](t, env, "get_page", `{"name": "loci"}`)
+	out := opstest.Call[logseq.GetPageOut](t, env, "get_page", `{"name": "loci"}`)
 	if out.Name != "Loci" || out.Path != "graph/pages/Loci.md" || out.Kind != "page" || out.BlockCount != 7 || len(out.Blocks) != 3 ||
 		!slices.Equal(out.Aliases, []string{"loci engine"}) || out.Properties["type"] != "[[Tool]]" || !slices.Contains(out.Tags, "software") {
 		t.Fatalf("page = %+v", out)
@@ -71,7 +71,7 @@ func TestGetPage(t *testing.T) {
 		t.Errorf("last block = %+v", b)
 	}
 
-	out = opstest.Call[ops.GetPageOut](t, env, "get_page", `{"name": "loci engine", "depth": 1}`)
+	out = opstest.Call[logseq.GetPageOut](t, env, "get_page", `{"name": "loci engine", "depth": 1}`)
 	if out.Match != "alias" || out.Blocks[0].Children != nil || out.Blocks[0].MoreChildren != 2 || out.Blocks[2].MoreChildren != 0 {
 		t.Errorf("depth 1 = %+v", out.Blocks)
 	}
@@ -83,11 +83,11 @@ func TestGetPage(t *testing.T) {
 		`{"path": "graph/pages/Loci.md"}`:          "graph/pages/Loci.md",
 		`{"path": "graph/journals/2026_11_20.md"}`: "graph/journals/2026_11_20.md",
 	} {
-		if out := opstest.Call[ops.GetPageOut](t, env, "get_page", name); out.Path != path {
+		if out := opstest.Call[logseq.GetPageOut](t, env, "get_page", name); out.Path != path {
 			t.Errorf("%s → %s", name, out.Path)
 		}
 	}
-	j := opstest.Call[ops.GetPageOut](t, env, "get_page", `{"name": "2026-11-20"}`)
+	j := opstest.Call[logseq.GetPageOut](t, env, "get_page", `{"name": "2026-11-20"}`)
 	if j.Kind != "journal" || len(j.Blocks) != 1 || len(j.Blocks[0].Children) != 2 {
 		t.Errorf("journal = %+v", j)
 	}
@@ -114,7 +114,7 @@ func TestGetPage(t *testing.T) {
 func TestGetBlock(t *testing.T) {
 	env := opstest.DemoEnv(t)
 	for _, id := range []string{lociUUID, "((" + lociUUID + "))", strings.ToUpper(lociUUID)} {
-		out := opstest.Call[ops.GetBlockOut](t, env, "get_block", `{"uuid": "`+id+`"}`)
+		out := opstest.Call[logseq.GetBlockOut](t, env, "get_block", `{"uuid": "`+id+`"}`)
 		if out.UUID != lociUUID || out.Page != "graph/pages/Loci.md" || out.PageName != "Loci" || out.Line != 5 || out.EndLine != 6 ||
 			len(out.Parents) != 0 || len(out.Children) != 2 || out.Properties != nil {
 			t.Errorf("block %s = %+v", id, out)
@@ -138,7 +138,7 @@ func TestGetBlock(t *testing.T) {
 			"\t\t\t- child one\n\t\t\t\t- grandchild\n\t\t\t- child two\n",
 		"g/journals/2026_01_02.md": "- see ((00000000-0000-4000-8000-000000000002))\n",
 	})
-	out := opstest.Call[ops.GetBlockOut](t, fx, "get_block", `{"uuid": "00000000-0000-4000-8000-000000000002", "depth": 1}`)
+	out := opstest.Call[logseq.GetBlockOut](t, fx, "get_block", `{"uuid": "00000000-0000-4000-8000-000000000002", "depth": 1}`)
 	if out.Content != "target block" || out.Properties["kind"] != "demo" || len(out.Parents) != 2 ||
 		out.Parents[0].UUID != "00000000-0000-4000-8000-000000000001" || out.Parents[0].Content != "root block" || out.Parents[1].Content != "middle block" || out.Parents[1].UUID != "" {
 		t.Errorf("deep block = %+v", out)
@@ -149,7 +149,7 @@ func TestGetBlock(t *testing.T) {
 	if len(out.ReferencedBy) != 1 || out.ReferencedBy[0].Path != "g/journals/2026_01_02.md" {
 		t.Errorf("referenced_by = %+v", out.ReferencedBy)
 	}
-	out = opstest.Call[ops.GetBlockOut](t, fx, "get_block", `{"uuid": "00000000-0000-4000-8000-000000000002"}`)
+	out = opstest.Call[logseq.GetBlockOut](t, fx, "get_block", `{"uuid": "00000000-0000-4000-8000-000000000002"}`)
 	if len(out.Children[0].Children) != 1 || out.Children[0].Children[0].Content != "grandchild" {
 		t.Errorf("all levels = %+v", out.Children)
 	}
@@ -162,7 +162,7 @@ func TestLogseqDocsCorpus(t *testing.T) {
 	root := testutil.Corpus(t, "logseq-docs")
 	// The corpus is read-only to us: OpenVault puts the index in a temp dir.
 	env := opstest.OpenEnv(t, root)
-	out := opstest.Call[ops.ListPagesOut](t, env, "list_pages", `{"limit": 1000}`)
+	out := opstest.Call[logseq.ListPagesOut](t, env, "list_pages", `{"limit": 1000}`)
 	if out.Total < 100 || len(out.Pages) != out.Total {
 		t.Fatalf("pages = %d of %d", len(out.Pages), out.Total)
 	}
@@ -171,7 +171,7 @@ func TestLogseqDocsCorpus(t *testing.T) {
 			t.Errorf("journal listed without include_journals: %+v", p)
 		}
 	}
-	ns := opstest.Call[ops.ListPagesOut](t, env, "list_pages", `{"namespace": "whiteboard"}`)
+	ns := opstest.Call[logseq.ListPagesOut](t, env, "list_pages", `{"namespace": "whiteboard"}`)
 	if ns.Total < 2 {
 		t.Errorf("whiteboard namespace = %+v", ns)
 	}
@@ -180,16 +180,16 @@ func TestLogseqDocsCorpus(t *testing.T) {
 			t.Errorf("namespace leaked %s", p.Name)
 		}
 	}
-	withJ := opstest.Call[ops.ListPagesOut](t, env, "list_pages", `{"include_journals": true, "limit": 1000}`)
+	withJ := opstest.Call[logseq.ListPagesOut](t, env, "list_pages", `{"include_journals": true, "limit": 1000}`)
 	if withJ.Total <= out.Total || withJ.Pages[len(withJ.Pages)-1].Kind != "journal" {
 		t.Errorf("journals = %d vs %d", withJ.Total, out.Total)
 	}
 
-	pg := opstest.Call[ops.GetPageOut](t, env, "get_page", `{"name": "markdown", "depth": 1}`)
+	pg := opstest.Call[logseq.GetPageOut](t, env, "get_page", `{"name": "markdown", "depth": 1}`)
 	if pg.Path != "pages/Markdown.md" || pg.BlockCount < 10 || len(pg.Blocks) == 0 {
 		t.Errorf("Markdown page = %s %d", pg.Path, pg.BlockCount)
 	}
-	full := opstest.Call[ops.GetPageOut](t, env, "get_page", `{"path": "pages/Markdown.md"}`)
+	full := opstest.Call[logseq.GetPageOut](t, env, "get_page", `{"path": "pages/Markdown.md"}`)
 	if n := countBlocks(full.Blocks); n != full.BlockCount {
 		t.Errorf("tree holds %d blocks, page has %d", n, full.BlockCount)
 	}
@@ -202,13 +202,13 @@ func TestLogseqDocsCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := opstest.Call[ops.GetBlockOut](t, env, "get_block", `{"uuid": "`+uuid+`"}`)
+	b := opstest.Call[logseq.GetBlockOut](t, env, "get_block", `{"uuid": "`+uuid+`"}`)
 	if b.UUID != uuid || len(b.Parents) != depth {
 		t.Errorf("block %s at depth %d: %d parents", uuid, depth, len(b.Parents))
 	}
 }
 
-func countBlocks(nodes []ops.BlockNode) int {
+func countBlocks(nodes []logseq.BlockNode) int {
 	n := len(nodes)
 	for _, c := range nodes {
 		n += countBlocks(c.Children)

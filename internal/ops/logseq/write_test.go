@@ -1,4 +1,4 @@
-package ops_test
+package logseq_test
 
 import (
 	"regexp"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/logseq"
 	"github.com/loci-dev/loci/internal/ops/opstest"
 )
 
@@ -40,7 +41,7 @@ func TestCreateAndUpdatePage(t *testing.T) {
 	if out.Path != "graph/pages/Reading___2026.md" || opstest.ReadFile(t, env, out.Path) != want {
 		t.Fatalf("create_page %+v:\n%q", out, opstest.ReadFile(t, env, out.Path))
 	}
-	page := opstest.Call[ops.GetPageOut](t, env, "get_page", `{"name":"reading/2026"}`)
+	page := opstest.Call[logseq.GetPageOut](t, env, "get_page", `{"name":"reading/2026"}`)
 	if page.Path != out.Path || len(page.Blocks) != 2 || page.Properties["status"] != "open" {
 		t.Errorf("get_page after create: %+v", page)
 	}
@@ -52,7 +53,7 @@ func TestCreateAndUpdatePage(t *testing.T) {
 	if empty.Path != "graph/pages/What%3F A%3A page.md" || opstest.ReadFile(t, env, empty.Path) != "-\n" {
 		t.Errorf("empty page %q: %q", empty.Path, opstest.ReadFile(t, env, empty.Path))
 	}
-	if p := opstest.Call[ops.GetPageOut](t, env, "get_page", `{"name":"What? A: page"}`); p.Path != empty.Path {
+	if p := opstest.Call[logseq.GetPageOut](t, env, "get_page", `{"name":"What? A: page"}`); p.Path != empty.Path {
 		t.Errorf("encoded page name: %+v", p)
 	}
 	// A page holding only the placeholder block gets it replaced on append.
@@ -102,19 +103,19 @@ func TestCreateBlockPositions(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			env := logseqEnv(t)
 			in := strings.TrimSuffix(c.in, "}") + `,"apply":true}`
-			out := opstest.Call[ops.BlockWriteOut](t, env, "create_block", in)
+			out := opstest.Call[logseq.BlockWriteOut](t, env, "create_block", in)
 			got := strings.Replace(opstest.ReadFile(t, env, "graph/pages/Loci.md"), out.UUID, "NEW", 1)
 			if got != c.want {
 				t.Fatalf("got\n%s\nwant\n%s", got, c.want)
 			}
-			b := opstest.Call[ops.GetBlockOut](t, env, "get_block", `{"uuid":"`+out.UUID+`"}`)
+			b := opstest.Call[logseq.GetBlockOut](t, env, "get_block", `{"uuid":"`+out.UUID+`"}`)
 			if b.Line != out.Line || !strings.HasPrefix(b.Content, "New") {
 				t.Errorf("get_block of the new block: %+v (line %d)", b, out.Line)
 			}
 		})
 	}
 	// In a space-indented page the new block uses spaces.
-	out := opstest.Call[ops.BlockWriteOut](t, env, "create_block", `{"parent":"22222222-0000-4000-8000-000000000001","content":"S1b","apply":true}`)
+	out := opstest.Call[logseq.BlockWriteOut](t, env, "create_block", `{"parent":"22222222-0000-4000-8000-000000000001","content":"S1b","apply":true}`)
 	if got, want := opstest.ReadFile(t, env, "graph/pages/Spaces.md"), strings.Replace(lsSpaces, "- S2", "  - S1b\n    id:: "+out.UUID+"\n- S2", 1); got != want {
 		t.Errorf("spaces:\n%s\nwant\n%s", got, want)
 	}
@@ -127,18 +128,18 @@ func TestCreateBlockPositions(t *testing.T) {
 
 func TestUpdateAndDeleteBlock(t *testing.T) {
 	env := logseqEnv(t)
-	opstest.Call[ops.BlockWriteOut](t, env, "update_block", `{"uuid":"((11111111-0000-4000-8000-000000000004))","content":"Child B2\nmore text","properties":{"status":"done","owner":"[[Ada]]"},"apply":true}`)
+	opstest.Call[logseq.BlockWriteOut](t, env, "update_block", `{"uuid":"((11111111-0000-4000-8000-000000000004))","content":"Child B2\nmore text","properties":{"status":"done","owner":"[[Ada]]"},"apply":true}`)
 	want := strings.Replace(lsLoci, "\t- Child B\n\t  status:: draft\n\t  id:: 11111111-0000-4000-8000-000000000004\n",
 		"\t- Child B2\n\t  status:: done\n\t  owner:: [[Ada]]\n\t  id:: 11111111-0000-4000-8000-000000000004\n\t  more text\n", 1)
 	if got := opstest.ReadFile(t, env, "graph/pages/Loci.md"); got != want {
 		t.Fatalf("update_block:\n%s\nwant\n%s", got, want)
 	}
-	b := opstest.Call[ops.GetBlockOut](t, env, "get_block", `{"uuid":"11111111-0000-4000-8000-000000000004"}`)
+	b := opstest.Call[logseq.GetBlockOut](t, env, "get_block", `{"uuid":"11111111-0000-4000-8000-000000000004"}`)
 	if b.Content != "Child B2\nmore text" || b.Properties["status"] != "done" || b.Properties["owner"] != "[[Ada]]" {
 		t.Errorf("get_block after update: %+v", b)
 	}
 	// Properties only: the text lines keep their bytes.
-	opstest.Call[ops.BlockWriteOut](t, env, "update_block", `{"uuid":"11111111-0000-4000-8000-000000000004","remove_properties":["owner"],"properties":{"status":""},"apply":true}`)
+	opstest.Call[logseq.BlockWriteOut](t, env, "update_block", `{"uuid":"11111111-0000-4000-8000-000000000004","remove_properties":["owner"],"properties":{"status":""},"apply":true}`)
 	want = strings.Replace(want, "\t  status:: done\n\t  owner:: [[Ada]]\n", "", 1)
 	if got := opstest.ReadFile(t, env, "graph/pages/Loci.md"); got != want {
 		t.Fatalf("update_block properties:\n%s\nwant\n%s", got, want)
@@ -146,7 +147,7 @@ func TestUpdateAndDeleteBlock(t *testing.T) {
 	opstest.WantCode(t, env, "update_block", `{"uuid":"11111111-0000-4000-8000-000000000004","remove_properties":["id"]}`, errs.CodeInvalidInput)
 	opstest.WantCode(t, env, "update_block", `{"uuid":"11111111-0000-4000-8000-000000000004"}`, errs.CodeInvalidInput)
 
-	out := opstest.Call[ops.BlockWriteOut](t, env, "delete_block", `{"uuid":"11111111-0000-4000-8000-000000000002","apply":true}`)
+	out := opstest.Call[logseq.BlockWriteOut](t, env, "delete_block", `{"uuid":"11111111-0000-4000-8000-000000000002","apply":true}`)
 	want = strings.Replace(want, "\t- Child A\n\t  id:: 11111111-0000-4000-8000-000000000002\n\t\t- Grandchild\n\t\t  id:: 11111111-0000-4000-8000-000000000003\n", "", 1)
 	if got := opstest.ReadFile(t, env, "graph/pages/Loci.md"); got != want {
 		t.Fatalf("delete_block:\n%s\nwant\n%s", got, want)
@@ -156,7 +157,7 @@ func TestUpdateAndDeleteBlock(t *testing.T) {
 	}
 	opstest.WantCode(t, env, "get_block", `{"uuid":"11111111-0000-4000-8000-000000000003"}`, errs.CodeBlockNotFound)
 	opstest.Call[ops.UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
-	if b := opstest.Call[ops.GetBlockOut](t, env, "get_block", `{"uuid":"11111111-0000-4000-8000-000000000003"}`); len(b.Parents) != 2 {
+	if b := opstest.Call[logseq.GetBlockOut](t, env, "get_block", `{"uuid":"11111111-0000-4000-8000-000000000003"}`); len(b.Parents) != 2 {
 		t.Errorf("undo of delete_block: %+v", b)
 	}
 }
@@ -164,7 +165,7 @@ func TestUpdateAndDeleteBlock(t *testing.T) {
 func TestMoveBlock(t *testing.T) {
 	env := logseqEnv(t)
 	// Across pages: tabs become the target's two spaces; every id:: stays.
-	out := opstest.Call[ops.BlockWriteOut](t, env, "move_block", `{"uuid":"11111111-0000-4000-8000-000000000002","parent":"22222222-0000-4000-8000-000000000001","position":"first","apply":true}`)
+	out := opstest.Call[logseq.BlockWriteOut](t, env, "move_block", `{"uuid":"11111111-0000-4000-8000-000000000002","parent":"22222222-0000-4000-8000-000000000001","position":"first","apply":true}`)
 	wantSpaces := "- S1\n  id:: 22222222-0000-4000-8000-000000000001\n" +
 		"  - Child A\n    id:: 11111111-0000-4000-8000-000000000002\n    - Grandchild\n      id:: 11111111-0000-4000-8000-000000000003\n" +
 		"  - S1a\n    id:: 22222222-0000-4000-8000-000000000002\n- S2\n"
@@ -178,7 +179,7 @@ func TestMoveBlock(t *testing.T) {
 	if len(out.Changes) != 2 || out.Line != 3 || out.Path != "graph/pages/Spaces.md" {
 		t.Errorf("result %+v", out)
 	}
-	b := opstest.Call[ops.GetBlockOut](t, env, "get_block", `{"uuid":"11111111-0000-4000-8000-000000000003"}`)
+	b := opstest.Call[logseq.GetBlockOut](t, env, "get_block", `{"uuid":"11111111-0000-4000-8000-000000000003"}`)
 	if b.Page != "graph/pages/Spaces.md" || len(b.Parents) != 2 || b.Parents[1].UUID != "11111111-0000-4000-8000-000000000002" || len(b.ReferencedBy) != 1 {
 		t.Errorf("moved grandchild: %+v", b)
 	}
@@ -188,8 +189,8 @@ func TestMoveBlock(t *testing.T) {
 		t.Fatal("undo of move_block")
 	}
 	// Within a page: Child B before Child A, then Top two under Child B.
-	opstest.Call[ops.BlockWriteOut](t, env, "move_block", `{"uuid":"11111111-0000-4000-8000-000000000004","sibling":"11111111-0000-4000-8000-000000000002","position":"before","apply":true}`)
-	opstest.Call[ops.BlockWriteOut](t, env, "move_block", `{"uuid":"11111111-0000-4000-8000-000000000005","parent":"11111111-0000-4000-8000-000000000004","apply":true}`)
+	opstest.Call[logseq.BlockWriteOut](t, env, "move_block", `{"uuid":"11111111-0000-4000-8000-000000000004","sibling":"11111111-0000-4000-8000-000000000002","position":"before","apply":true}`)
+	opstest.Call[logseq.BlockWriteOut](t, env, "move_block", `{"uuid":"11111111-0000-4000-8000-000000000005","parent":"11111111-0000-4000-8000-000000000004","apply":true}`)
 	want := "type:: [[Tool]]\nalias:: loci engine\n\n- Top one\n  id:: 11111111-0000-4000-8000-000000000001\n" +
 		"\t- Child B\n\t  status:: draft\n\t  id:: 11111111-0000-4000-8000-000000000004\n" +
 		"\t\t- Top two\n\t\t  id:: 11111111-0000-4000-8000-000000000005\n" +

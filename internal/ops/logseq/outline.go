@@ -1,4 +1,4 @@
-package ops
+package logseq
 
 import (
 	"crypto/rand"
