@@ -16,6 +16,7 @@ import (
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
+	"github.com/loci-dev/loci/internal/ops/write"
 )
 
 var aiFiles = map[string]string{
@@ -393,7 +394,7 @@ func TestAITagApplyThroughWritePipeline(t *testing.T) {
 	if srv.Calls() != 1 {
 		t.Errorf("the apply after the preview should come from the cache (calls %d)", srv.Calls())
 	}
-	opstest.Call[ops.UndoOut](t, env, "undo", `{"id": "`+w.UndoID+`", "apply": true}`)
+	opstest.Call[write.UndoOut](t, env, "undo", `{"id": "`+w.UndoID+`", "apply": true}`)
 	if opstest.ReadFile(t, env, "Projects/Atlas.md") != aiFiles["Projects/Atlas.md"] {
 		t.Error("undo did not restore the note")
 	}

@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -235,5 +236,19 @@ func TestArraysAreArrays(t *testing.T) {
 	b, err := op.NormalizeOutput(&read.ListTagsOut{})
 	if err != nil || string(b) != `{"tags":[]}` {
 		t.Errorf("NormalizeOutput(nil tags) = %s, %v", b, err)
+	}
+}
+
+func TestWriteResultsMarshal(t *testing.T) {
+	env := opstest.WriteEnv(t, map[string]string{"n.md": "x\n"})
+	// Every write op's example runs (preview) and returns a result or a typed error.
+	for _, op := range opstest.Reg.List() {
+		if !op.IsWrite() {
+			continue
+		}
+		res := opstest.Reg.Call(context.Background(), env, ops.Caller{Surface: "test"}, op.Name, json.RawMessage(op.Example))
+		if res.Err != nil && !slices.Contains(op.Errors, res.Err.Code) {
+			t.Errorf("%s example: undeclared error %s: %s", op.Name, res.Err.Code, res.Err.Message)
+		}
 	}
 }

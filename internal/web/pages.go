@@ -15,8 +15,8 @@ import (
 	"github.com/yuin/goldmark/extension"
 
 	"github.com/loci-dev/loci/internal/index"
-	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/read"
+	"github.com/loci-dev/loci/internal/ops/write"
 	"github.com/loci-dev/loci/internal/search"
 )
 
@@ -210,15 +210,15 @@ func (h *Handler) statusPage(ctx context.Context, w http.ResponseWriter, r *http
 }
 
 type activityData struct {
-	Entries []ops.HistoryEntry
-	Preview *ops.UndoOut
+	Entries []write.HistoryEntry
+	Preview *write.UndoOut
 	ID      string
 }
 
 func (h *Handler) activityPage(ctx context.Context, w http.ResponseWriter, r *http.Request, s *session) {
 	p := page{Title: "Recent activity", Nav: "activity", Session: s, Notice: r.URL.Query().Get("done")}
 	d := activityData{}
-	out, err := call[ops.WriteHistoryOut](ctx, h, "write_history", map[string]any{"limit": 30})
+	out, err := call[write.WriteHistoryOut](ctx, h, "write_history", map[string]any{"limit": 30})
 	if err != nil {
 		p.Error = err.Message
 	} else {
@@ -227,7 +227,7 @@ func (h *Handler) activityPage(ctx context.Context, w http.ResponseWriter, r *ht
 	// ?preview=<id> shows what undoing that change would write (its diff).
 	if id := r.URL.Query().Get("preview"); id != "" {
 		d.ID = id
-		prev, err := call[ops.UndoOut](ctx, h, "undo", map[string]any{"id": id})
+		prev, err := call[write.UndoOut](ctx, h, "undo", map[string]any{"id": id})
 		if err != nil {
 			p.Error = err.Message
 		} else {
@@ -251,7 +251,7 @@ func (h *Handler) undo(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	// The undo operation is etag-guarded itself: it reverts only if every
 	// file still has the etag the change left.
 	in := map[string]any{"id": id, "apply": true}
-	out, err := call[ops.UndoOut](ctx, h, "undo", in)
+	out, err := call[write.UndoOut](ctx, h, "undo", in)
 	if err != nil {
 		w.WriteHeader(http.StatusConflict)
 		h.render(w, "error", page{Title: "Undo failed", Session: s, Error: err.Code + ": " + err.Message})

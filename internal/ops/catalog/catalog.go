@@ -8,6 +8,7 @@ import (
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/logseq"
 	"github.com/loci-dev/loci/internal/ops/read"
+	"github.com/loci-dev/loci/internal/ops/write"
 )
 
 // All returns a registry with every loci operation.
@@ -15,6 +16,7 @@ func All() *ops.Registry {
 	r := ops.NewRegistry()
 	r.Register(read.Ops()...)
 	r.Register(logseq.Ops()...)
+	r.Register(write.Ops()...)
 	ops.RegisterRemaining(r)
 	return r
 }

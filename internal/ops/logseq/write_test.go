@@ -9,6 +9,7 @@ import (
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/logseq"
 	"github.com/loci-dev/loci/internal/ops/opstest"
+	"github.com/loci-dev/loci/internal/ops/write"
 )
 
 const (
@@ -156,7 +157,7 @@ func TestUpdateAndDeleteBlock(t *testing.T) {
 		t.Errorf("warnings %v", out.Warnings)
 	}
 	opstest.WantCode(t, env, "get_block", `{"uuid":"11111111-0000-4000-8000-000000000003"}`, errs.CodeBlockNotFound)
-	opstest.Call[ops.UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
+	opstest.Call[write.UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
 	if b := opstest.Call[logseq.GetBlockOut](t, env, "get_block", `{"uuid":"11111111-0000-4000-8000-000000000003"}`); len(b.Parents) != 2 {
 		t.Errorf("undo of delete_block: %+v", b)
 	}
@@ -184,7 +185,7 @@ func TestMoveBlock(t *testing.T) {
 		t.Errorf("moved grandchild: %+v", b)
 	}
 	// Undo restores both pages as one unit.
-	opstest.Call[ops.UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
+	opstest.Call[write.UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
 	if opstest.ReadFile(t, env, "graph/pages/Loci.md") != lsLoci || opstest.ReadFile(t, env, "graph/pages/Spaces.md") != lsSpaces {
 		t.Fatal("undo of move_block")
 	}

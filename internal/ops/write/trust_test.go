@@ -1,4 +1,4 @@
-package ops_test
+package write_test
 
 import (
 	"context"

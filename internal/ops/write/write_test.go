@@ -1,9 +1,10 @@
-package ops_test
+package write_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,11 +17,14 @@ import (
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
 	"github.com/loci-dev/loci/internal/ops/read"
+	"github.com/loci-dev/loci/internal/ops/write"
 	"github.com/loci-dev/loci/internal/testutil"
 	"github.com/loci-dev/loci/internal/vault"
 )
 
 const patchNote = "---\ntitle: T\n---\n# T\n\nintro\n\n## A\na1\na2\n\n## B\nb1\n### B1\nb11\n\n## C\nc1\n"
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/writes/golden")
 
 func TestEditNotePatchKinds(t *testing.T) {
 	cases := []struct {
@@ -320,7 +324,7 @@ func TestDeleteNoteAndUndo(t *testing.T) {
 	if _, err := env.Vaults[0].Index.NoteByPath(context.Background(), "Projects/A.md"); errs.Code(err) != errs.CodeNotFound {
 		t.Errorf("index still has the deleted note: %v", err)
 	}
-	u := opstest.Call[ops.UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
+	u := opstest.Call[write.UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
 	if opstest.ReadFile(t, env, "Projects/A.md") != "# A\n" || opstest.Exists(env, ".trash/Projects/A 2.md") || opstest.ReadFile(t, env, ".trash/Projects/A.md") != "an older A\n" {
 		t.Errorf("undo of delete: %+v", u)
 	}
@@ -389,7 +393,7 @@ func TestRelocateNoteRewritesLinks(t *testing.T) {
 		t.Errorf("broken links after the move: %+v", broken)
 	}
 	// Undo puts everything back as one unit.
-	opstest.Call[ops.UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
+	opstest.Call[write.UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
 	for p, body := range files {
 		if got := opstest.ReadFile(t, env, p); got != body {
 			t.Errorf("after undo %s:\n%s\nwant\n%s", p, got, body)
@@ -420,7 +424,7 @@ func TestImproveFrontmatter(t *testing.T) {
 		"b.md": "# Bee\n\ntext\n",
 	})
 	os.Chtimes(filepath.Join(opstest.Root(env), "b.md"), opstest.Now, opstest.Now)
-	out := opstest.Call[ops.ImproveFrontmatterOut](t, env, "improve_frontmatter", `{"path":"a.md","fix_identity":true,"required":["title","status","reviewed"],"defaults":{"reviewed":false},"apply":true}`)
+	out := opstest.Call[write.ImproveFrontmatterOut](t, env, "improve_frontmatter", `{"path":"a.md","fix_identity":true,"required":["title","status","reviewed"],"defaults":{"reviewed":false},"apply":true}`)
 	want := "---\n# keep me\nid: 20261101093000\ncreated: 2026-11-01\nupdated: 2026-11-02T08:00:00\ntags:\n  - one\n  - two\naliases:\n  - First A\n  - Another\nstatus: x\ntitle: The A\nreviewed: false\n---\n# The A\n"
 	if got := opstest.ReadFile(t, env, "a.md"); got != want {
 		t.Errorf("improved:\n%s\nwant\n%s\nfixes %v", got, want, out.Fixes)
@@ -428,12 +432,12 @@ func TestImproveFrontmatter(t *testing.T) {
 	if len(out.Fixes) != 7 {
 		t.Errorf("fixes: %q", out.Fixes)
 	}
-	out = opstest.Call[ops.ImproveFrontmatterOut](t, env, "improve_frontmatter", `{"path":"b.md","required":["id","created","tags"],"apply":true}`)
+	out = opstest.Call[write.ImproveFrontmatterOut](t, env, "improve_frontmatter", `{"path":"b.md","required":["id","created","tags"],"apply":true}`)
 	want = "---\nid: 20261120101530\ncreated: 2026-11-20T10:15:30\ntags: []\n---\n# Bee\n\ntext\n"
 	if got := opstest.ReadFile(t, env, "b.md"); got != want {
 		t.Errorf("added keys:\n%s\nwant\n%s", got, want)
 	}
-	again := opstest.Call[ops.ImproveFrontmatterOut](t, env, "improve_frontmatter", `{"path":"b.md","required":["id","created","tags"],"apply":true}`)
+	again := opstest.Call[write.ImproveFrontmatterOut](t, env, "improve_frontmatter", `{"path":"b.md","required":["id","created","tags"],"apply":true}`)
 	if again.Action != "none" || len(again.Fixes) != 0 || again.UndoID != "" {
 		t.Errorf("second run must change nothing: %+v", again)
 	}
@@ -448,7 +452,7 @@ func TestUndoSessionsAndGuards(t *testing.T) {
 	edit("s2", "v2")
 	e3 := edit("s1", "v3")
 	// Undo of a middle change whose file changed since: refused.
-	hist := opstest.Call[ops.WriteHistoryOut](t, env, "write_history", `{"path":"n.md"}`)
+	hist := opstest.Call[write.WriteHistoryOut](t, env, "write_history", `{"path":"n.md"}`)
 	if hist.Total != 3 || hist.Entries[0].ID != e3.UndoID || hist.Entries[0].Session != "s1" {
 		t.Fatalf("history %+v", hist)
 	}
@@ -462,13 +466,13 @@ func TestUndoSessionsAndGuards(t *testing.T) {
 		t.Errorf("undo of s2 over s1's later edit: %+v", res.Err)
 	}
 	// s1 undoes its own last change.
-	u := opstest.CallAs[ops.UndoOut](t, env, "s1", "undo", `{"apply":true}`)
+	u := opstest.CallAs[write.UndoOut](t, env, "s1", "undo", `{"apply":true}`)
 	if opstest.ReadFile(t, env, "n.md") != "v2\n" || len(u.Undone) != 1 || u.Undone[0] != e3.UndoID {
 		t.Fatalf("undo last of s1: %+v", u)
 	}
 	opstest.WantCode(t, env, "undo", `{"id":"`+e3.UndoID+`","apply":true}`, errs.CodeConflict) // already undone
 	// Redo = undo the undo.
-	opstest.CallAs[ops.UndoOut](t, env, "x", "undo", `{"id":"`+u.UndoID+`","apply":true}`)
+	opstest.CallAs[write.UndoOut](t, env, "x", "undo", `{"id":"`+u.UndoID+`","apply":true}`)
 	if opstest.ReadFile(t, env, "n.md") != "v3\n" {
 		t.Errorf("redo: %q", opstest.ReadFile(t, env, "n.md"))
 	}
@@ -484,15 +488,15 @@ func TestUndoSessionsAndGuards(t *testing.T) {
 	opstest.CallAs[ops.WriteResult](t, env2, "s", "write_note", `{"path":"b.md","content":"b1\n","overwrite":true,"apply":true}`)
 	opstest.CallAs[ops.WriteResult](t, env2, "s", "write_note", `{"path":"a.md","content":"a2\n","overwrite":true,"apply":true}`)
 	opstest.CallAs[ops.WriteResult](t, env2, "s", "capture_note", `{"title":"New","apply":true}`)
-	pre := opstest.CallAs[ops.UndoOut](t, env2, "s", "undo", `{"count":4}`)
+	pre := opstest.CallAs[write.UndoOut](t, env2, "s", "undo", `{"count":4}`)
 	if pre.Applied || len(pre.Undone) != 4 || opstest.ReadFile(t, env2, "a.md") != "a2\n" {
 		t.Fatalf("undo preview %+v", pre)
 	}
-	opstest.CallAs[ops.UndoOut](t, env2, "s", "undo", `{"count":4,"apply":true}`)
+	opstest.CallAs[write.UndoOut](t, env2, "s", "undo", `{"count":4,"apply":true}`)
 	if opstest.ReadFile(t, env2, "a.md") != "a0\n" || opstest.ReadFile(t, env2, "b.md") != "b0\n" || opstest.Exists(env2, "Inbox/New.md") || !opstest.Exists(env2, ".trash/Inbox/New.md") {
 		t.Errorf("undo of 4: a=%q b=%q", opstest.ReadFile(t, env2, "a.md"), opstest.ReadFile(t, env2, "b.md"))
 	}
-	hist = opstest.Call[ops.WriteHistoryOut](t, env2, "write_history", `{"session":"s"}`)
+	hist = opstest.Call[write.WriteHistoryOut](t, env2, "write_history", `{"session":"s"}`)
 	for _, e := range hist.Entries[1:] {
 		if e.UndoneBy != hist.Entries[0].ID {
 			t.Errorf("entry %s not marked undone: %+v", e.ID, e)
@@ -677,19 +681,5 @@ func TestWritePathsRefused(t *testing.T) {
 	}
 	if after := snapshot(); after != before {
 		t.Error("a refused write changed files")
-	}
-}
-
-func TestWriteResultsMarshal(t *testing.T) {
-	env := opstest.WriteEnv(t, map[string]string{"n.md": "x\n"})
-	// Every write op's example runs (preview) and returns a result or a typed error.
-	for _, op := range opstest.Reg.List() {
-		if !op.IsWrite() {
-			continue
-		}
-		res := opstest.Reg.Call(context.Background(), env, ops.Caller{Surface: "test"}, op.Name, json.RawMessage(op.Example))
-		if res.Err != nil && !slices.Contains(op.Errors, res.Err.Code) {
-			t.Errorf("%s example: undeclared error %s: %s", op.Name, res.Err.Code, res.Err.Message)
-		}
 	}
 }

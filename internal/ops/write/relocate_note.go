@@ -1,4 +1,4 @@
-package ops
+package write
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/markdown"
 	"github.com/loci-dev/loci/internal/noteedit"
+	"github.com/loci-dev/loci/internal/ops"
 )
 
 // RelocateNoteIn is the input of relocate_note.
@@ -22,13 +23,13 @@ type RelocateNoteIn struct {
 	Note        string `json:"note,omitempty" jsonschema:"the note by frontmatter id, title, alias, file name or [[wikilink]] text; instead of path"`
 	To          string `json:"to" jsonschema:"the new vault-relative path of the note (a .md file), or a folder ending in / to keep the file name; missing folders are created"`
 	UpdateLinks *bool  `json:"update_links,omitempty" jsonschema:"rewrite the wikilinks and Markdown links of other notes that point at the note, and the moved note's own relative links (default true)"`
-	Guard
-	WriteOpts
+	ops.Guard
+	ops.WriteOpts
 }
 
 // Validate checks the note and the target.
 func (in *RelocateNoteIn) Validate() error {
-	if err := EitherPathOrNote(in.Path, in.Note); err != nil {
+	if err := ops.EitherPathOrNote(in.Path, in.Note); err != nil {
 		return err
 	}
 	if strings.TrimSpace(in.To) == "" {
@@ -40,16 +41,12 @@ func (in *RelocateNoteIn) Validate() error {
 	return in.Check()
 }
 
-func registerRelocate(r *Registry) {
-	register(r, RelocateNote())
-}
-
-func relocateNote(ctx context.Context, env *Env, in *RelocateNoteIn) (*WriteResult, error) {
-	vh, w, err := WriteVault(env, in.Vault)
+func relocateNote(ctx context.Context, env *ops.Env, in *RelocateNoteIn) (*ops.WriteResult, error) {
+	vh, w, err := ops.WriteVault(env, in.Vault)
 	if err != nil {
 		return nil, err
 	}
-	rel, err := WriteTarget(ctx, vh, w, in.Path, in.Note)
+	rel, err := ops.WriteTarget(ctx, vh, w, in.Path, in.Note)
 	if err != nil {
 		return nil, err
 	}
@@ -80,14 +77,14 @@ func relocateNote(ctx context.Context, env *Env, in *RelocateNoteIn) (*WriteResu
 			sort.Strings(sources)
 		}
 	}
-	return Idempotent(ctx, env, vh, "relocate_note", in, &in.WriteOpts, func() (*WriteResult, error) {
+	return ops.Idempotent(ctx, env, vh, "relocate_note", in, &in.WriteOpts, func() (*ops.WriteResult, error) {
 		var locks []string
 		for _, p := range append([]string{rel, to}, sources...) {
 			if _, _, err := w.Target(p); err == nil {
 				locks = append(locks, p)
 			}
 		}
-		return RunWrite(ctx, env, WriteSpec{Op: "relocate_note", Vault: vh, Opts: &in.WriteOpts, Locks: locks, GuardPath: rel, GuardEtag: want, Build: func(s *Stage) error {
+		return ops.RunWrite(ctx, env, ops.WriteSpec{Op: "relocate_note", Vault: vh, Opts: &in.WriteOpts, Locks: locks, GuardPath: rel, GuardEtag: want, Build: func(s *ops.Stage) error {
 			f, err := s.ReadGuarded(rel, want)
 			if err != nil {
 				return err
@@ -148,8 +145,8 @@ func formatLike(old any, t time.Time) string {
 
 // mover rewrites links when a note moves from one path to another.
 type mover struct {
-	env      *Env
-	vh       *VaultHandle
+	env      *ops.Env
+	vh       *ops.VaultHandle
 	res      *index.Resolver
 	from, to string
 	skipped  []string
@@ -456,19 +453,19 @@ func scanLinkSpans(line string) []linkSpan {
 }
 
 // RelocateNote is the relocate_note operation.
-func RelocateNote() Def[RelocateNoteIn, WriteResult] {
-	return Def[RelocateNoteIn, WriteResult]{
+func RelocateNote() ops.Def[RelocateNoteIn, ops.WriteResult] {
+	return ops.Def[RelocateNoteIn, ops.WriteResult]{
 		Name:  "relocate_note",
 		Title: "Move or rename a note",
 		Description: "Move and/or rename a note. Creates missing folders, never overwrites an existing note, updates the updated frontmatter key when there is one, " +
 			"and rewrites every wikilink, embed and Markdown link in other notes that points at it (keeping headings, block ids and display text), " +
 			"plus the moved note's own relative links. The preview lists every affected note with its diff; applied, each file is written atomically and " +
 			"the whole move undoes as one unit.",
-		Annotations: Annotations{Destructive: true},
-		CLI:         CLI{Use: "mv", Args: []string{"path", "to"}, Text: TextWrite, Short: "Move or rename a note and fix the links to it (preview; --apply does it)"},
-		Errors:      WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
+		Annotations: ops.Annotations{Destructive: true},
+		CLI:         ops.CLI{Use: "mv", Args: []string{"path", "to"}, Text: ops.TextWrite, Short: "Move or rename a note and fix the links to it (preview; --apply does it)"},
+		Errors:      ops.WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
 		Example:     `{"path": "Inbox/Unsorted.md", "to": "Areas/Sorted.md"}`,
-		Toolset:     ToolsetWrites,
+		Toolset:     ops.ToolsetWrites,
 		Handler:     relocateNote,
 	}
 }

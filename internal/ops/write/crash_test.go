@@ -1,4 +1,4 @@
-package ops_test
+package write_test
 
 import (
 	"bufio"
@@ -20,6 +20,7 @@ import (
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
+	"github.com/loci-dev/loci/internal/ops/write"
 	"github.com/loci-dev/loci/internal/vault"
 )
 
@@ -207,7 +208,7 @@ func TestCrashSafety(t *testing.T) {
 	if tmps, _ := filepath.Glob(filepath.Join(vroot, ".Crash.md.loci-*.tmp")); len(tmps) != 0 {
 		t.Errorf("temporary files left after a clean write: %v", tmps)
 	}
-	opstest.Call[ops.UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
+	opstest.Call[write.UndoOut](t, env, "undo", `{"id":"`+out.UndoID+`","apply":true}`)
 	if b, _ := os.ReadFile(filepath.Join(vroot, "Crash.md")); string(b) != crashContent(next-1) {
 		t.Error("undo after the crashes did not restore the last version")
 	}
