@@ -17,6 +17,7 @@ import (
 	"github.com/loci-dev/loci/internal/api"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/aiops"
 	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/testutil"
 )
@@ -99,7 +100,7 @@ func TestAIAskSSE(t *testing.T) {
 		t.Fatalf("content type %q", ct)
 	}
 	events := map[string]int{}
-	var final ops.AIAskOut
+	var final aiops.AIAskOut
 	sc := bufio.NewScanner(res.Body)
 	var ev string
 	for sc.Scan() {

@@ -16,6 +16,7 @@ import (
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/mcpserver"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/aiops"
 	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/testutil"
 )
@@ -82,7 +83,7 @@ func TestAIToolsOverMCP(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("%v %+v", err, res)
 	}
-	var out ops.AIAskOut
+	var out aiops.AIAskOut
 	b, _ := json.Marshal(res.StructuredContent)
 	json.Unmarshal(b, &out)
 	if out.Answer != "42." || len(out.Citations) != 1 {

@@ -118,9 +118,6 @@ func (r *Registry) Register(tools ...Tool) {
 	}
 }
 
-// Add registers one typed definition (Register with one tool).
-func Add[In, Out any](r *Registry, d Def[In, Out]) { r.Register(d) }
-
 func (d Def[In, Out]) build() *Op {
 	opts := &jsonschema.ForOptions{TypeSchemas: d.TypeSchemas}
 	in, err := jsonschema.For[In](opts)
@@ -207,5 +204,3 @@ func cleanSchemaErr(err error) string {
 	s = strings.TrimPrefix(s, "validating root: ")
 	return s
 }
-
-func register(r *Registry, t Tool) { r.Register(t) }

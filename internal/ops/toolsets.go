@@ -10,14 +10,15 @@ import (
 // when AI is configured (docs/ai.md).
 const ToolsetAI = "ai"
 
-// aiNoChat are the AI operations that work without a chat model.
-var aiNoChat = []string{"ai_status", "ai_toc", "ai_relate"}
+// AINoChat are the AI operations that work without a chat model: they are
+// advertised, and ai_status lists them as usable, as soon as AI is on.
+var AINoChat = []string{"ai_status", "ai_toc", "ai_relate"}
 
 // aiAdvertised reports whether an AI operation is offered under env: when
 // some served vault's AI runtime can run it.
 func (e *Env) aiAdvertised(op *Op) bool {
 	return e.AnyAI(func(rt *ai.Runtime) bool {
-		return rt.Enabled() && (rt.HasChat() || slices.Contains(aiNoChat, op.Name))
+		return rt.Enabled() && (rt.HasChat() || slices.Contains(AINoChat, op.Name))
 	})
 }
 

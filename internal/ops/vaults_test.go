@@ -14,6 +14,7 @@ import (
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/aiops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
 	"github.com/loci-dev/loci/internal/testutil"
 )
@@ -192,18 +193,18 @@ func TestAIPerVault(t *testing.T) {
 	}
 	// D's deny glob keeps Private/ from the provider; C's config has none.
 	sent = nil
-	opstest.Call[ops.AITagOut](t, env, "ai_tag", `{"glob":"**","vault":"D"}`)
+	opstest.Call[aiops.AITagOut](t, env, "ai_tag", `{"glob":"**","vault":"D"}`)
 	if strings.Contains(strings.Join(sent, ","), "Private/") || len(sent) == 0 {
 		t.Errorf("vault D sent %v", sent)
 	}
 	sent = nil
-	opstest.Call[ops.AITagOut](t, env, "ai_tag", `{"glob":"**","vault":"C"}`)
+	opstest.Call[aiops.AITagOut](t, env, "ai_tag", `{"glob":"**","vault":"C"}`)
 	if !strings.Contains(strings.Join(sent, ","), "Private/p.md") {
 		t.Errorf("vault C sent %v", sent)
 	}
 	// A proposal on read-only D works; its apply is refused, D unchanged.
 	before := snapshot(t, vd.Vault.Root)
-	prev := opstest.Call[ops.AITagOut](t, env, "ai_tag", `{"paths":["n.md"],"vault":"D"}`)
+	prev := opstest.Call[aiops.AITagOut](t, env, "ai_tag", `{"paths":["n.md"],"vault":"D"}`)
 	if len(prev.Notes) != 1 || prev.Notes[0].Write == nil || prev.Notes[0].Write.Applied {
 		t.Fatalf("preview on D: %+v", prev)
 	}
@@ -211,12 +212,12 @@ func TestAIPerVault(t *testing.T) {
 		t.Errorf("apply on D: %v", d)
 	}
 	sameTree(t, "vault D", before, snapshot(t, vd.Vault.Root))
-	out := opstest.Call[ops.AITagOut](t, env, "ai_tag", `{"paths":["n.md"],"vault":"C","apply":true}`)
+	out := opstest.Call[aiops.AITagOut](t, env, "ai_tag", `{"paths":["n.md"],"vault":"C","apply":true}`)
 	if w := out.Notes[0].Write; w == nil || !w.Applied {
 		t.Errorf("apply on C: %+v", out.Notes[0])
 	}
 	// ai_status reports each vault's own settings.
-	st := opstest.Call[ops.AIStatusOut](t, env, "ai_status", `{"vault":"D"}`)
+	st := opstest.Call[aiops.AIStatusOut](t, env, "ai_status", `{"vault":"D"}`)
 	if strings.Join(st.DenyGlobs, ",") != "Private/**" {
 		t.Errorf("ai_status D: %+v", st)
 	}

@@ -6,6 +6,7 @@ package catalog
 
 import (
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/aiops"
 	"github.com/loci-dev/loci/internal/ops/logseq"
 	"github.com/loci-dev/loci/internal/ops/read"
 	"github.com/loci-dev/loci/internal/ops/write"
@@ -17,6 +18,6 @@ func All() *ops.Registry {
 	r.Register(read.Ops()...)
 	r.Register(logseq.Ops()...)
 	r.Register(write.Ops()...)
-	ops.RegisterRemaining(r)
+	r.Register(aiops.Ops()...)
 	return r
 }

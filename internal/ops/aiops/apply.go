@@ -1,10 +1,11 @@
-package ops
+package aiops
 
 import (
 	"context"
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/noteedit"
+	"github.com/loci-dev/loci/internal/ops"
 )
 
 // AIApply are the inputs of AI operations that can write their result.
@@ -15,19 +16,19 @@ type AIApply struct {
 // aiPatch runs edit patches on one note through the write pipeline: the
 // note must still be the version the model read (etag), the change is
 // previewed unless apply, and an applied change is journaled for undo.
-func (c *aiCall) aiPatch(ctx context.Context, rel, etag string, patches []noteedit.Patch, apply bool) (*WriteResult, error) {
+func (c *aiCall) aiPatch(ctx context.Context, rel, etag string, patches []noteedit.Patch, apply bool) (*ops.WriteResult, error) {
 	if apply {
 		if err := c.requireWrites(); err != nil {
 			return nil, err
 		}
 	}
-	opts := &WriteOpts{Apply: apply, Vault: c.vh.Name}
-	res, err := RunWrite(ctx, c.env, WriteSpec{Op: c.op, Vault: c.vh, Opts: opts, Propose: true, Locks: []string{rel}, GuardPath: rel, GuardEtag: etag, Build: func(s *Stage) error {
+	opts := &ops.WriteOpts{Apply: apply, Vault: c.vh.Name}
+	res, err := ops.RunWrite(ctx, c.env, ops.WriteSpec{Op: c.op, Vault: c.vh, Opts: opts, Propose: true, Locks: []string{rel}, GuardPath: rel, GuardEtag: etag, Build: func(s *ops.Stage) error {
 		f, err := s.ReadText(rel)
 		if err != nil {
 			return err
 		}
-		if err := CheckGuard(f, etag); err != nil {
+		if err := ops.CheckGuard(f, etag); err != nil {
 			return err
 		}
 		// As edit_note: a Logseq page without frontmatter gets key:: value
@@ -57,14 +58,14 @@ func (c *aiCall) aiPatch(ctx context.Context, rel, etag string, patches []noteed
 
 // aiCreate writes a whole note (ai_toc's map of content): created when
 // free, replaced only with if_match.
-func (c *aiCall) aiCreate(ctx context.Context, rel, ifMatch, text string, apply bool) (*WriteResult, error) {
+func (c *aiCall) aiCreate(ctx context.Context, rel, ifMatch, text string, apply bool) (*ops.WriteResult, error) {
 	if apply {
 		if err := c.requireWrites(); err != nil {
 			return nil, err
 		}
 	}
-	opts := &WriteOpts{Apply: apply, Vault: c.vh.Name}
-	res, err := RunWrite(ctx, c.env, WriteSpec{Op: c.op, Vault: c.vh, Opts: opts, Propose: true, Locks: []string{rel}, Build: func(s *Stage) error {
+	opts := &ops.WriteOpts{Apply: apply, Vault: c.vh.Name}
+	res, err := ops.RunWrite(ctx, c.env, ops.WriteSpec{Op: c.op, Vault: c.vh, Opts: opts, Propose: true, Locks: []string{rel}, Build: func(s *ops.Stage) error {
 		f, err := s.Read(rel)
 		if err != nil {
 			return err
@@ -74,7 +75,7 @@ func (c *aiCall) aiCreate(ctx context.Context, rel, ifMatch, text string, apply 
 			if ifMatch == "" {
 				return errs.New(errs.CodeConflict, "%s exists; pass if_match with its etag (%s) to replace it", f.Rel, f.Etag).With("path", f.Rel).With("current_etag", f.Etag)
 			}
-			if err := CheckGuard(f, ifMatch); err != nil {
+			if err := ops.CheckGuard(f, ifMatch); err != nil {
 				return err
 			}
 			s.Put(f, text)

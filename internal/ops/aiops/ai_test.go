@@ -1,4 +1,4 @@
-package ops_test
+package aiops_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/loci-dev/loci/internal/ai/aitest"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/aiops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
 	"github.com/loci-dev/loci/internal/ops/write"
 )
@@ -50,7 +51,7 @@ func TestAIOffByDefault(t *testing.T) {
 			t.Errorf("%s advertised with AI off", op.Name)
 		}
 		if op.Name == "ai_status" {
-			if out := opstest.Call[ops.AIStatusOut](t, env, "ai_status", `{}`); out.Enabled {
+			if out := opstest.Call[aiops.AIStatusOut](t, env, "ai_status", `{}`); out.Enabled {
 				t.Error("ai_status says enabled")
 			}
 			continue
@@ -64,7 +65,7 @@ func TestAIOffByDefault(t *testing.T) {
 
 func TestAIEmbeddingsOnly(t *testing.T) {
 	env, srv := aiEnv(t, func(s *ai.Settings) { s.Provider = "embeddings" })
-	st := opstest.Call[ops.AIStatusOut](t, env, "ai_status", `{}`)
+	st := opstest.Call[aiops.AIStatusOut](t, env, "ai_status", `{}`)
 	if !st.Enabled || st.Chat || strings.Join(st.Operations, ",") != "ai_relate,ai_status,ai_toc" {
 		t.Errorf("status %+v", st)
 	}
@@ -75,11 +76,11 @@ func TestAIEmbeddingsOnly(t *testing.T) {
 		}
 		opstest.WantCode(t, env, name, op.Example, errs.CodeAIUnavailable)
 	}
-	toc := opstest.Call[ops.AITocOut](t, env, "ai_toc", `{"note": "Projects/Atlas.md"}`)
+	toc := opstest.Call[aiops.AITocOut](t, env, "ai_toc", `{"note": "Projects/Atlas.md"}`)
 	if len(toc.Entries) != 2 || toc.Entries[1].Anchor != "Projects/Atlas#Goals" || toc.Usage.CostUSD != 0 || !strings.Contains(toc.Markdown, "[[Projects/Atlas#Goals|Goals]]") {
 		t.Errorf("toc %+v", toc)
 	}
-	rel := opstest.Call[ops.AIRelateOut](t, env, "ai_relate", `{"path": "Projects/Beacon.md", "propose_links": true}`)
+	rel := opstest.Call[aiops.AIRelateOut](t, env, "ai_relate", `{"path": "Projects/Beacon.md", "propose_links": true}`)
 	for _, r := range rel.Relations {
 		if r.Source != "heuristic" || r.Path == "Private/Diary.md" {
 			t.Errorf("relation %+v", r)
@@ -113,7 +114,7 @@ func TestAIAskGroundedAndCached(t *testing.T) {
 	var mu sync.Mutex
 	env.SubscribeEvents(func(e ops.Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
 	in := `{"question": "What are the goals of Atlas?", "paths": ["Projects/Atlas.md", "Private/Diary.md"]}`
-	out := opstest.Call[ops.AIAskOut](t, env, "ai_ask", in)
+	out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
 	if !out.Supported || out.Answer != "Ship safe writes by June." || len(out.Citations) != 1 {
 		t.Fatalf("ask %+v", out)
 	}
@@ -131,13 +132,13 @@ func TestAIAskGroundedAndCached(t *testing.T) {
 			}
 		}
 	}
-	again := opstest.Call[ops.AIAskOut](t, env, "ai_ask", in)
+	again := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
 	if srv.Calls() != 1 || again.Usage.CostUSD != 0 || !warned(again.Warnings, "ai_cache_hit") || again.Answer != out.Answer {
 		t.Errorf("cache: calls %d, %+v", srv.Calls(), again)
 	}
 	// An edit changes the fingerprint: no stale cache.
 	os.WriteFile(filepath.Join(opstest.Root(env), "Projects/Atlas.md"), []byte(aiFiles["Projects/Atlas.md"]+"\nMore.\n"), 0o644)
-	opstest.Call[ops.AIAskOut](t, env, "ai_ask", in)
+	opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
 	if srv.Calls() != 2 {
 		t.Errorf("edited note served from cache (calls %d)", srv.Calls())
 	}
@@ -165,8 +166,8 @@ func TestAIAskGroundedAndCached(t *testing.T) {
 func TestAIAskUnsupportedAndBadCitations(t *testing.T) {
 	env, srv := aiEnv(t, nil)
 	srv.Script(aitest.Reply{Content: `{"supported": false, "answer": "", "citations": []}`})
-	out := opstest.Call[ops.AIAskOut](t, env, "ai_ask", `{"question": "Who won the 1998 world cup?", "paths": ["Ideas/Zettel.md"]}`)
-	if out.Answer != ops.IDontKnow || out.Supported || !warned(out.Warnings, "unsupported_question") {
+	out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", `{"question": "Who won the 1998 world cup?", "paths": ["Ideas/Zettel.md"]}`)
+	if out.Answer != aiops.IDontKnow || out.Supported || !warned(out.Warnings, "unsupported_question") {
 		t.Errorf("%+v", out)
 	}
 	// Every citation wrong: a path outside the scope, a line past the end,
@@ -190,7 +191,7 @@ func TestAIProviderErrors(t *testing.T) {
 		env, srv := aiEnv(t, nil)
 		srv.Script(aitest.Reply{Content: "Sure! Here is the answer: {not json"})
 		srv.Handler = good
-		out := opstest.Call[ops.AIAskOut](t, env, "ai_ask", in)
+		out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
 		if !out.Supported || out.Usage.Calls != 2 || srv.Calls() != 2 {
 			t.Errorf("repair: %+v", out)
 		}
@@ -207,7 +208,7 @@ func TestAIProviderErrors(t *testing.T) {
 		env, srv := aiEnv(t, nil)
 		srv.Script(aitest.Reply{Status: 502, Content: "bad gateway"})
 		srv.Handler = good
-		if out := opstest.Call[ops.AIAskOut](t, env, "ai_ask", in); !out.Supported || srv.Calls() != 2 {
+		if out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in); !out.Supported || srv.Calls() != 2 {
 			t.Errorf("retry: calls %d", srv.Calls())
 		}
 	})
@@ -257,7 +258,7 @@ func TestAIProviderErrors(t *testing.T) {
 		}
 		ctx := ops.WithStream(context.Background(), func(string, any) {})
 		res := opstest.Reg.Call(ctx, env, ops.Caller{Surface: "test"}, "ai_ask", json.RawMessage(in))
-		if res.Err != nil || !res.Output.(*ops.AIAskOut).Supported {
+		if res.Err != nil || !res.Output.(*aiops.AIAskOut).Supported {
 			t.Errorf("%+v", res.Err)
 		}
 	})
@@ -276,7 +277,7 @@ func TestAIProviderErrors(t *testing.T) {
 			r.RejectJSONSchema = true
 			return r
 		}
-		if out := opstest.Call[ops.AIAskOut](t, env, "ai_ask", in); !out.Supported {
+		if out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in); !out.Supported {
 			t.Errorf("%+v", out)
 		}
 		if srv.Requests[0].ResponseFormat == nil || srv.Requests[len(srv.Requests)-1].ResponseFormat != nil {
@@ -289,7 +290,7 @@ func TestAIProviderErrors(t *testing.T) {
 			s.Prices = map[string]ai.Price{"fake-1": {InputPerMTok: 1000, OutputPerMTok: 1000}}
 		})
 		srv.Handler = good
-		opstest.Call[ops.AIAskOut](t, env, "ai_ask", in)
+		opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
 		d := opstest.WantCode(t, env, "ai_ask", in, errs.CodeAIQuota)
 		if d["reset_at"] == nil || srv.Calls() != 1 {
 			t.Errorf("details %v calls %d", d, srv.Calls())
@@ -319,14 +320,14 @@ func TestAIStreaming(t *testing.T) {
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
-	streamed := res.Output.(*ops.AIAskOut)
+	streamed := res.Output.(*aiops.AIAskOut)
 	if kinds["ai.partial"] < 3 || kinds["ai.citation"] != 1 || kinds["ai.usage"] != 1 || !strings.Contains(partial.String(), "Ship safe writes") {
 		t.Errorf("events %v", kinds)
 	}
 	if !srv.Requests[0].Stream {
 		t.Error("not streamed")
 	}
-	plain := opstest.Call[ops.AIAskOut](t, env, "ai_ask", `{"question": "Goals?", "paths": ["Projects/Atlas.md"], "cache": false}`)
+	plain := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", `{"question": "Goals?", "paths": ["Projects/Atlas.md"], "cache": false}`)
 	a, _ := json.Marshal(streamed.Citations)
 	b, _ := json.Marshal(plain.Citations)
 	if streamed.Answer != plain.Answer || string(a) != string(b) {
@@ -347,7 +348,7 @@ func TestAISummarizeDropsUngrounded(t *testing.T) {
 			map[string]any{"text": "Ungrounded claim", "citations": []any{}},
 		}})}
 	}
-	out := opstest.Call[ops.AISummarizeOut](t, env, "ai_summarize", `{"glob": "Projects/**"}`)
+	out := opstest.Call[aiops.AISummarizeOut](t, env, "ai_summarize", `{"glob": "Projects/**"}`)
 	if len(out.KeyPoints) != 2 || out.TLDR != "Two projects." || !warned(out.Warnings, "ungrounded_dropped") || !warned(out.Warnings, "map_reduce") {
 		t.Errorf("%+v", out)
 	}
@@ -373,9 +374,9 @@ func TestAITagApplyThroughWritePipeline(t *testing.T) {
 	in := `{"paths": ["Projects/Atlas.md"], "apply": true}`
 	opstest.WantCode(t, env, "ai_tag", in, errs.CodeWritesDisabled)
 	env.Writes = ops.WriteSettings{Enabled: true}
-	prev := opstest.Call[ops.AITagOut](t, env, "ai_tag", `{"paths": ["Projects/Atlas.md"]}`)
+	prev := opstest.Call[aiops.AITagOut](t, env, "ai_tag", `{"paths": ["Projects/Atlas.md"]}`)
 	nt := prev.Notes[0]
-	if got := opstest.Paths(nt.Tags, func(s ops.SuggestedTag) string { return s.Tag }); strings.Join(got, ",") != "Search-Engines,project" {
+	if got := opstest.Paths(nt.Tags, func(s aiops.SuggestedTag) string { return s.Tag }); strings.Join(got, ",") != "Search-Engines,project" {
 		t.Errorf("tags %v warnings %+v", got, prev.Warnings)
 	}
 	for _, w := range []string{"tag_below_threshold", "tag_invalid", "ungrounded_dropped"} {
@@ -386,7 +387,7 @@ func TestAITagApplyThroughWritePipeline(t *testing.T) {
 	if nt.Write == nil || nt.Write.Applied || !strings.Contains(nt.Write.Changes[0].Diff, "Search-Engines") || strings.Contains(opstest.ReadFile(t, env, "Projects/Atlas.md"), "Search-Engines") {
 		t.Fatalf("preview %+v", nt.Write)
 	}
-	out := opstest.Call[ops.AITagOut](t, env, "ai_tag", in)
+	out := opstest.Call[aiops.AITagOut](t, env, "ai_tag", in)
 	w := out.Notes[0].Write
 	if !w.Applied || w.UndoID == "" || !strings.Contains(opstest.ReadFile(t, env, "Projects/Atlas.md"), "Search-Engines") {
 		t.Fatalf("apply %+v", w)
@@ -410,7 +411,7 @@ func TestAIMetadataValidated(t *testing.T) {
 			map[string]any{"name": "due", "value": "2026-06-30", "citations": []any{opstest.Cite(n[0], n[1], 10, 10)}},
 		}}}})}
 	}
-	out := opstest.Call[ops.AIMetadataOut](t, env, "ai_metadata", `{"paths": ["Projects/Atlas.md"], "apply": true, "fields": [
+	out := opstest.Call[aiops.AIMetadataOut](t, env, "ai_metadata", `{"paths": ["Projects/Atlas.md"], "apply": true, "fields": [
 		{"name": "status", "type": "enum", "enum": ["active", "done"]}, {"name": "due", "type": "date"}, {"name": "owner", "type": "string", "required": true}]}`)
 	nm := out.Notes[0]
 	if len(nm.Fields) != 1 || nm.Fields[0].Name != "due" || !warned(out.Warnings, "metadata_invalid") || !warned(out.Warnings, "metadata_missing") {
@@ -439,7 +440,7 @@ func TestAIExtract(t *testing.T) {
 		return aitest.Reply{Content: aitest.JSON(map[string]any{"records": recs})}
 	}
 	schema := `{"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": false}`
-	out := opstest.Call[ops.AIExtractOut](t, env, "ai_extract", `{"glob": "Projects/**", "schema": `+schema+`, "destination": "frontmatter", "key": "entity"}`)
+	out := opstest.Call[aiops.AIExtractOut](t, env, "ai_extract", `{"glob": "Projects/**", "schema": `+schema+`, "destination": "frontmatter", "key": "entity"}`)
 	if len(out.Records) != 1 || out.Records[0].Path != "Projects/Atlas.md" || !warned(out.Warnings, "extract_invalid") {
 		t.Fatalf("%+v", out)
 	}
@@ -454,10 +455,10 @@ func TestAIRecordReplay(t *testing.T) {
 	dir := t.TempDir()
 	env.AI.Chat = &ai.Recorder{Inner: env.AI.Chat, Dir: dir}
 	in := `{"question": "Goals?", "paths": ["Projects/Atlas.md"], "cache": false}`
-	rec := opstest.Call[ops.AIAskOut](t, env, "ai_ask", in)
+	rec := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
 	srv.Close()
 	env.AI.Chat = &ai.Recorder{Inner: env.AI.Chat.(*ai.Recorder).Inner, Dir: dir, Replay: true}
-	rep := opstest.Call[ops.AIAskOut](t, env, "ai_ask", in)
+	rep := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
 	if rep.Answer != rec.Answer {
 		t.Errorf("replay %q != %q", rep.Answer, rec.Answer)
 	}
@@ -489,7 +490,7 @@ func TestAIRelateWithChat(t *testing.T) {
 		}
 		return aitest.Reply{Content: aitest.JSON(map[string]any{"relations": rs})}
 	}
-	out := opstest.Call[ops.AIRelateOut](t, env, "ai_relate", `{"path": "Projects/Beacon.md", "propose_links": true}`)
+	out := opstest.Call[aiops.AIRelateOut](t, env, "ai_relate", `{"path": "Projects/Beacon.md", "propose_links": true}`)
 	sources := map[string]string{}
 	for _, r := range out.Relations {
 		sources[r.Path] = r.Source + ":" + r.Label
@@ -515,7 +516,7 @@ func TestAIRelateWithChat(t *testing.T) {
 func TestAITocMOCWrite(t *testing.T) {
 	env, srv := aiEnv(t, nil)
 	in := `{"mode": "moc", "glob": "**", "group_by": "tag", "write_to": "MOC.md"}`
-	prev := opstest.Call[ops.AITocOut](t, env, "ai_toc", in)
+	prev := opstest.Call[aiops.AITocOut](t, env, "ai_toc", in)
 	if srv.Calls() != 0 || prev.Write == nil || prev.Write.Applied || opstest.Exists(env, "MOC.md") || !warned(prev.Warnings, "globs_excluded") {
 		t.Fatalf("preview %+v", prev)
 	}
@@ -524,7 +525,7 @@ func TestAITocMOCWrite(t *testing.T) {
 	}
 	opstest.WantCode(t, env, "ai_toc", strings.Replace(in, "}", `, "apply": true}`, 1), errs.CodeWritesDisabled)
 	env.Writes = ops.WriteSettings{Enabled: true}
-	out := opstest.Call[ops.AITocOut](t, env, "ai_toc", strings.Replace(in, "}", `, "apply": true}`, 1))
+	out := opstest.Call[aiops.AITocOut](t, env, "ai_toc", strings.Replace(in, "}", `, "apply": true}`, 1))
 	if !out.Write.Applied || opstest.ReadFile(t, env, "MOC.md") != out.Markdown {
 		t.Errorf("write %+v", out.Write)
 	}
@@ -533,7 +534,7 @@ func TestAITocMOCWrite(t *testing.T) {
 	srv.Handler = func(req aitest.Request) aitest.Reply {
 		return aitest.Reply{Content: `{"groups": [{"name": "Work", "paths": ["Projects/Atlas.md", "Nope.md"]}]}`}
 	}
-	topic := opstest.Call[ops.AITocOut](t, env, "ai_toc", `{"mode": "moc", "glob": "Projects/**", "group_by": "topic"}`)
+	topic := opstest.Call[aiops.AITocOut](t, env, "ai_toc", `{"mode": "moc", "glob": "Projects/**", "group_by": "topic"}`)
 	if len(topic.Groups) != 2 || topic.Groups[0].Name != "Work" || topic.Groups[1].Name != "Other" || !warned(topic.Warnings, "citation_invalid") {
 		t.Errorf("topic %+v", topic.Groups)
 	}
@@ -548,8 +549,8 @@ func TestAIIdempotencyKey(t *testing.T) {
 			map[string]any{"tag": "search", "confidence": 0.9, "citations": []any{opstest.Cite(n[0], n[1], 6, 6)}}}}}})}
 	}
 	in := `{"paths": ["Projects/Atlas.md"], "apply": true, "cache": false, "idempotency_key": "k1"}`
-	first := opstest.Call[ops.AITagOut](t, env, "ai_tag", in)
-	again := opstest.Call[ops.AITagOut](t, env, "ai_tag", in)
+	first := opstest.Call[aiops.AITagOut](t, env, "ai_tag", in)
+	again := opstest.Call[aiops.AITagOut](t, env, "ai_tag", in)
 	if srv.Calls() != 1 || !warned(again.Warnings, "idempotent_replay") || again.Notes[0].Write.UndoID != first.Notes[0].Write.UndoID {
 		t.Errorf("replay: calls %d %+v", srv.Calls(), again)
 	}
@@ -560,7 +561,7 @@ func TestAIIdempotencyKey(t *testing.T) {
 }
 
 // warned reports whether ws holds a warning with one of codes.
-func warned(ws []ops.AIWarning, codes ...string) bool {
+func warned(ws []aiops.AIWarning, codes ...string) bool {
 	for _, w := range ws {
 		if slices.Contains(codes, w.Code) {
 			return true

@@ -1,4 +1,4 @@
-package ops
+package aiops
 
 import (
 	"encoding/json"
