@@ -45,7 +45,8 @@ func (op *Op) IsWrite() bool { return !op.Annotations.ReadOnly }
 func (e *Env) gate(op *Op, raw json.RawMessage) *errs.Error {
 	if !op.IsWrite() || op.Toolset == ToolsetAI {
 		// AI operations only propose unless apply is set; their
-		// handlers check the vault's write settings then (requireWrites).
+		// handlers check the vault's write settings then (aiops:
+		// requireWrites).
 		return nil
 	}
 	var named struct {

@@ -13,33 +13,39 @@ import (
 
 // NoteFile is a note as a write read it (under its lock).
 type NoteFile struct {
-	Rel    string
+	Rel    string // vault-relative path, cleaned
 	Exists bool
-	Raw    []byte
+	Raw    []byte // the file's bytes
 	Etag   string
-	Format vault.Format
-	Text   string // decoded: LF, no BOM
+	Format vault.Format // BOM and line endings, kept when it is written back
+	Text   string       // decoded: LF, no BOM
 }
 
-// Stage collects the files a write reads and the changes it plans.
+// Stage collects the files a write reads and the changes it plans: a
+// write's Build reads notes (Read, ReadText, ReadGuarded) and plans their
+// new state (Put, Create, PutBytes, Remove, Trash, Move); RunWrite then
+// previews or commits the plan.
 type Stage struct {
-	env   *Env
+	// Vault is the vault being written.
 	Vault *VaultHandle
+	// Main is the note the result is about.
+	Main string
+	// Warnings are passed on to the result.
+	Warnings []string
+
+	env   *Env
 	w     *vault.Writer
 	files map[string]*NoteFile
 	ops   []vault.FileOp
 	// moves maps the old path of a moved note to its new path.
 	moves map[string]string
 	// texts holds the new text of every written path, for diffs.
-	texts    map[string]string
-	Warnings []string
+	texts map[string]string
 	// trashPaths is where each trashed note goes (for the preview).
 	trashPaths map[string]string
-	// main is the note the result is about.
-	Main string
 }
 
-// Read reads a note under its lock. A missing note is exists=false.
+// Read reads a note under its lock. A missing note is Exists=false.
 func (s *Stage) Read(rel string) (*NoteFile, error) {
 	clean, _, err := s.w.Target(rel)
 	if err != nil {
@@ -130,19 +136,22 @@ func (s *Stage) Move(f *NoteFile, to, text string) {
 
 // WriteSpec describes one write for RunWrite.
 type WriteSpec struct {
+	// Op names the operation (journal, audit, events, errors).
 	Op    string
 	Vault *VaultHandle
 	Opts  *WriteOpts
+	// Locks are the paths locked for the whole write.
 	Locks []string
+	// Build reads the notes and plans the change.
 	Build func(s *Stage) error
-	// undoes names the journal entries an undo reverts.
+	// Undoes names the journal entries an undo reverts.
 	Undoes []string
-	// guardPath and guardEtag, when set, are checked before waiting for the
+	// GuardPath and GuardEtag, when set, are checked before waiting for the
 	// locks too: a call bound to fail with etag_mismatch fails at once
 	// instead of queueing behind the writer that changed the note. The
-	// check under the lock (in build) is the one that counts.
+	// check under the lock (in Build) is the one that counts.
 	GuardPath, GuardEtag string
-	// propose marks an AI proposal: its preview runs where writes are off
+	// Propose marks an AI proposal: its preview runs where writes are off
 	// (only its apply needs them).
 	Propose bool
 }
