@@ -3,6 +3,13 @@
 // agent-facing description, a handler); the CLI, the MCP server and the REST
 // API are generated from these definitions and all run the same dispatch
 // pipeline (Registry.Call).
+//
+// The operations themselves live in families below this package (read,
+// logseq, write, aiops), one file per operation, and catalog.All registers
+// them. This package holds what they all stand on: the registry, the
+// dispatch pipeline, Env with its vaults and event bus, and the helpers the
+// families share (note references, cursors and pages, the searcher, and the
+// write pipeline RunWrite).
 package ops
 
 import (
