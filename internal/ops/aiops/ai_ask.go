@@ -52,6 +52,23 @@ type AIAskOut struct {
 	Retrieved  []RetrievedNote `json:"retrieved" jsonschema:"the notes given to the model"`
 }
 
+// AIAsk is the ai_ask operation.
+func AIAsk() ops.Def[AIAskIn, AIAskOut] {
+	return ops.Def[AIAskIn, AIAskOut]{
+		Name:  "ai_ask",
+		Title: "Ask the vault",
+		Description: "Answer a question only from the vault: the best notes are retrieved (hybrid search, or the given scope), sent to the chat model with line numbers, " +
+			"and the answer comes back with verified citations (path, etag, heading or lines, snippet), a confidence, the retrieved notes and follow-up questions. " +
+			"Without enough evidence the answer is \"I don't know based on the indexed vault.\" with the warning unsupported_question. history carries earlier turns.",
+		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         ops.CLI{Use: "ai ask", Args: []string{"question"}, Text: textAIAsk},
+		Errors:      aiErrors,
+		Example:     `{"question": "What are the goals of Project Atlas?"}`,
+		Toolset:     ops.ToolsetAI,
+		Handler:     idempotentAI[AIAskIn, AIAskOut]("ai_ask", aiAsk),
+	}
+}
+
 func aiAsk(ctx context.Context, env *ops.Env, in *AIAskIn) (out *AIAskOut, err error) {
 	out = &AIAskOut{FollowUps: []string{}, Retrieved: []RetrievedNote{}}
 	c, err := beginAI(ctx, env, "ai_ask", in.Vault, true, &out.AIMeta)
@@ -137,21 +154,4 @@ func textAIAsk(o any) string {
 	textCitations(&b, a.Citations)
 	textWarnings(&b, a.Warnings)
 	return b.String()
-}
-
-// AIAsk is the ai_ask operation.
-func AIAsk() ops.Def[AIAskIn, AIAskOut] {
-	return ops.Def[AIAskIn, AIAskOut]{
-		Name:  "ai_ask",
-		Title: "Ask the vault",
-		Description: "Answer a question only from the vault: the best notes are retrieved (hybrid search, or the given scope), sent to the chat model with line numbers, " +
-			"and the answer comes back with verified citations (path, etag, heading or lines, snippet), a confidence, the retrieved notes and follow-up questions. " +
-			"Without enough evidence the answer is \"I don't know based on the indexed vault.\" with the warning unsupported_question. history carries earlier turns.",
-		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         ops.CLI{Use: "ai ask", Args: []string{"question"}, Text: textAIAsk},
-		Errors:      aiErrors,
-		Example:     `{"question": "What are the goals of Project Atlas?"}`,
-		Toolset:     ops.ToolsetAI,
-		Handler:     idempotentAI[AIAskIn, AIAskOut]("ai_ask", aiAsk),
-	}
 }

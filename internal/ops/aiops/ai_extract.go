@@ -56,6 +56,22 @@ type AIExtractOut struct {
 	Records []Extracted `json:"records" jsonschema:"one record per note with data"`
 }
 
+// AIExtract is the ai_extract operation.
+func AIExtract() ops.Def[AIExtractIn, AIExtractOut] {
+	return ops.Def[AIExtractIn, AIExtractOut]{
+		Name:  "ai_extract",
+		Title: "Extract structured data",
+		Description: "Extract data matching a caller-supplied JSON Schema (draft 2020-12; an invalid schema is ai_schema_invalid before any model call) from each note of a scope, with citations. " +
+			"Records that fail the schema are dropped (extract_invalid). destination json returns them; destination frontmatter writes each under key (preview unless apply=true).",
+		Annotations: ops.Annotations{Idempotent: true},
+		CLI:         ops.CLI{Use: "ai extract"},
+		Errors:      append(append([]string{}, aiApplyErrors...), errs.CodeAISchemaInvalid),
+		Example:     `{"glob": "People/**", "schema": {"type": "object", "properties": {"name": {"type": "string"}, "role": {"type": "string"}}, "required": ["name"]}}`,
+		Toolset:     ops.ToolsetAI,
+		Handler:     idempotentAI[AIExtractIn, AIExtractOut]("ai_extract", aiExtract),
+	}
+}
+
 func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtractOut, err error) {
 	out = &AIExtractOut{Records: []Extracted{}}
 	c, err := beginAI(ctx, env, "ai_extract", in.Vault, true, &out.AIMeta)
@@ -143,20 +159,4 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 		}
 	}
 	return out, nil
-}
-
-// AIExtract is the ai_extract operation.
-func AIExtract() ops.Def[AIExtractIn, AIExtractOut] {
-	return ops.Def[AIExtractIn, AIExtractOut]{
-		Name:  "ai_extract",
-		Title: "Extract structured data",
-		Description: "Extract data matching a caller-supplied JSON Schema (draft 2020-12; an invalid schema is ai_schema_invalid before any model call) from each note of a scope, with citations. " +
-			"Records that fail the schema are dropped (extract_invalid). destination json returns them; destination frontmatter writes each under key (preview unless apply=true).",
-		Annotations: ops.Annotations{Idempotent: true},
-		CLI:         ops.CLI{Use: "ai extract"},
-		Errors:      append(append([]string{}, aiApplyErrors...), errs.CodeAISchemaInvalid),
-		Example:     `{"glob": "People/**", "schema": {"type": "object", "properties": {"name": {"type": "string"}, "role": {"type": "string"}}, "required": ["name"]}}`,
-		Toolset:     ops.ToolsetAI,
-		Handler:     idempotentAI[AIExtractIn, AIExtractOut]("ai_extract", aiExtract),
-	}
 }

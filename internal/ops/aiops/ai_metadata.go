@@ -89,6 +89,22 @@ type AIMetadataOut struct {
 	Notes []NoteMetadata `json:"notes" jsonschema:"one entry per note"`
 }
 
+// AIMetadata is the ai_metadata operation.
+func AIMetadata() ops.Def[AIMetadataIn, AIMetadataOut] {
+	return ops.Def[AIMetadataIn, AIMetadataOut]{
+		Name:  "ai_metadata",
+		Title: "Fill frontmatter",
+		Description: "Fill typed frontmatter fields (string, number, boolean, date, datetime, list, enum; pattern, min/max, default, required) for the notes of a scope from their content. " +
+			"Values are re-validated (metadata_invalid drops them) and need a citation. Each note gets a preview diff; apply=true writes them (set_missing, overwrite or merge) through the safe-write pipeline.",
+		Annotations: ops.Annotations{Idempotent: true},
+		CLI:         ops.CLI{Use: "ai metadata"},
+		Errors:      aiApplyErrors,
+		Example:     `{"paths": ["Projects/Project Atlas.md"], "fields": [{"name": "status", "type": "enum", "enum": ["active", "done", "paused"]}]}`,
+		Toolset:     ops.ToolsetAI,
+		Handler:     idempotentAI[AIMetadataIn, AIMetadataOut]("ai_metadata", aiMetadata),
+	}
+}
+
 // checkField validates (and normalizes) a value against its spec.
 func checkField(f FieldSpec, v any) (any, error) {
 	str := func() (string, error) {
@@ -318,20 +334,4 @@ func aiMetadata(ctx context.Context, env *ops.Env, in *AIMetadataIn) (out *AIMet
 		nm.Write = w
 	}
 	return out, nil
-}
-
-// AIMetadata is the ai_metadata operation.
-func AIMetadata() ops.Def[AIMetadataIn, AIMetadataOut] {
-	return ops.Def[AIMetadataIn, AIMetadataOut]{
-		Name:  "ai_metadata",
-		Title: "Fill frontmatter",
-		Description: "Fill typed frontmatter fields (string, number, boolean, date, datetime, list, enum; pattern, min/max, default, required) for the notes of a scope from their content. " +
-			"Values are re-validated (metadata_invalid drops them) and need a citation. Each note gets a preview diff; apply=true writes them (set_missing, overwrite or merge) through the safe-write pipeline.",
-		Annotations: ops.Annotations{Idempotent: true},
-		CLI:         ops.CLI{Use: "ai metadata"},
-		Errors:      aiApplyErrors,
-		Example:     `{"paths": ["Projects/Project Atlas.md"], "fields": [{"name": "status", "type": "enum", "enum": ["active", "done", "paused"]}]}`,
-		Toolset:     ops.ToolsetAI,
-		Handler:     idempotentAI[AIMetadataIn, AIMetadataOut]("ai_metadata", aiMetadata),
-	}
 }

@@ -11,9 +11,6 @@ import (
 	"github.com/loci-dev/loci/internal/search"
 )
 
-// relationLabels are the relation kinds of ai_relate.
-var relationLabels = []string{"extends", "summarizes", "cites", "contradicts", "same_topic", "precedes", "depends_on", "duplicates"}
-
 // AIRelateIn is the input of ai_relate.
 type AIRelateIn struct {
 	Path         string `json:"path,omitempty" jsonschema:"the note (vault-relative path; or use note)"`
@@ -59,6 +56,25 @@ type AIRelateOut struct {
 	Relations []Relation  `json:"relations" jsonschema:"neighbours, best first"`
 	Drafts    []LinkDraft `json:"drafts,omitempty" jsonschema:"with propose_links: draft patches"`
 }
+
+// AIRelate is the ai_relate operation.
+func AIRelate() ops.Def[AIRelateIn, AIRelateOut] {
+	return ops.Def[AIRelateIn, AIRelateOut]{
+		Name:  "ai_relate",
+		Title: "Relate a note",
+		Description: "The notes related to a note (vector neighbours plus lexical matches), each labelled extends, summarizes, cites, contradicts, same_topic, precedes, depends_on or duplicates " +
+			"with a confidence and rationale: by the chat model when one is configured (with citations), by a heuristic otherwise. propose_links returns draft edit_note patches; nothing is written.",
+		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         ops.CLI{Use: "ai relate", Args: []string{"path"}},
+		Errors:      append(append([]string{}, aiErrors...), errs.CodeEmbedUnavailable, errs.CodeEmbedMismatch),
+		Example:     `{"path": "Projects/Project Atlas.md", "limit": 5, "propose_links": true}`,
+		Toolset:     ops.ToolsetAI,
+		Handler:     idempotentAI[AIRelateIn, AIRelateOut]("ai_relate", aiRelate),
+	}
+}
+
+// relationLabels are the relation kinds of ai_relate.
+var relationLabels = []string{"extends", "summarizes", "cites", "contradicts", "same_topic", "precedes", "depends_on", "duplicates"}
 
 func aiRelate(ctx context.Context, env *ops.Env, in *AIRelateIn) (out *AIRelateOut, err error) {
 	out = &AIRelateOut{Relations: []Relation{}}
@@ -214,20 +230,4 @@ func (c *aiCall) labelRelations(ctx context.Context, out *AIRelateOut) error {
 		}
 	}
 	return nil
-}
-
-// AIRelate is the ai_relate operation.
-func AIRelate() ops.Def[AIRelateIn, AIRelateOut] {
-	return ops.Def[AIRelateIn, AIRelateOut]{
-		Name:  "ai_relate",
-		Title: "Relate a note",
-		Description: "The notes related to a note (vector neighbours plus lexical matches), each labelled extends, summarizes, cites, contradicts, same_topic, precedes, depends_on or duplicates " +
-			"with a confidence and rationale: by the chat model when one is configured (with citations), by a heuristic otherwise. propose_links returns draft edit_note patches; nothing is written.",
-		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         ops.CLI{Use: "ai relate", Args: []string{"path"}},
-		Errors:      append(append([]string{}, aiErrors...), errs.CodeEmbedUnavailable, errs.CodeEmbedMismatch),
-		Example:     `{"path": "Projects/Project Atlas.md", "limit": 5, "propose_links": true}`,
-		Toolset:     ops.ToolsetAI,
-		Handler:     idempotentAI[AIRelateIn, AIRelateOut]("ai_relate", aiRelate),
-	}
 }

@@ -10,35 +10,6 @@ import (
 	"github.com/loci-dev/loci/internal/ops"
 )
 
-func textAIStatus(o any) string {
-	s := o.(*AIStatusOut)
-	if !s.Enabled {
-		return "AI is off (no provider configured; see docs/ai.md)\n"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "provider: %s\nmodel: %s\nchat: %v\noperations: %s\ncache entries: %d\n", s.Provider, s.Model, s.Chat, strings.Join(s.Operations, ", "), s.CacheEntries)
-	if s.Spend != nil {
-		fmt.Fprintf(&b, "spend today: $%.4f (%d calls)\n", s.Spend.CostUSD, s.Spend.Calls)
-	}
-	return b.String()
-}
-
-// AIStatus is the ai_status operation.
-func AIStatus() ops.Def[AIStatusIn, AIStatusOut] {
-	return ops.Def[AIStatusIn, AIStatusOut]{
-		Name:  "ai_status",
-		Title: "AI status",
-		Description: "Whether the AI operations are on, with which provider and model, the embedding model, which AI operations are usable, " +
-			"the AI cache size and today's token spend against the daily cost ceiling. Never calls the provider.",
-		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         ops.CLI{Use: "ai status", Text: textAIStatus},
-		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound},
-		Example:     `{}`,
-		Toolset:     ops.ToolsetAI,
-		Handler:     aiStatus,
-	}
-}
-
 // AIStatusIn is the input of ai_status.
 type AIStatusIn struct {
 	Vault string `json:"vault,omitempty" jsonschema:"vault name (default: the first)"`
@@ -58,6 +29,22 @@ type AIStatusOut struct {
 	DenyGlobs       []string  `json:"deny_globs,omitempty" jsonschema:"notes matching these never reach the provider (deny wins)"`
 	CacheEntries    int       `json:"cache_entries" jsonschema:"results in the AI cache (.loci/ai-cache.db)"`
 	Spend           *ai.Spend `json:"spend,omitempty" jsonschema:"today's tokens and estimated cost against the daily ceiling"`
+}
+
+// AIStatus is the ai_status operation.
+func AIStatus() ops.Def[AIStatusIn, AIStatusOut] {
+	return ops.Def[AIStatusIn, AIStatusOut]{
+		Name:  "ai_status",
+		Title: "AI status",
+		Description: "Whether the AI operations are on, with which provider and model, the embedding model, which AI operations are usable, " +
+			"the AI cache size and today's token spend against the daily cost ceiling. Never calls the provider.",
+		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         ops.CLI{Use: "ai status", Text: textAIStatus},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound},
+		Example:     `{}`,
+		Toolset:     ops.ToolsetAI,
+		Handler:     aiStatus,
+	}
 }
 
 func aiStatus(ctx context.Context, env *ops.Env, in *AIStatusIn) (*AIStatusOut, error) {
@@ -88,3 +75,16 @@ func aiStatus(ctx context.Context, env *ops.Env, in *AIStatusIn) (*AIStatusOut, 
 }
 
 var aiOpNames = []string{"ai_ask", "ai_extract", "ai_metadata", "ai_relate", "ai_status", "ai_summarize", "ai_tag", "ai_toc"}
+
+func textAIStatus(o any) string {
+	s := o.(*AIStatusOut)
+	if !s.Enabled {
+		return "AI is off (no provider configured; see docs/ai.md)\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "provider: %s\nmodel: %s\nchat: %v\noperations: %s\ncache entries: %d\n", s.Provider, s.Model, s.Chat, strings.Join(s.Operations, ", "), s.CacheEntries)
+	if s.Spend != nil {
+		fmt.Fprintf(&b, "spend today: $%.4f (%d calls)\n", s.Spend.CostUSD, s.Spend.Calls)
+	}
+	return b.String()
+}

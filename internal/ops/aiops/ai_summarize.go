@@ -54,6 +54,22 @@ type AISummarizeOut struct {
 	Outline       []string   `json:"outline" jsonschema:"a short outline of the material"`
 }
 
+// AISummarize is the ai_summarize operation.
+func AISummarize() ops.Def[AISummarizeIn, AISummarizeOut] {
+	return ops.Def[AISummarizeIn, AISummarizeOut]{
+		Name:  "ai_summarize",
+		Title: "Summarize notes",
+		Description: "Summarize a scope (paths, glob, tag, query, note+include_linked): tldr, key points, open questions, outline, in a style and length. " +
+			"Every key point carries at least one verified citation, or is dropped (ungrounded_dropped). Scopes over the input budget are summarized in parts and merged (map-reduce).",
+		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         ops.CLI{Use: "ai summarize", Text: textAISummary},
+		Errors:      aiErrors,
+		Example:     `{"paths": ["Projects/Project Atlas.md"], "style": "bullets", "length": "short"}`,
+		Toolset:     ops.ToolsetAI,
+		Handler:     idempotentAI[AISummarizeIn, AISummarizeOut]("ai_summarize", aiSummarize),
+	}
+}
+
 type summaryPart struct {
 	TLDR      string `json:"tldr"`
 	KeyPoints []struct {
@@ -181,20 +197,4 @@ func textAISummary(o any) string {
 	textCitations(&b, s.Citations)
 	textWarnings(&b, s.Warnings)
 	return b.String()
-}
-
-// AISummarize is the ai_summarize operation.
-func AISummarize() ops.Def[AISummarizeIn, AISummarizeOut] {
-	return ops.Def[AISummarizeIn, AISummarizeOut]{
-		Name:  "ai_summarize",
-		Title: "Summarize notes",
-		Description: "Summarize a scope (paths, glob, tag, query, note+include_linked): tldr, key points, open questions, outline, in a style and length. " +
-			"Every key point carries at least one verified citation, or is dropped (ungrounded_dropped). Scopes over the input budget are summarized in parts and merged (map-reduce).",
-		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         ops.CLI{Use: "ai summarize", Text: textAISummary},
-		Errors:      aiErrors,
-		Example:     `{"paths": ["Projects/Project Atlas.md"], "style": "bullets", "length": "short"}`,
-		Toolset:     ops.ToolsetAI,
-		Handler:     idempotentAI[AISummarizeIn, AISummarizeOut]("ai_summarize", aiSummarize),
-	}
 }

@@ -63,6 +63,22 @@ type AITagOut struct {
 	Notes []NoteTags `json:"notes" jsonschema:"one entry per note"`
 }
 
+// AITag is the ai_tag operation.
+func AITag() ops.Def[AITagIn, AITagOut] {
+	return ops.Def[AITagIn, AITagOut]{
+		Name:  "ai_tag",
+		Title: "Suggest tags",
+		Description: "Propose tags for the notes of a scope, biased toward the vault's existing tags, with confidence and citations; candidates, forbid, namespace, max_per_note and min_confidence constrain them, " +
+			"invalid ones are dropped (tag_invalid, tag_below_threshold). Each note gets a preview diff; apply=true writes them (merge or replace) through the safe-write pipeline, guarded by the etag the model read.",
+		Annotations: ops.Annotations{Idempotent: true},
+		CLI:         ops.CLI{Use: "ai tag"},
+		Errors:      aiApplyErrors,
+		Example:     `{"paths": ["Ideas/Zettelkasten.md"], "max_per_note": 3}`,
+		Toolset:     ops.ToolsetAI,
+		Handler:     idempotentAI[AITagIn, AITagOut]("ai_tag", aiTag),
+	}
+}
+
 var tagSpace = regexp.MustCompile(`\s+`)
 
 // aiTagShape is the stricter shape of a generated tag: letters, digits,
@@ -216,20 +232,4 @@ func aiTag(ctx context.Context, env *ops.Env, in *AITagIn) (out *AITagOut, err e
 		nt.Write = w
 	}
 	return out, nil
-}
-
-// AITag is the ai_tag operation.
-func AITag() ops.Def[AITagIn, AITagOut] {
-	return ops.Def[AITagIn, AITagOut]{
-		Name:  "ai_tag",
-		Title: "Suggest tags",
-		Description: "Propose tags for the notes of a scope, biased toward the vault's existing tags, with confidence and citations; candidates, forbid, namespace, max_per_note and min_confidence constrain them, " +
-			"invalid ones are dropped (tag_invalid, tag_below_threshold). Each note gets a preview diff; apply=true writes them (merge or replace) through the safe-write pipeline, guarded by the etag the model read.",
-		Annotations: ops.Annotations{Idempotent: true},
-		CLI:         ops.CLI{Use: "ai tag"},
-		Errors:      aiApplyErrors,
-		Example:     `{"paths": ["Ideas/Zettelkasten.md"], "max_per_note": 3}`,
-		Toolset:     ops.ToolsetAI,
-		Handler:     idempotentAI[AITagIn, AITagOut]("ai_tag", aiTag),
-	}
 }

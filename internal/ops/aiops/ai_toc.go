@@ -72,6 +72,23 @@ type AITocOut struct {
 	Write    *ops.WriteResult `json:"write,omitempty" jsonschema:"with write_to: the write (a preview unless apply)"`
 }
 
+// AIToc is the ai_toc operation.
+func AIToc() ops.Def[AITocIn, AITocOut] {
+	return ops.Def[AITocIn, AITocOut]{
+		Name:  "ai_toc",
+		Title: "Table of contents / map of content",
+		Description: "mode=note: the outline of one note from its headings, as wikilinks (deterministic, no model call, cost 0). " +
+			"mode=moc: a map of content for a scope (paths, glob, tag, query, note+include_linked) grouped by folder, tag, frontmatter:<key> (deterministic) or topic (chat model); " +
+			"write_to writes it as a note through the safe-write pipeline (preview unless apply=true; writes must be enabled).",
+		Annotations: ops.Annotations{Idempotent: true},
+		CLI:         ops.CLI{Use: "ai toc", Args: []string{"note"}},
+		Errors:      aiApplyErrors,
+		Example:     `{"mode": "moc", "glob": "Projects/**", "group_by": "folder"}`,
+		Toolset:     ops.ToolsetAI,
+		Handler:     idempotentAI[AITocIn, AITocOut]("ai_toc", aiToc),
+	}
+}
+
 func aiToc(ctx context.Context, env *ops.Env, in *AITocIn) (out *AITocOut, err error) {
 	out = &AITocOut{Mode: orStr(in.Mode, "note")}
 	needChat := in.Mode == "moc" && in.GroupBy == "topic"
@@ -243,21 +260,4 @@ func (c *aiCall) topicGroups(ctx context.Context, in *AITocIn, out *AITocOut) er
 		out.Groups = append(out.Groups, MocGroup{Name: "Other", Notes: other})
 	}
 	return nil
-}
-
-// AIToc is the ai_toc operation.
-func AIToc() ops.Def[AITocIn, AITocOut] {
-	return ops.Def[AITocIn, AITocOut]{
-		Name:  "ai_toc",
-		Title: "Table of contents / map of content",
-		Description: "mode=note: the outline of one note from its headings, as wikilinks (deterministic, no model call, cost 0). " +
-			"mode=moc: a map of content for a scope (paths, glob, tag, query, note+include_linked) grouped by folder, tag, frontmatter:<key> (deterministic) or topic (chat model); " +
-			"write_to writes it as a note through the safe-write pipeline (preview unless apply=true; writes must be enabled).",
-		Annotations: ops.Annotations{Idempotent: true},
-		CLI:         ops.CLI{Use: "ai toc", Args: []string{"note"}},
-		Errors:      aiApplyErrors,
-		Example:     `{"mode": "moc", "glob": "Projects/**", "group_by": "folder"}`,
-		Toolset:     ops.ToolsetAI,
-		Handler:     idempotentAI[AITocIn, AITocOut]("ai_toc", aiToc),
-	}
 }

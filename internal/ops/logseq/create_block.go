@@ -30,6 +30,22 @@ func (in *CreateBlockIn) Validate() error {
 	return in.Check()
 }
 
+// CreateBlock is the create_block operation.
+func CreateBlock() ops.Def[CreateBlockIn, BlockWriteOut] {
+	return ops.Def[CreateBlockIn, BlockWriteOut]{
+		Name:  "create_block",
+		Title: "Create a Logseq block",
+		Description: "Add a block to a Logseq page: at the top level of a page, under a parent block, or before/after a sibling (position first, last, before, after), " +
+			"with properties. Written in the file's own indentation; the block gets an id:: uuid (returned) so it can be addressed later. Preview by default.",
+		Annotations: ops.Annotations{},
+		CLI:         ops.CLI{Use: "create-block", Text: textBlockWrite, Short: "Add a block to a Logseq page (preview; --apply writes it)"},
+		Errors:      logseqErrors,
+		Example:     `{"parent": "6745a1b2-0000-4000-8000-000000000001", "position": "last", "content": "A new child block", "properties": {"status": "draft"}}`,
+		Toolset:     ops.ToolsetWrites,
+		Handler:     createBlock,
+	}
+}
+
 func createBlock(ctx context.Context, env *ops.Env, in *CreateBlockIn) (*BlockWriteOut, error) {
 	vh, rel, err := anchorPage(ctx, env, in.Vault, &in.BlockAnchor)
 	if err != nil {
@@ -62,20 +78,4 @@ func createBlock(ctx context.Context, env *ops.Env, in *CreateBlockIn) (*BlockWr
 		}
 		return &BlockWriteOut{WriteResult: *res, UUID: uuid, Line: line}, nil
 	})
-}
-
-// CreateBlock is the create_block operation.
-func CreateBlock() ops.Def[CreateBlockIn, BlockWriteOut] {
-	return ops.Def[CreateBlockIn, BlockWriteOut]{
-		Name:  "create_block",
-		Title: "Create a Logseq block",
-		Description: "Add a block to a Logseq page: at the top level of a page, under a parent block, or before/after a sibling (position first, last, before, after), " +
-			"with properties. Written in the file's own indentation; the block gets an id:: uuid (returned) so it can be addressed later. Preview by default.",
-		Annotations: ops.Annotations{},
-		CLI:         ops.CLI{Use: "create-block", Text: textBlockWrite, Short: "Add a block to a Logseq page (preview; --apply writes it)"},
-		Errors:      logseqErrors,
-		Example:     `{"parent": "6745a1b2-0000-4000-8000-000000000001", "position": "last", "content": "A new child block", "properties": {"status": "draft"}}`,
-		Toolset:     ops.ToolsetWrites,
-		Handler:     createBlock,
-	}
 }

@@ -32,6 +32,22 @@ func (in *CreatePageIn) Validate() error {
 	return in.Check()
 }
 
+// CreatePage is the create_page operation.
+func CreatePage() ops.Def[CreatePageIn, ops.WriteResult] {
+	return ops.Def[CreatePageIn, ops.WriteResult]{
+		Name:  "create_page",
+		Title: "Create a Logseq page",
+		Description: "Create a page in the vault's Logseq graph (pages/ folder; namespaces a/b become a___b.md) with page properties and top-level blocks. " +
+			"Fails with conflict when a page of that name (or alias) exists. Preview by default.",
+		Annotations: ops.Annotations{},
+		CLI:         ops.CLI{Use: "create-page", Args: []string{"name"}, Text: ops.TextWrite, Short: "Create a Logseq page (preview; --apply writes it)"},
+		Errors:      logseqErrors,
+		Example:     `{"name": "Reading/2026", "properties": {"tags": "reading"}, "blocks": ["How to Take Smart Notes", "The Art of Doing Science"]}`,
+		Toolset:     ops.ToolsetWrites,
+		Handler:     createPage,
+	}
+}
+
 func createPage(ctx context.Context, env *ops.Env, in *CreatePageIn) (*ops.WriteResult, error) {
 	vh, w, err := ops.WriteVault(env, in.Vault)
 	if err != nil {
@@ -86,20 +102,4 @@ func createPage(ctx context.Context, env *ops.Env, in *CreatePageIn) (*ops.Write
 			return nil
 		}})
 	})
-}
-
-// CreatePage is the create_page operation.
-func CreatePage() ops.Def[CreatePageIn, ops.WriteResult] {
-	return ops.Def[CreatePageIn, ops.WriteResult]{
-		Name:  "create_page",
-		Title: "Create a Logseq page",
-		Description: "Create a page in the vault's Logseq graph (pages/ folder; namespaces a/b become a___b.md) with page properties and top-level blocks. " +
-			"Fails with conflict when a page of that name (or alias) exists. Preview by default.",
-		Annotations: ops.Annotations{},
-		CLI:         ops.CLI{Use: "create-page", Args: []string{"name"}, Text: ops.TextWrite, Short: "Create a Logseq page (preview; --apply writes it)"},
-		Errors:      logseqErrors,
-		Example:     `{"name": "Reading/2026", "properties": {"tags": "reading"}, "blocks": ["How to Take Smart Notes", "The Art of Doing Science"]}`,
-		Toolset:     ops.ToolsetWrites,
-		Handler:     createPage,
-	}
 }

@@ -28,6 +28,22 @@ func (in *DeleteBlockIn) Validate() error {
 	return in.Check()
 }
 
+// DeleteBlock is the delete_block operation.
+func DeleteBlock() ops.Def[DeleteBlockIn, BlockWriteOut] {
+	return ops.Def[DeleteBlockIn, BlockWriteOut]{
+		Name:  "delete_block",
+		Title: "Delete a Logseq block",
+		Description: "Remove a Logseq block and its children from its page, by uuid; the result warns about ((references)) to the removed blocks. " +
+			"The undo journal keeps the page as it was. Preview by default.",
+		Annotations: ops.Annotations{Destructive: true},
+		CLI:         ops.CLI{Use: "delete-block", Args: []string{"uuid"}, Text: textBlockWrite, Short: "Remove a Logseq block and its children (preview; --apply does it)"},
+		Errors:      logseqErrors,
+		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001"}`,
+		Toolset:     ops.ToolsetWrites,
+		Handler:     deleteBlock,
+	}
+}
+
 func deleteBlock(ctx context.Context, env *ops.Env, in *DeleteBlockIn) (*BlockWriteOut, error) {
 	vh, rel, err := blockPage(ctx, env, in.Vault, in.UUID)
 	if err != nil {
@@ -67,20 +83,4 @@ func deleteBlock(ctx context.Context, env *ops.Env, in *DeleteBlockIn) (*BlockWr
 		}
 		return &BlockWriteOut{WriteResult: *res, UUID: uuid}, nil
 	})
-}
-
-// DeleteBlock is the delete_block operation.
-func DeleteBlock() ops.Def[DeleteBlockIn, BlockWriteOut] {
-	return ops.Def[DeleteBlockIn, BlockWriteOut]{
-		Name:  "delete_block",
-		Title: "Delete a Logseq block",
-		Description: "Remove a Logseq block and its children from its page, by uuid; the result warns about ((references)) to the removed blocks. " +
-			"The undo journal keeps the page as it was. Preview by default.",
-		Annotations: ops.Annotations{Destructive: true},
-		CLI:         ops.CLI{Use: "delete-block", Args: []string{"uuid"}, Text: textBlockWrite, Short: "Remove a Logseq block and its children (preview; --apply does it)"},
-		Errors:      logseqErrors,
-		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001"}`,
-		Toolset:     ops.ToolsetWrites,
-		Handler:     deleteBlock,
-	}
 }

@@ -26,6 +26,21 @@ func (in *DeletePageIn) Validate() error {
 	return in.Check()
 }
 
+// DeletePage is the delete_page operation.
+func DeletePage() ops.Def[DeletePageIn, ops.WriteResult] {
+	return ops.Def[DeletePageIn, ops.WriteResult]{
+		Name:        "delete_page",
+		Title:       "Delete a Logseq page",
+		Description: "Move a Logseq page's file to the vault's .trash/ folder; the result warns about pages that still reference it. Undo restores it. Preview by default.",
+		Annotations: ops.Annotations{Destructive: true},
+		CLI:         ops.CLI{Use: "delete-page", Args: []string{"name"}, Text: ops.TextWrite, Short: "Move a Logseq page to .trash/ (preview; --apply does it)"},
+		Errors:      logseqErrors,
+		Example:     `{"name": "graph/design"}`,
+		Toolset:     ops.ToolsetWrites,
+		Handler:     deletePage,
+	}
+}
+
 func deletePage(ctx context.Context, env *ops.Env, in *DeletePageIn) (*ops.WriteResult, error) {
 	vh, rel, err := pageFor(ctx, env, in.Vault, in.Name, in.Path)
 	if err != nil {
@@ -52,19 +67,4 @@ func deletePage(ctx context.Context, env *ops.Env, in *DeletePageIn) (*ops.Write
 			return nil
 		}})
 	})
-}
-
-// DeletePage is the delete_page operation.
-func DeletePage() ops.Def[DeletePageIn, ops.WriteResult] {
-	return ops.Def[DeletePageIn, ops.WriteResult]{
-		Name:        "delete_page",
-		Title:       "Delete a Logseq page",
-		Description: "Move a Logseq page's file to the vault's .trash/ folder; the result warns about pages that still reference it. Undo restores it. Preview by default.",
-		Annotations: ops.Annotations{Destructive: true},
-		CLI:         ops.CLI{Use: "delete-page", Args: []string{"name"}, Text: ops.TextWrite, Short: "Move a Logseq page to .trash/ (preview; --apply does it)"},
-		Errors:      logseqErrors,
-		Example:     `{"name": "graph/design"}`,
-		Toolset:     ops.ToolsetWrites,
-		Handler:     deletePage,
-	}
 }

@@ -31,6 +31,22 @@ func (in *MoveBlockIn) Validate() error {
 	return in.Check()
 }
 
+// MoveBlock is the move_block operation.
+func MoveBlock() ops.Def[MoveBlockIn, BlockWriteOut] {
+	return ops.Def[MoveBlockIn, BlockWriteOut]{
+		Name:  "move_block",
+		Title: "Move a Logseq block",
+		Description: "Move a Logseq block with its children: into a page, under a parent block, or next to a sibling, in the same page or another one. " +
+			"Lines are re-indented to the target's style; every id:: uuid stays, so ((references)) keep working. Both pages change as one undoable unit. Preview by default.",
+		Annotations: ops.Annotations{Destructive: true},
+		CLI:         ops.CLI{Use: "move-block", Args: []string{"uuid"}, Text: textBlockWrite, Short: "Move a Logseq block with its children (preview; --apply does it)"},
+		Errors:      logseqErrors,
+		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001", "page": "graph/design", "position": "first"}`,
+		Toolset:     ops.ToolsetWrites,
+		Handler:     moveBlock,
+	}
+}
+
 func moveBlock(ctx context.Context, env *ops.Env, in *MoveBlockIn) (*BlockWriteOut, error) {
 	_, dst, err := anchorPage(ctx, env, in.Vault, &in.BlockAnchor)
 	if err != nil {
@@ -104,20 +120,4 @@ func moveBlock(ctx context.Context, env *ops.Env, in *MoveBlockIn) (*BlockWriteO
 		}
 		return &BlockWriteOut{WriteResult: *res, UUID: uuid, Line: line}, nil
 	})
-}
-
-// MoveBlock is the move_block operation.
-func MoveBlock() ops.Def[MoveBlockIn, BlockWriteOut] {
-	return ops.Def[MoveBlockIn, BlockWriteOut]{
-		Name:  "move_block",
-		Title: "Move a Logseq block",
-		Description: "Move a Logseq block with its children: into a page, under a parent block, or next to a sibling, in the same page or another one. " +
-			"Lines are re-indented to the target's style; every id:: uuid stays, so ((references)) keep working. Both pages change as one undoable unit. Preview by default.",
-		Annotations: ops.Annotations{Destructive: true},
-		CLI:         ops.CLI{Use: "move-block", Args: []string{"uuid"}, Text: textBlockWrite, Short: "Move a Logseq block with its children (preview; --apply does it)"},
-		Errors:      logseqErrors,
-		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001", "page": "graph/design", "position": "first"}`,
-		Toolset:     ops.ToolsetWrites,
-		Handler:     moveBlock,
-	}
 }

@@ -42,6 +42,22 @@ func (in *UpdateBlockIn) Validate() error {
 	return in.Check()
 }
 
+// UpdateBlock is the update_block operation.
+func UpdateBlock() ops.Def[UpdateBlockIn, BlockWriteOut] {
+	return ops.Def[UpdateBlockIn, BlockWriteOut]{
+		Name:  "update_block",
+		Title: "Update a Logseq block",
+		Description: "Change a Logseq block's text and/or properties, by uuid. Its children, its other properties and its id:: stay as they are. " +
+			"if_match is the etag of the page file. Preview by default.",
+		Annotations: ops.Annotations{Destructive: true},
+		CLI:         ops.CLI{Use: "update-block", Args: []string{"uuid"}, Text: textBlockWrite, Short: "Change a Logseq block's text or properties (preview; --apply writes it)"},
+		Errors:      logseqErrors,
+		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001", "properties": {"status": "done"}}`,
+		Toolset:     ops.ToolsetWrites,
+		Handler:     updateBlock,
+	}
+}
+
 func updateBlock(ctx context.Context, env *ops.Env, in *UpdateBlockIn) (*BlockWriteOut, error) {
 	vh, rel, err := blockPage(ctx, env, in.Vault, in.UUID)
 	if err != nil {
@@ -164,20 +180,4 @@ func rewriteBlock(own []string, indent string, in *UpdateBlockIn) []string {
 	}
 	out := append([]string{head}, kept...)
 	return append(out, body...)
-}
-
-// UpdateBlock is the update_block operation.
-func UpdateBlock() ops.Def[UpdateBlockIn, BlockWriteOut] {
-	return ops.Def[UpdateBlockIn, BlockWriteOut]{
-		Name:  "update_block",
-		Title: "Update a Logseq block",
-		Description: "Change a Logseq block's text and/or properties, by uuid. Its children, its other properties and its id:: stay as they are. " +
-			"if_match is the etag of the page file. Preview by default.",
-		Annotations: ops.Annotations{Destructive: true},
-		CLI:         ops.CLI{Use: "update-block", Args: []string{"uuid"}, Text: textBlockWrite, Short: "Change a Logseq block's text or properties (preview; --apply writes it)"},
-		Errors:      logseqErrors,
-		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001", "properties": {"status": "done"}}`,
-		Toolset:     ops.ToolsetWrites,
-		Handler:     updateBlock,
-	}
 }

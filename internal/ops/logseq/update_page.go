@@ -37,6 +37,22 @@ func (in *UpdatePageIn) Validate() error {
 	return in.Check()
 }
 
+// UpdatePage is the update_page operation.
+func UpdatePage() ops.Def[UpdatePageIn, ops.WriteResult] {
+	return ops.Def[UpdatePageIn, ops.WriteResult]{
+		Name:  "update_page",
+		Title: "Update a Logseq page",
+		Description: "Append top-level blocks to a Logseq page and/or set or remove its page properties (key:: value lines; an empty value removes one). " +
+			"The rest of the file keeps its bytes. Preview by default.",
+		Annotations: ops.Annotations{Destructive: true},
+		CLI:         ops.CLI{Use: "update-page", Args: []string{"name"}, Text: ops.TextWrite, Short: "Append blocks to a Logseq page or set its properties (preview; --apply writes it)"},
+		Errors:      logseqErrors,
+		Example:     `{"name": "Loci", "append": ["Tried the write operations"], "properties": {"status": "active"}}`,
+		Toolset:     ops.ToolsetWrites,
+		Handler:     updatePage,
+	}
+}
+
 func updatePage(ctx context.Context, env *ops.Env, in *UpdatePageIn) (*ops.WriteResult, error) {
 	vh, rel, err := pageFor(ctx, env, in.Vault, in.Name, in.Path)
 	if err != nil {
@@ -96,20 +112,4 @@ func updatePage(ctx context.Context, env *ops.Env, in *UpdatePageIn) (*ops.Write
 			return nil
 		}})
 	})
-}
-
-// UpdatePage is the update_page operation.
-func UpdatePage() ops.Def[UpdatePageIn, ops.WriteResult] {
-	return ops.Def[UpdatePageIn, ops.WriteResult]{
-		Name:  "update_page",
-		Title: "Update a Logseq page",
-		Description: "Append top-level blocks to a Logseq page and/or set or remove its page properties (key:: value lines; an empty value removes one). " +
-			"The rest of the file keeps its bytes. Preview by default.",
-		Annotations: ops.Annotations{Destructive: true},
-		CLI:         ops.CLI{Use: "update-page", Args: []string{"name"}, Text: ops.TextWrite, Short: "Append blocks to a Logseq page or set its properties (preview; --apply writes it)"},
-		Errors:      logseqErrors,
-		Example:     `{"name": "Loci", "append": ["Tried the write operations"], "properties": {"status": "active"}}`,
-		Toolset:     ops.ToolsetWrites,
-		Handler:     updatePage,
-	}
 }

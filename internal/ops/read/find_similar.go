@@ -36,6 +36,21 @@ type FindSimilarOut struct {
 	Notes []ops.SimilarNote `json:"notes" jsonschema:"the most similar notes, best first, the note itself excluded"`
 }
 
+// FindSimilar is the find_similar operation.
+func FindSimilar() ops.Def[FindSimilarIn, FindSimilarOut] {
+	return ops.Def[FindSimilarIn, FindSimilarOut]{
+		Name:  "find_similar",
+		Title: "Find similar notes",
+		Description: "The notes most similar in meaning to a given note (by path or reference), best first, with the closest section of each. " +
+			"Uses the index's vectors (for each section of the note, its closest section in every other note; a note scores the mean of those cosines); useful to find related notes to link, duplicates, or more on a topic.",
+		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         ops.CLI{Use: "similar", Args: []string{"path"}, Text: textSimilar},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeVaultNotFound, errs.CodeEmbedUnavailable, errs.CodeEmbedMismatch},
+		Example:     `{"path": "Projects/Project Atlas.md", "limit": 5}`,
+		Handler:     findSimilar,
+	}
+}
+
 func findSimilar(ctx context.Context, env *ops.Env, in *FindSimilarIn) (*FindSimilarOut, error) {
 	vh, err := env.Vault(in.Vault)
 	if err != nil {
@@ -66,19 +81,4 @@ func textSimilar(o any) string {
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-// FindSimilar is the find_similar operation.
-func FindSimilar() ops.Def[FindSimilarIn, FindSimilarOut] {
-	return ops.Def[FindSimilarIn, FindSimilarOut]{
-		Name:  "find_similar",
-		Title: "Find similar notes",
-		Description: "The notes most similar in meaning to a given note (by path or reference), best first, with the closest section of each. " +
-			"Uses the index's vectors (for each section of the note, its closest section in every other note; a note scores the mean of those cosines); useful to find related notes to link, duplicates, or more on a topic.",
-		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         ops.CLI{Use: "similar", Args: []string{"path"}, Text: textSimilar},
-		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeVaultNotFound, errs.CodeEmbedUnavailable, errs.CodeEmbedMismatch},
-		Example:     `{"path": "Projects/Project Atlas.md", "limit": 5}`,
-		Handler:     findSimilar,
-	}
 }

@@ -25,8 +25,6 @@ type ValidateIn struct {
 	Vault    string            `json:"vault,omitempty" jsonschema:"vault name (default: the first)"`
 }
 
-var valueTypes = []string{"string", "number", "boolean", "date", "list"}
-
 // Validate checks the selection and the rules.
 func (in *ValidateIn) Validate() error {
 	if len(in.Paths) > 0 && in.PathGlob != "" {
@@ -68,6 +66,97 @@ type ValidateOut struct {
 	Total           int            `json:"total" jsonschema:"number of issues, over all calls"`
 	NextCursor      string         `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get the next issues"`
 }
+
+// FrontmatterValidate is the frontmatter_validate operation.
+func FrontmatterValidate() ops.Def[ValidateIn, ValidateOut] {
+	return ops.Def[ValidateIn, ValidateOut]{
+		Name:  "frontmatter_validate",
+		Title: "Validate frontmatter",
+		Description: "Check notes' frontmatter (all notes, a path glob, or a list of paths): invalid YAML, required keys missing or empty, a timestamp id (YYYYMMDDHHmm[ss]) whose date disagrees with created, an id another note also has, " +
+			"and values of the wrong type (types: key → string, number, boolean, date or list). Returns issues with path, key, rule and message, and counts per rule; paginate with next_cursor.",
+		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         ops.CLI{Use: "validate", Text: textValidate},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeVaultNotFound},
+		Example:     `{"path_glob": "Projects/**", "required": ["status"], "types": {"created": "date", "tags": "list"}}`,
+		Handler: func(ctx context.Context, env *ops.Env, in *ValidateIn) (*ValidateOut, error) {
+			vh, err := env.Vault(in.Vault)
+			if err != nil {
+				return nil, err
+			}
+			off, err := ops.DecodeCursor(in.Cursor)
+			if err != nil {
+				return nil, err
+			}
+			var want map[string]bool
+			if len(in.Paths) > 0 {
+				want = map[string]bool{}
+				for _, p := range in.Paths {
+					_, rel, err := vh.Vault.Abs(p)
+					if err != nil {
+						return nil, err
+					}
+					want[strings.ToLower(rel)] = true
+				}
+			}
+			notes, err := vh.Index.ListNotes(ctx, true)
+			if err != nil {
+				return nil, err
+			}
+			out := &ValidateOut{Counts: map[string]int{"yaml": 0, "required": 0, "id_created": 0, "duplicate_id": 0, "type": 0}}
+			// An id names one note: every note sharing one is reported,
+			// whichever of them the selection holds.
+			byID := map[string][]string{}
+			for _, n := range notes {
+				if id, ok := idString(n.Frontmatter); ok {
+					byID[id] = append(byID[id], n.Path)
+				}
+			}
+			var all []Issue
+			for _, n := range notes {
+				if want != nil {
+					if !want[strings.ToLower(n.Path)] {
+						continue
+					}
+					delete(want, strings.ToLower(n.Path))
+				} else if !ops.GlobMatch(in.PathGlob, n.Path) {
+					continue
+				}
+				out.Checked++
+				issues := checkNote(n, in.Required, in.Types)
+				if id, ok := idString(n.Frontmatter); ok && len(byID[id]) > 1 {
+					var others []string
+					for _, p := range byID[id] {
+						if p != n.Path {
+							others = append(others, p)
+						}
+					}
+					issues = append(issues, Issue{Path: n.Path, Key: "id", Rule: "duplicate_id",
+						Message: fmt.Sprintf("id %s is also the id of %s", id, strings.Join(others, ", "))})
+				}
+				if len(issues) > 0 {
+					out.NotesWithIssues++
+				}
+				for _, is := range issues {
+					out.Counts[is.Rule]++
+				}
+				all = append(all, issues...)
+			}
+			if len(want) > 0 {
+				var missing []string
+				for p := range want {
+					missing = append(missing, p)
+				}
+				sort.Strings(missing)
+				return nil, errs.New(errs.CodeNotFound, "not in the index: %s", strings.Join(missing, ", ")).With("paths", missing)
+			}
+			out.Total = len(all)
+			out.Issues, out.NextCursor = ops.Page(all, off, ops.OrDefault(in.Limit, 100))
+			return out, nil
+		},
+	}
+}
+
+var valueTypes = []string{"string", "number", "boolean", "date", "list"}
 
 var timestampID = regexp.MustCompile(`^\d{12}(\d{2})?$`)
 
@@ -197,95 +286,6 @@ func checkNote(n index.NoteSummary, required []string, types map[string]string) 
 		}
 	}
 	return out
-}
-
-// FrontmatterValidate is the frontmatter_validate operation.
-func FrontmatterValidate() ops.Def[ValidateIn, ValidateOut] {
-	return ops.Def[ValidateIn, ValidateOut]{
-		Name:  "frontmatter_validate",
-		Title: "Validate frontmatter",
-		Description: "Check notes' frontmatter (all notes, a path glob, or a list of paths): invalid YAML, required keys missing or empty, a timestamp id (YYYYMMDDHHmm[ss]) whose date disagrees with created, an id another note also has, " +
-			"and values of the wrong type (types: key → string, number, boolean, date or list). Returns issues with path, key, rule and message, and counts per rule; paginate with next_cursor.",
-		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         ops.CLI{Use: "validate", Text: textValidate},
-		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeVaultNotFound},
-		Example:     `{"path_glob": "Projects/**", "required": ["status"], "types": {"created": "date", "tags": "list"}}`,
-		Handler: func(ctx context.Context, env *ops.Env, in *ValidateIn) (*ValidateOut, error) {
-			vh, err := env.Vault(in.Vault)
-			if err != nil {
-				return nil, err
-			}
-			off, err := ops.DecodeCursor(in.Cursor)
-			if err != nil {
-				return nil, err
-			}
-			var want map[string]bool
-			if len(in.Paths) > 0 {
-				want = map[string]bool{}
-				for _, p := range in.Paths {
-					_, rel, err := vh.Vault.Abs(p)
-					if err != nil {
-						return nil, err
-					}
-					want[strings.ToLower(rel)] = true
-				}
-			}
-			notes, err := vh.Index.ListNotes(ctx, true)
-			if err != nil {
-				return nil, err
-			}
-			out := &ValidateOut{Counts: map[string]int{"yaml": 0, "required": 0, "id_created": 0, "duplicate_id": 0, "type": 0}}
-			// An id names one note: every note sharing one is reported,
-			// whichever of them the selection holds.
-			byID := map[string][]string{}
-			for _, n := range notes {
-				if id, ok := idString(n.Frontmatter); ok {
-					byID[id] = append(byID[id], n.Path)
-				}
-			}
-			var all []Issue
-			for _, n := range notes {
-				if want != nil {
-					if !want[strings.ToLower(n.Path)] {
-						continue
-					}
-					delete(want, strings.ToLower(n.Path))
-				} else if !ops.GlobMatch(in.PathGlob, n.Path) {
-					continue
-				}
-				out.Checked++
-				issues := checkNote(n, in.Required, in.Types)
-				if id, ok := idString(n.Frontmatter); ok && len(byID[id]) > 1 {
-					var others []string
-					for _, p := range byID[id] {
-						if p != n.Path {
-							others = append(others, p)
-						}
-					}
-					issues = append(issues, Issue{Path: n.Path, Key: "id", Rule: "duplicate_id",
-						Message: fmt.Sprintf("id %s is also the id of %s", id, strings.Join(others, ", "))})
-				}
-				if len(issues) > 0 {
-					out.NotesWithIssues++
-				}
-				for _, is := range issues {
-					out.Counts[is.Rule]++
-				}
-				all = append(all, issues...)
-			}
-			if len(want) > 0 {
-				var missing []string
-				for p := range want {
-					missing = append(missing, p)
-				}
-				sort.Strings(missing)
-				return nil, errs.New(errs.CodeNotFound, "not in the index: %s", strings.Join(missing, ", ")).With("paths", missing)
-			}
-			out.Total = len(all)
-			out.Issues, out.NextCursor = ops.Page(all, off, ops.OrDefault(in.Limit, 100))
-			return out, nil
-		},
-	}
 }
 
 func textValidate(o any) string {

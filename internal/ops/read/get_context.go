@@ -61,30 +61,6 @@ type GetContextOut struct {
 	Hint  string        `json:"hint,omitempty" jsonschema:"what to try next when nothing matched"`
 }
 
-// bodyPreview returns the first n characters of a note's body after its frontmatter.
-func bodyPreview(vh *ops.VaultHandle, b []byte, rel string, n int) string {
-	outline, journal := vh.Vault.LogseqFile(rel)
-	doc := markdown.Parse(b, markdown.Options{Path: rel, Logseq: outline, Journal: journal})
-	lines := strings.SplitAfter(string(b), "\n")
-	start := max(doc.BodyLine, 1) - 1
-	if start > len(lines) {
-		return ""
-	}
-	body := strings.TrimSpace(strings.Join(lines[start:], ""))
-	body = strings.ReplaceAll(body, "\r\n", "\n")
-	if utf8.RuneCountInString(body) <= n {
-		return body
-	}
-	i := 0
-	for j := range body {
-		if i == n {
-			return body[:j] + "…"
-		}
-		i++
-	}
-	return body
-}
-
 // GetContext is the get_context operation.
 func GetContext() ops.Def[GetContextIn, GetContextOut] {
 	return ops.Def[GetContextIn, GetContextOut]{
@@ -134,6 +110,30 @@ func GetContext() ops.Def[GetContextIn, GetContextOut] {
 			return out, nil
 		},
 	}
+}
+
+// bodyPreview returns the first n characters of a note's body after its frontmatter.
+func bodyPreview(vh *ops.VaultHandle, b []byte, rel string, n int) string {
+	outline, journal := vh.Vault.LogseqFile(rel)
+	doc := markdown.Parse(b, markdown.Options{Path: rel, Logseq: outline, Journal: journal})
+	lines := strings.SplitAfter(string(b), "\n")
+	start := max(doc.BodyLine, 1) - 1
+	if start > len(lines) {
+		return ""
+	}
+	body := strings.TrimSpace(strings.Join(lines[start:], ""))
+	body = strings.ReplaceAll(body, "\r\n", "\n")
+	if utf8.RuneCountInString(body) <= n {
+		return body
+	}
+	i := 0
+	for j := range body {
+		if i == n {
+			return body[:j] + "…"
+		}
+		i++
+	}
+	return body
 }
 
 func textContext(o any) string {

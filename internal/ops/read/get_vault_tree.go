@@ -45,31 +45,6 @@ type TreeOut struct {
 	Truncated bool        `json:"truncated" jsonschema:"true when entries were cut at limit"`
 }
 
-type treeNode struct {
-	folders map[string]*treeNode
-	notes   []index.NoteSummary
-	count   int
-}
-
-func (t *treeNode) folder(name string) *treeNode {
-	if t.folders == nil {
-		t.folders = map[string]*treeNode{}
-	}
-	c := t.folders[name]
-	if c == nil {
-		c = &treeNode{}
-		t.folders[name] = c
-	}
-	return c
-}
-
-func joinPath(dir, name string) string {
-	if dir == "" {
-		return name
-	}
-	return dir + "/" + name
-}
-
 // GetVaultTree is the get_vault_tree operation.
 func GetVaultTree() ops.Def[TreeIn, TreeOut] {
 	return ops.Def[TreeIn, TreeOut]{
@@ -163,6 +138,31 @@ func GetVaultTree() ops.Def[TreeIn, TreeOut] {
 			return out, nil
 		},
 	}
+}
+
+type treeNode struct {
+	folders map[string]*treeNode
+	notes   []index.NoteSummary
+	count   int
+}
+
+func (t *treeNode) folder(name string) *treeNode {
+	if t.folders == nil {
+		t.folders = map[string]*treeNode{}
+	}
+	c := t.folders[name]
+	if c == nil {
+		c = &treeNode{}
+		t.folders[name] = c
+	}
+	return c
+}
+
+func joinPath(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
 }
 
 func textTree(o any) string {

@@ -65,6 +65,32 @@ func IndexStatus() ops.Def[IndexStatusIn, IndexStatusOut] {
 	}
 }
 
+func orNever(s string) string {
+	if s == "" {
+		return "never"
+	}
+	return s
+}
+
+// vectorsLine renders the embedding part of index_status.
+func vectorsLine(v index.VectorStatus) string {
+	var b strings.Builder
+	switch {
+	case v.Model == "":
+		fmt.Fprintf(&b, "vectors:      none (embedder: %s)\n", v.Configured)
+	default:
+		fmt.Fprintf(&b, "vectors:      %d sections, %s/%s (%d dims), %.1f MB in memory\n", v.Chunks, v.Provider, v.Model, v.Dims, float64(v.MemoryBytes)/1e6)
+	}
+	if v.Mismatch {
+		fmt.Fprintf(&b, "              the configured embedder is %s: run `loci index --reset`\n", v.Configured)
+	}
+	if v.ConfigError != "" {
+		fmt.Fprintf(&b, "              embedding settings: %s\n", v.ConfigError)
+	}
+	fmt.Fprintf(&b, "search mode:  %s by default\n", v.DefaultMode)
+	return b.String()
+}
+
 func textStatus(o any) string {
 	out := o.(*IndexStatusOut)
 	s := &out.Status
@@ -109,31 +135,5 @@ func textStatus(o any) string {
 			fmt.Fprintf(&b, "  %s: %s\n", f.Path, f.Error)
 		}
 	}
-	return b.String()
-}
-
-func orNever(s string) string {
-	if s == "" {
-		return "never"
-	}
-	return s
-}
-
-// vectorsLine renders the embedding part of index_status.
-func vectorsLine(v index.VectorStatus) string {
-	var b strings.Builder
-	switch {
-	case v.Model == "":
-		fmt.Fprintf(&b, "vectors:      none (embedder: %s)\n", v.Configured)
-	default:
-		fmt.Fprintf(&b, "vectors:      %d sections, %s/%s (%d dims), %.1f MB in memory\n", v.Chunks, v.Provider, v.Model, v.Dims, float64(v.MemoryBytes)/1e6)
-	}
-	if v.Mismatch {
-		fmt.Fprintf(&b, "              the configured embedder is %s: run `loci index --reset`\n", v.Configured)
-	}
-	if v.ConfigError != "" {
-		fmt.Fprintf(&b, "              embedding settings: %s\n", v.ConfigError)
-	}
-	fmt.Fprintf(&b, "search mode:  %s by default\n", v.DefaultMode)
 	return b.String()
 }

@@ -51,6 +51,23 @@ type ReadNoteOut struct {
 	Truncated        bool           `json:"truncated" jsonschema:"true when content was cut at max_chars"`
 }
 
+// ReadNote is the read_note operation.
+func ReadNote() ops.Def[ReadNoteIn, ReadNoteOut] {
+	return ops.Def[ReadNoteIn, ReadNoteOut]{
+		Name:  "read_note",
+		Title: "Read a note",
+		Description: "Read a note from disk by vault-relative path, or by note: its frontmatter id, title, alias, file name or [[wikilink]] text. " +
+			"Returns its text, etag (SHA-256, needed for safe edits) and parsed frontmatter. " +
+			"Narrow with a line range or one heading's section; long notes are cut at max_chars with truncated=true. " +
+			"A note reference that fits several notes fails with ambiguous_note listing the candidates.",
+		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         ops.CLI{Use: "read", Args: []string{"path"}, Text: func(o any) string { return o.(*ReadNoteOut).Content }},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeVaultNotFound},
+		Example:     `{"note": "[[Project Atlas#Goals]]"}`,
+		Handler:     readNote,
+	}
+}
+
 const defaultMaxChars = 50000
 
 func readNote(ctx context.Context, env *ops.Env, in *ReadNoteIn) (*ReadNoteOut, error) {
@@ -129,21 +146,4 @@ func readNote(ctx context.Context, env *ops.Env, in *ReadNoteIn) (*ReadNoteOut, 
 		out.EndLine = out.StartLine + strings.Count(out.Content, "\n")
 	}
 	return out, nil
-}
-
-// ReadNote is the read_note operation.
-func ReadNote() ops.Def[ReadNoteIn, ReadNoteOut] {
-	return ops.Def[ReadNoteIn, ReadNoteOut]{
-		Name:  "read_note",
-		Title: "Read a note",
-		Description: "Read a note from disk by vault-relative path, or by note: its frontmatter id, title, alias, file name or [[wikilink]] text. " +
-			"Returns its text, etag (SHA-256, needed for safe edits) and parsed frontmatter. " +
-			"Narrow with a line range or one heading's section; long notes are cut at max_chars with truncated=true. " +
-			"A note reference that fits several notes fails with ambiguous_note listing the candidates.",
-		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         ops.CLI{Use: "read", Args: []string{"path"}, Text: func(o any) string { return o.(*ReadNoteOut).Content }},
-		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeVaultNotFound},
-		Example:     `{"note": "[[Project Atlas#Goals]]"}`,
-		Handler:     readNote,
-	}
 }

@@ -85,35 +85,6 @@ func SearchNotes() ops.Def[SearchNotesIn, SearchNotesOut] {
 	}
 }
 
-func textSearch(o any) string {
-	out := o.(*SearchNotesOut)
-	if len(out.Results) == 0 {
-		return "no results\n"
-	}
-	var b strings.Builder
-	for i, r := range out.Results {
-		loc := r.Path
-		if r.Line > 0 {
-			loc = fmt.Sprintf("%s:%d", r.Path, r.Line)
-		}
-		fmt.Fprintf(&b, "%2d. %s  (%.4g)\n    %s", i+1, r.Title, r.Score, loc)
-		if len(r.HeadingPath) > 0 {
-			fmt.Fprintf(&b, "  › %s", strings.Join(r.HeadingPath, " › "))
-		}
-		b.WriteString("\n")
-		if r.Snippet != "" {
-			fmt.Fprintf(&b, "    %s\n", r.Snippet)
-		}
-		if r.Explain != nil {
-			fmt.Fprintf(&b, "    %s\n", explainLine(r.Explain))
-		}
-	}
-	if out.NextCursor != "" {
-		fmt.Fprintf(&b, "more: --cursor %s\n", out.NextCursor)
-	}
-	return b.String()
-}
-
 // checkMode validates the name; whether vectors exist is checked by the search.
 func checkMode(mode string) error {
 	switch mode {
@@ -144,4 +115,33 @@ func explainLine(e *search.Explain) string {
 		parts = append(parts, fmt.Sprintf("graph +%.4f via %s", e.Graph, strings.Join(e.Via, ", ")))
 	}
 	return fmt.Sprintf("explain: %s; fused %.4f", strings.Join(parts, ", "), e.Fused)
+}
+
+func textSearch(o any) string {
+	out := o.(*SearchNotesOut)
+	if len(out.Results) == 0 {
+		return "no results\n"
+	}
+	var b strings.Builder
+	for i, r := range out.Results {
+		loc := r.Path
+		if r.Line > 0 {
+			loc = fmt.Sprintf("%s:%d", r.Path, r.Line)
+		}
+		fmt.Fprintf(&b, "%2d. %s  (%.4g)\n    %s", i+1, r.Title, r.Score, loc)
+		if len(r.HeadingPath) > 0 {
+			fmt.Fprintf(&b, "  › %s", strings.Join(r.HeadingPath, " › "))
+		}
+		b.WriteString("\n")
+		if r.Snippet != "" {
+			fmt.Fprintf(&b, "    %s\n", r.Snippet)
+		}
+		if r.Explain != nil {
+			fmt.Fprintf(&b, "    %s\n", explainLine(r.Explain))
+		}
+	}
+	if out.NextCursor != "" {
+		fmt.Fprintf(&b, "more: --cursor %s\n", out.NextCursor)
+	}
+	return b.String()
 }

@@ -59,18 +59,6 @@ type SuggestTypedLinksOut struct {
 	NextCursor  string           `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get the next suggestions"`
 }
 
-// suggestKey infers the typed-link key for a target from how the vault
-// already types links to it, or to notes in its folder.
-func suggestKey(u *index.TypedLinkUse, target string) (key, reason string, evidence int) {
-	if k, n := index.TopKey(u.ByTarget[target]); n > 0 {
-		return k, "target", n
-	}
-	if k, n := index.TopKey(u.ByFolder[index.Folder(target)]); n > 0 {
-		return k, "folder", n
-	}
-	return "related", "default", 0
-}
-
 // SuggestTypedLinks is the suggest_typed_links operation.
 func SuggestTypedLinks() ops.Def[SuggestTypedLinksIn, SuggestTypedLinksOut] {
 	return ops.Def[SuggestTypedLinksIn, SuggestTypedLinksOut]{
@@ -145,6 +133,18 @@ func SuggestTypedLinks() ops.Def[SuggestTypedLinksIn, SuggestTypedLinksOut] {
 			return out, nil
 		},
 	}
+}
+
+// suggestKey infers the typed-link key for a target from how the vault
+// already types links to it, or to notes in its folder.
+func suggestKey(u *index.TypedLinkUse, target string) (key, reason string, evidence int) {
+	if k, n := index.TopKey(u.ByTarget[target]); n > 0 {
+		return k, "target", n
+	}
+	if k, n := index.TopKey(u.ByFolder[index.Folder(target)]); n > 0 {
+		return k, "folder", n
+	}
+	return "related", "default", 0
 }
 
 func textSuggest(o any) string {

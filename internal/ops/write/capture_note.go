@@ -57,6 +57,23 @@ func (in *CaptureNoteIn) Validate() error {
 	return in.Check()
 }
 
+// CaptureNote is the capture_note operation.
+func CaptureNote() ops.Def[CaptureNoteIn, ops.WriteResult] {
+	return ops.Def[CaptureNoteIn, ops.WriteResult]{
+		Name:  "capture_note",
+		Title: "Capture a note",
+		Description: "Create a new note from a title and/or text, in the inbox folder (default Inbox/) or a given folder. The title becomes a safe file name and the note's heading; " +
+			"frontmatter is generated (id, created, updated, aliases, tags, source, plus any keys given). Never overwrites: a taken name gets a number (Title 2.md). " +
+			"Preview by default; apply=true writes it and returns the path and etag.",
+		Annotations: ops.Annotations{},
+		CLI:         ops.CLI{Use: "capture", Args: []string{"title"}, Text: ops.TextWrite, Short: "Capture a new note in the inbox (preview; --apply writes it)"},
+		Errors:      ops.WithErrors(),
+		Example:     `{"title": "Idea: spaced repetition for code", "content": "Review snippets at growing intervals.", "tags": ["idea"], "apply": true}`,
+		Toolset:     ops.ToolsetWrites,
+		Handler:     captureNote,
+	}
+}
+
 var errNameTaken = errors.New("name taken")
 
 func captureNote(ctx context.Context, env *ops.Env, in *CaptureNoteIn) (*ops.WriteResult, error) {
@@ -227,21 +244,4 @@ func safeFileName(title string) string {
 		s += "_"
 	}
 	return s
-}
-
-// CaptureNote is the capture_note operation.
-func CaptureNote() ops.Def[CaptureNoteIn, ops.WriteResult] {
-	return ops.Def[CaptureNoteIn, ops.WriteResult]{
-		Name:  "capture_note",
-		Title: "Capture a note",
-		Description: "Create a new note from a title and/or text, in the inbox folder (default Inbox/) or a given folder. The title becomes a safe file name and the note's heading; " +
-			"frontmatter is generated (id, created, updated, aliases, tags, source, plus any keys given). Never overwrites: a taken name gets a number (Title 2.md). " +
-			"Preview by default; apply=true writes it and returns the path and etag.",
-		Annotations: ops.Annotations{},
-		CLI:         ops.CLI{Use: "capture", Args: []string{"title"}, Text: ops.TextWrite, Short: "Capture a new note in the inbox (preview; --apply writes it)"},
-		Errors:      ops.WithErrors(),
-		Example:     `{"title": "Idea: spaced repetition for code", "content": "Review snippets at growing intervals.", "tags": ["idea"], "apply": true}`,
-		Toolset:     ops.ToolsetWrites,
-		Handler:     captureNote,
-	}
 }

@@ -27,6 +27,22 @@ func (in *DeleteNoteIn) Validate() error {
 	return in.Check()
 }
 
+// DeleteNote is the delete_note operation.
+func DeleteNote() ops.Def[DeleteNoteIn, ops.WriteResult] {
+	return ops.Def[DeleteNoteIn, ops.WriteResult]{
+		Name:  "delete_note",
+		Title: "Delete a note",
+		Description: "Move a note to the vault's .trash/ folder (Obsidian's convention; nothing is unlinked), keeping its folders (.trash/Projects/A.md). " +
+			"The result warns about notes that still link to it. Undo restores it. Preview by default; apply=true moves it.",
+		Annotations: ops.Annotations{Destructive: true},
+		CLI:         ops.CLI{Use: "rm", Args: []string{"path"}, Text: ops.TextWrite, Short: "Move a note to .trash/ (preview; --apply does it)"},
+		Errors:      ops.WithErrors(errs.CodeNotFound, errs.CodeAmbiguous),
+		Example:     `{"path": "Inbox/Unsorted.md", "apply": true}`,
+		Toolset:     ops.ToolsetWrites,
+		Handler:     deleteNote,
+	}
+}
+
 func deleteNote(ctx context.Context, env *ops.Env, in *DeleteNoteIn) (*ops.WriteResult, error) {
 	return noteWrite(ctx, env, "delete_note", in, in.Vault, in.Path, in.Note, &in.Guard, &in.WriteOpts, func(s *ops.Stage, rel, want string) error {
 		f, err := s.Read(rel)
@@ -49,20 +65,4 @@ func deleteNote(ctx context.Context, env *ops.Env, in *DeleteNoteIn) (*ops.Write
 		s.Warnings = append(s.Warnings, ops.InboundWarning(ctx, s.Vault, rel)...)
 		return nil
 	})
-}
-
-// DeleteNote is the delete_note operation.
-func DeleteNote() ops.Def[DeleteNoteIn, ops.WriteResult] {
-	return ops.Def[DeleteNoteIn, ops.WriteResult]{
-		Name:  "delete_note",
-		Title: "Delete a note",
-		Description: "Move a note to the vault's .trash/ folder (Obsidian's convention; nothing is unlinked), keeping its folders (.trash/Projects/A.md). " +
-			"The result warns about notes that still link to it. Undo restores it. Preview by default; apply=true moves it.",
-		Annotations: ops.Annotations{Destructive: true},
-		CLI:         ops.CLI{Use: "rm", Args: []string{"path"}, Text: ops.TextWrite, Short: "Move a note to .trash/ (preview; --apply does it)"},
-		Errors:      ops.WithErrors(errs.CodeNotFound, errs.CodeAmbiguous),
-		Example:     `{"path": "Inbox/Unsorted.md", "apply": true}`,
-		Toolset:     ops.ToolsetWrites,
-		Handler:     deleteNote,
-	}
 }

@@ -36,6 +36,24 @@ func (in *EditNoteIn) Validate() error {
 	return in.Check()
 }
 
+// EditNote is the edit_note operation.
+func EditNote() ops.Def[EditNoteIn, ops.WriteResult] {
+	return ops.Def[EditNoteIn, ops.WriteResult]{
+		Name:  "edit_note",
+		Title: "Edit a note",
+		Description: "Change a note with patches applied in order as one atomic edit: replace_lines, insert_lines, delete_lines (1-based lines as read_note numbers them), " +
+			"replace_text (exact text, expected_count occurrences), insert_after_heading, append_to_section, replace_section (by heading text or path), " +
+			"set_frontmatter / delete_frontmatter (only that key's lines change; key order, comments and every other byte stay), add_tags / remove_tags. " +
+			"Pass the etag you read as if_match. Preview (a unified diff) by default; apply=true writes it. The file keeps its line endings, BOM and final newline.",
+		Annotations: ops.Annotations{Destructive: true},
+		CLI:         ops.CLI{Use: "edit", Args: []string{"path"}, Text: ops.TextWrite, Short: "Edit a note with patches (preview; --apply writes it)"},
+		Errors:      ops.WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
+		Example:     `{"path": "Projects/Project Atlas.md", "if_match": "99ff78b3660ad4a5dadd9f27433296e64164e8859895cc744bf68ac10704c96a", "patches": [{"op": "append_to_section", "heading": "Goals", "content": "- Ship safe writes."}, {"op": "set_frontmatter", "key": "status", "value": "done"}]}`,
+		Toolset:     ops.ToolsetWrites,
+		Handler:     editNote,
+	}
+}
+
 func editNote(ctx context.Context, env *ops.Env, in *EditNoteIn) (*ops.WriteResult, error) {
 	return noteWrite(ctx, env, "edit_note", in, in.Vault, in.Path, in.Note, &in.Guard, &in.WriteOpts, func(s *ops.Stage, rel, want string) error {
 		f, err := s.ReadGuarded(rel, want)
@@ -57,22 +75,4 @@ func editNote(ctx context.Context, env *ops.Env, in *EditNoteIn) (*ops.WriteResu
 		s.Put(f, d.Text())
 		return nil
 	})
-}
-
-// EditNote is the edit_note operation.
-func EditNote() ops.Def[EditNoteIn, ops.WriteResult] {
-	return ops.Def[EditNoteIn, ops.WriteResult]{
-		Name:  "edit_note",
-		Title: "Edit a note",
-		Description: "Change a note with patches applied in order as one atomic edit: replace_lines, insert_lines, delete_lines (1-based lines as read_note numbers them), " +
-			"replace_text (exact text, expected_count occurrences), insert_after_heading, append_to_section, replace_section (by heading text or path), " +
-			"set_frontmatter / delete_frontmatter (only that key's lines change; key order, comments and every other byte stay), add_tags / remove_tags. " +
-			"Pass the etag you read as if_match. Preview (a unified diff) by default; apply=true writes it. The file keeps its line endings, BOM and final newline.",
-		Annotations: ops.Annotations{Destructive: true},
-		CLI:         ops.CLI{Use: "edit", Args: []string{"path"}, Text: ops.TextWrite, Short: "Edit a note with patches (preview; --apply writes it)"},
-		Errors:      ops.WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
-		Example:     `{"path": "Projects/Project Atlas.md", "if_match": "99ff78b3660ad4a5dadd9f27433296e64164e8859895cc744bf68ac10704c96a", "patches": [{"op": "append_to_section", "heading": "Goals", "content": "- Ship safe writes."}, {"op": "set_frontmatter", "key": "status", "value": "done"}]}`,
-		Toolset:     ops.ToolsetWrites,
-		Handler:     editNote,
-	}
 }

@@ -48,6 +48,23 @@ type ImproveFrontmatterOut struct {
 	Fixes []string `json:"fixes" jsonschema:"what was (or, in a preview, would be) changed, one line per fix"`
 }
 
+// ImproveFrontmatter is the improve_frontmatter operation.
+func ImproveFrontmatter() ops.Def[ImproveFrontmatterIn, ImproveFrontmatterOut] {
+	return ops.Def[ImproveFrontmatterIn, ImproveFrontmatterOut]{
+		Name:  "improve_frontmatter",
+		Title: "Improve frontmatter",
+		Description: "Tidy a note's frontmatter: add missing required keys (id, created, updated, title, tags, aliases get sensible values; others take defaults), " +
+			"normalize formats (ISO-8601 dates, timestamp ids, tags and aliases as lists), and with fix_identity make id and created agree. " +
+			"Only the changed keys' lines are rewritten. Returns the list of fixes and the diff; preview by default.",
+		Annotations: ops.Annotations{Destructive: true},
+		CLI:         ops.CLI{Use: "fix-frontmatter", Args: []string{"path"}, Text: textImproveFrontmatter, Short: "Add missing keys and normalize a note's frontmatter (preview; --apply writes it)"},
+		Errors:      ops.WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
+		Example:     `{"path": "Ideas/Zettelkasten.md", "required": ["id", "created", "tags"], "fix_identity": true}`,
+		Toolset:     ops.ToolsetWrites,
+		Handler:     improveFrontmatter,
+	}
+}
+
 func improveFrontmatter(ctx context.Context, env *ops.Env, in *ImproveFrontmatterIn) (*ImproveFrontmatterOut, error) {
 	vh, w, err := ops.WriteVault(env, in.Vault)
 	if err != nil {
@@ -364,21 +381,4 @@ func textImproveFrontmatter(o any) string {
 		}
 	}
 	return ops.TextWriteWith(o, b.String())
-}
-
-// ImproveFrontmatter is the improve_frontmatter operation.
-func ImproveFrontmatter() ops.Def[ImproveFrontmatterIn, ImproveFrontmatterOut] {
-	return ops.Def[ImproveFrontmatterIn, ImproveFrontmatterOut]{
-		Name:  "improve_frontmatter",
-		Title: "Improve frontmatter",
-		Description: "Tidy a note's frontmatter: add missing required keys (id, created, updated, title, tags, aliases get sensible values; others take defaults), " +
-			"normalize formats (ISO-8601 dates, timestamp ids, tags and aliases as lists), and with fix_identity make id and created agree. " +
-			"Only the changed keys' lines are rewritten. Returns the list of fixes and the diff; preview by default.",
-		Annotations: ops.Annotations{Destructive: true},
-		CLI:         ops.CLI{Use: "fix-frontmatter", Args: []string{"path"}, Text: textImproveFrontmatter, Short: "Add missing keys and normalize a note's frontmatter (preview; --apply writes it)"},
-		Errors:      ops.WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
-		Example:     `{"path": "Ideas/Zettelkasten.md", "required": ["id", "created", "tags"], "fix_identity": true}`,
-		Toolset:     ops.ToolsetWrites,
-		Handler:     improveFrontmatter,
-	}
 }

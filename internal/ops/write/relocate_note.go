@@ -41,6 +41,24 @@ func (in *RelocateNoteIn) Validate() error {
 	return in.Check()
 }
 
+// RelocateNote is the relocate_note operation.
+func RelocateNote() ops.Def[RelocateNoteIn, ops.WriteResult] {
+	return ops.Def[RelocateNoteIn, ops.WriteResult]{
+		Name:  "relocate_note",
+		Title: "Move or rename a note",
+		Description: "Move and/or rename a note. Creates missing folders, never overwrites an existing note, updates the updated frontmatter key when there is one, " +
+			"and rewrites every wikilink, embed and Markdown link in other notes that points at it (keeping headings, block ids and display text), " +
+			"plus the moved note's own relative links. The preview lists every affected note with its diff; applied, each file is written atomically and " +
+			"the whole move undoes as one unit.",
+		Annotations: ops.Annotations{Destructive: true},
+		CLI:         ops.CLI{Use: "mv", Args: []string{"path", "to"}, Text: ops.TextWrite, Short: "Move or rename a note and fix the links to it (preview; --apply does it)"},
+		Errors:      ops.WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
+		Example:     `{"path": "Inbox/Unsorted.md", "to": "Areas/Sorted.md"}`,
+		Toolset:     ops.ToolsetWrites,
+		Handler:     relocateNote,
+	}
+}
+
 func relocateNote(ctx context.Context, env *ops.Env, in *RelocateNoteIn) (*ops.WriteResult, error) {
 	vh, w, err := ops.WriteVault(env, in.Vault)
 	if err != nil {
@@ -450,22 +468,4 @@ func scanLinkSpans(line string) []linkSpan {
 		}
 	}
 	return out
-}
-
-// RelocateNote is the relocate_note operation.
-func RelocateNote() ops.Def[RelocateNoteIn, ops.WriteResult] {
-	return ops.Def[RelocateNoteIn, ops.WriteResult]{
-		Name:  "relocate_note",
-		Title: "Move or rename a note",
-		Description: "Move and/or rename a note. Creates missing folders, never overwrites an existing note, updates the updated frontmatter key when there is one, " +
-			"and rewrites every wikilink, embed and Markdown link in other notes that points at it (keeping headings, block ids and display text), " +
-			"plus the moved note's own relative links. The preview lists every affected note with its diff; applied, each file is written atomically and " +
-			"the whole move undoes as one unit.",
-		Annotations: ops.Annotations{Destructive: true},
-		CLI:         ops.CLI{Use: "mv", Args: []string{"path", "to"}, Text: ops.TextWrite, Short: "Move or rename a note and fix the links to it (preview; --apply does it)"},
-		Errors:      ops.WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
-		Example:     `{"path": "Inbox/Unsorted.md", "to": "Areas/Sorted.md"}`,
-		Toolset:     ops.ToolsetWrites,
-		Handler:     relocateNote,
-	}
 }

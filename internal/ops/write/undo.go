@@ -35,6 +35,23 @@ type UndoOut struct {
 	Undone []string `json:"undone" jsonschema:"the journal entries reverted (or, in a preview, to revert), newest first"`
 }
 
+// Undo is the undo operation.
+func Undo() ops.Def[UndoIn, UndoOut] {
+	return ops.Def[UndoIn, UndoOut]{
+		Name:  "undo",
+		Title: "Undo writes",
+		Description: "Revert an applied change by its undo_id, or the latest count changes of a session, from the undo journal: every file gets back the bytes it had, " +
+			"a moved note goes back with the links that were rewritten, a deleted one comes back from the trash. It is etag-guarded: if a file changed since " +
+			"(a later edit, by anyone), nothing is reverted and the call fails with etag_mismatch. The undo is itself a change (undo it to redo). Preview by default.",
+		Annotations: ops.Annotations{Destructive: true},
+		CLI:         ops.CLI{Use: "undo", Args: []string{"id"}, Text: ops.TextWrite, Short: "Revert a write, or the latest ones (preview; --apply does it)"},
+		Errors:      ops.WithErrors(errs.CodeUndoNotFound, errs.CodeNotFound),
+		Example:     `{"count": 1}`,
+		Toolset:     ops.ToolsetWrites,
+		Handler:     undoWrites,
+	}
+}
+
 // undoneBy maps each entry reverted by a (not itself reverted) undo to that undo.
 func undoneBy(entries []*vault.JournalEntry) map[string]string {
 	by := map[string]*vault.JournalEntry{}
@@ -230,21 +247,4 @@ func planUndo(s *ops.Stage, w *vault.Writer, targets []*vault.JournalEntry, path
 		}
 	}
 	return nil
-}
-
-// Undo is the undo operation.
-func Undo() ops.Def[UndoIn, UndoOut] {
-	return ops.Def[UndoIn, UndoOut]{
-		Name:  "undo",
-		Title: "Undo writes",
-		Description: "Revert an applied change by its undo_id, or the latest count changes of a session, from the undo journal: every file gets back the bytes it had, " +
-			"a moved note goes back with the links that were rewritten, a deleted one comes back from the trash. It is etag-guarded: if a file changed since " +
-			"(a later edit, by anyone), nothing is reverted and the call fails with etag_mismatch. The undo is itself a change (undo it to redo). Preview by default.",
-		Annotations: ops.Annotations{Destructive: true},
-		CLI:         ops.CLI{Use: "undo", Args: []string{"id"}, Text: ops.TextWrite, Short: "Revert a write, or the latest ones (preview; --apply does it)"},
-		Errors:      ops.WithErrors(errs.CodeUndoNotFound, errs.CodeNotFound),
-		Example:     `{"count": 1}`,
-		Toolset:     ops.ToolsetWrites,
-		Handler:     undoWrites,
-	}
 }

@@ -51,6 +51,22 @@ type WriteHistoryOut struct {
 	NextCursor string         `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get older entries"`
 }
 
+// WriteHistory is the write_history operation.
+func WriteHistory() ops.Def[WriteHistoryIn, WriteHistoryOut] {
+	return ops.Def[WriteHistoryIn, WriteHistoryOut]{
+		Name:  "write_history",
+		Title: "History of writes",
+		Description: "The changes loci applied to the vault, newest first, from the undo journal: undo id, time, operation, surface and session, and each file with its etag before and after. " +
+			"Filter by path or session; shows which changes were undone. Use an id with undo.",
+		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         ops.CLI{Use: "history", Text: textHistory},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeVaultNotFound},
+		Example:     `{"limit": 10}`,
+		Toolset:     ops.ToolsetWrites,
+		Handler:     writeHistory,
+	}
+}
+
 func writeHistory(ctx context.Context, env *ops.Env, in *WriteHistoryIn) (*WriteHistoryOut, error) {
 	vh, err := env.Vault(in.Vault)
 	if err != nil {
@@ -129,20 +145,4 @@ func textHistory(o any) string {
 		fmt.Fprintf(&b, "more: --cursor %s\n", out.NextCursor)
 	}
 	return b.String()
-}
-
-// WriteHistory is the write_history operation.
-func WriteHistory() ops.Def[WriteHistoryIn, WriteHistoryOut] {
-	return ops.Def[WriteHistoryIn, WriteHistoryOut]{
-		Name:  "write_history",
-		Title: "History of writes",
-		Description: "The changes loci applied to the vault, newest first, from the undo journal: undo id, time, operation, surface and session, and each file with its etag before and after. " +
-			"Filter by path or session; shows which changes were undone. Use an id with undo.",
-		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         ops.CLI{Use: "history", Text: textHistory},
-		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeVaultNotFound},
-		Example:     `{"limit": 10}`,
-		Toolset:     ops.ToolsetWrites,
-		Handler:     writeHistory,
-	}
 }

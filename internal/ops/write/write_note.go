@@ -32,6 +32,22 @@ func (in *WriteNoteIn) Validate() error {
 	return in.Check()
 }
 
+// WriteNote is the write_note operation.
+func WriteNote() ops.Def[WriteNoteIn, ops.WriteResult] {
+	return ops.Def[WriteNoteIn, ops.WriteResult]{
+		Name:  "write_note",
+		Title: "Write a note",
+		Description: "Write a note's full text: create it, or replace it (replacing needs if_match with the etag you read, or overwrite=true). " +
+			"A replaced note keeps its line endings, BOM and final newline. Prefer edit_note for changes to part of a note. Preview by default; apply=true writes it.",
+		Annotations: ops.Annotations{Destructive: true},
+		CLI:         ops.CLI{Use: "write", Args: []string{"path"}, Text: ops.TextWrite, Short: "Create or replace a note's text (preview; --apply writes it)"},
+		Errors:      ops.WithErrors(errs.CodeInvalidUTF8),
+		Example:     `{"path": "Notes/Reading list.md", "content": "# Reading list\n\n- How to Take Smart Notes\n"}`,
+		Toolset:     ops.ToolsetWrites,
+		Handler:     writeNote,
+	}
+}
+
 func writeNote(ctx context.Context, env *ops.Env, in *WriteNoteIn) (*ops.WriteResult, error) {
 	vh, w, err := ops.WriteVault(env, in.Vault)
 	if err != nil {
@@ -73,20 +89,4 @@ func writeNote(ctx context.Context, env *ops.Env, in *WriteNoteIn) (*ops.WriteRe
 			return nil
 		}})
 	})
-}
-
-// WriteNote is the write_note operation.
-func WriteNote() ops.Def[WriteNoteIn, ops.WriteResult] {
-	return ops.Def[WriteNoteIn, ops.WriteResult]{
-		Name:  "write_note",
-		Title: "Write a note",
-		Description: "Write a note's full text: create it, or replace it (replacing needs if_match with the etag you read, or overwrite=true). " +
-			"A replaced note keeps its line endings, BOM and final newline. Prefer edit_note for changes to part of a note. Preview by default; apply=true writes it.",
-		Annotations: ops.Annotations{Destructive: true},
-		CLI:         ops.CLI{Use: "write", Args: []string{"path"}, Text: ops.TextWrite, Short: "Create or replace a note's text (preview; --apply writes it)"},
-		Errors:      ops.WithErrors(errs.CodeInvalidUTF8),
-		Example:     `{"path": "Notes/Reading list.md", "content": "# Reading list\n\n- How to Take Smart Notes\n"}`,
-		Toolset:     ops.ToolsetWrites,
-		Handler:     writeNote,
-	}
 }
