@@ -23,6 +23,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/testutil"
 	"github.com/loci-dev/loci/internal/vault"
 	"github.com/loci-dev/loci/internal/watch"
@@ -74,7 +75,7 @@ func main() {
 		check(watch.Run(wctx, env, vh, watch.Options{Debounce: *debounce, NoInitialSync: true, Reconcile: -1, Ready: ready}))
 	}()
 	<-ready
-	reg := ops.All()
+	reg := catalog.All()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		check(err)

@@ -32,6 +32,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/textseg"
 	"github.com/loci-dev/loci/internal/vault"
 )
@@ -69,7 +70,7 @@ func main() {
 	vh, err := ops.OpenVault(ctx, *vaultDir, idx, nil, true)
 	check(err)
 	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
-	reg := ops.All()
+	reg := catalog.All()
 	var inproc []time.Duration
 	for round := 0; round < 2; round++ {
 		inproc = inproc[:0]

@@ -17,6 +17,8 @@ import (
 	"github.com/loci-dev/loci/internal/api"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/aiops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/testutil"
 )
 
@@ -45,7 +47,7 @@ func aiAPI(t *testing.T, configured bool) (*httptest.Server, *aitest.Server) {
 	if configured {
 		env.AI = ai.New(ai.Settings{Provider: "openai-compatible", BaseURL: fake.BaseURL(), Model: "fake"}, filepath.Join(t.TempDir(), ".loci"))
 	}
-	ts := httptest.NewServer(api.New(ops.All(), env, api.Options{}))
+	ts := httptest.NewServer(api.New(catalog.All(), env, api.Options{}))
 	t.Cleanup(ts.Close)
 	return ts, fake
 }
@@ -98,7 +100,7 @@ func TestAIAskSSE(t *testing.T) {
 		t.Fatalf("content type %q", ct)
 	}
 	events := map[string]int{}
-	var final ops.AIAskOut
+	var final aiops.AIAskOut
 	sc := bufio.NewScanner(res.Body)
 	var ev string
 	for sc.Scan() {

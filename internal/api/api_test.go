@@ -22,6 +22,7 @@ import (
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/testutil"
 )
 
@@ -56,7 +57,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{vault: dir, outside: outside, reg: ops.All()}
+	f := &fixture{vault: dir, outside: outside, reg: catalog.All()}
 	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}, Writes: ops.WriteSettings{Enabled: true}, Audit: func(r ops.AuditRecord) {
 		f.mu.Lock()
 		f.audit = append(f.audit, r)

@@ -24,6 +24,7 @@ import (
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/mcpserver"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/testutil"
 )
 
@@ -167,7 +168,7 @@ func newFixture(t *testing.T) *fixture {
 	if _, err := env.Sync(ctx, vh, index.SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	webSrv := mcpserver.New(ops.All(), env, mcpserver.Options{})
+	webSrv := mcpserver.New(catalog.All(), env, mcpserver.Options{})
 	f.webTS = httptest.NewServer(webSrv.HTTPHandler())
 	t.Cleanup(func() {
 		f.webTS.CloseClientConnections()
@@ -640,7 +641,7 @@ func TestInProcessVault(t *testing.T) {
 	if _, err := env.Sync(ctx, vh, index.SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	srv := mcpserver.New(ops.All(), env, mcpserver.Options{})
+	srv := mcpserver.New(catalog.All(), env, mcpserver.Options{})
 	defer srv.Close()
 	mgr := chat.NewManager("test")
 	defer mgr.Close()

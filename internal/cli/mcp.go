@@ -16,13 +16,14 @@ import (
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/mcpserver"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
 )
 
 func init() { commandFactories = append(commandFactories, newMCPCmd) }
 
 // registry is the process's one operation registry: building it derives and
 // resolves every schema (a few ms), which a command should pay only once.
-var registry = sync.OnceValue(ops.All)
+var registry = sync.OnceValue(catalog.All)
 
 func newMCPCmd(g *globals) *cobra.Command {
 	var logLevel string

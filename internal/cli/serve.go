@@ -15,6 +15,7 @@ import (
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/mcpserver"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/server"
 	"github.com/loci-dev/loci/internal/web"
 )
@@ -120,7 +121,7 @@ func (g *globals) startServe(ctx context.Context, dirs []string, o serveOptions)
 	env.Audit = func(r ops.AuditRecord) {
 		logger.Debug("call", "surface", r.Surface, "session", r.Session, "op", r.Operation, "code", r.Code, "ms", r.DurationMs)
 	}
-	reg := ops.All()
+	reg := catalog.All()
 	s.mcp = mcpserver.New(reg, env, mcpserver.Options{
 		Name: "loci", Version: Version, MaxSessions: o.maxSessions, IdleTimeout: o.sessionIdle, Logger: logger,
 	})

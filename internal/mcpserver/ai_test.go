@@ -16,6 +16,8 @@ import (
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/mcpserver"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/aiops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/testutil"
 )
 
@@ -44,7 +46,7 @@ func TestAIToolsOverMCP(t *testing.T) {
 			"citations": []any{map[string]any{"path": "A.md", "etag": e, "line": 3}}})}
 	}
 	env.AI = ai.New(ai.Settings{Provider: "openai-compatible", BaseURL: fake.BaseURL(), Model: "fake"}, filepath.Join(t.TempDir(), ".loci"))
-	srv := mcpserver.New(ops.All(), env, mcpserver.Options{})
+	srv := mcpserver.New(catalog.All(), env, mcpserver.Options{})
 	t.Cleanup(func() { srv.Close() })
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := srv.Connect(ctx, st); err != nil {
@@ -81,7 +83,7 @@ func TestAIToolsOverMCP(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("%v %+v", err, res)
 	}
-	var out ops.AIAskOut
+	var out aiops.AIAskOut
 	b, _ := json.Marshal(res.StructuredContent)
 	json.Unmarshal(b, &out)
 	if out.Answer != "42." || len(out.Citations) != 1 {

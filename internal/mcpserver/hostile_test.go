@@ -15,6 +15,7 @@ import (
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/mcpserver"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/testutil"
 )
 
@@ -33,7 +34,7 @@ func smallServer(t *testing.T, files map[string]string) (*ops.Env, string) {
 	if _, err := env.Sync(ctx, vh, index.SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	srv := mcpserver.New(ops.All(), env, mcpserver.Options{})
+	srv := mcpserver.New(catalog.All(), env, mcpserver.Options{})
 	ts := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(func() {
 		srv.Close()

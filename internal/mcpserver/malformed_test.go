@@ -21,6 +21,7 @@ import (
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/mcpserver"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
 )
 
 // A malformed-input case from testdata/malformed.txt (the file documents the
@@ -492,7 +493,7 @@ func TestMalformedHTTP(t *testing.T) {
 	if _, err := env.Sync(ctx, vh, index.SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	srv := mcpserver.New(ops.All(), env, mcpserver.Options{MaxSessions: 200})
+	srv := mcpserver.New(catalog.All(), env, mcpserver.Options{MaxSessions: 200})
 	ts := httptest.NewServer(srv.HTTPHandler())
 	defer func() {
 		srv.Close()

@@ -25,6 +25,7 @@ import (
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/mcpserver"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/testutil"
 )
 
@@ -170,7 +171,7 @@ func listTools(t *testing.T, cs *mcp.ClientSession) map[string]*mcp.Tool {
 	}
 	// These servers run with writes off: write operations are not advertised.
 	var advertised []*ops.Op
-	for _, op := range ops.All().List() {
+	for _, op := range catalog.All().List() {
 		if (&ops.Env{}).Advertised(op) {
 			advertised = append(advertised, op)
 		}
@@ -307,7 +308,7 @@ func exerciseTools(t *testing.T, cs *mcp.ClientSession) {
 		case "search_notes", "read_note", "get_links", "list_tags", "index_status":
 			continue
 		}
-		op, _ := ops.All().Get(name)
+		op, _ := catalog.All().Get(name)
 		if !op.Annotations.ReadOnly {
 			continue // writes are exercised by their own tests
 		}
@@ -505,7 +506,7 @@ func newHTTPFixture(t *testing.T, opt mcpserver.Options) *httpFixture {
 		f.env.Vaults = append(f.env.Vaults, vh)
 	}
 	f.demoVH, f.bigVH = f.env.Vaults[0], f.env.Vaults[1]
-	f.srv = mcpserver.New(ops.All(), f.env, opt)
+	f.srv = mcpserver.New(catalog.All(), f.env, opt)
 	f.ts = httptest.NewServer(f.srv.HTTPHandler())
 	t.Cleanup(func() {
 		f.srv.Close()

@@ -20,6 +20,7 @@ import (
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/mcpserver"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/server"
 	"github.com/loci-dev/loci/internal/testutil"
 	"github.com/loci-dev/loci/internal/vault"
@@ -53,7 +54,7 @@ func writeServer(t *testing.T, files map[string]string, sessions int) (url, toke
 	if _, err := env.Sync(ctx, vh, index.SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	reg := ops.All()
+	reg := catalog.All()
 	srv := mcpserver.New(reg, env, mcpserver.Options{MaxSessions: sessions})
 	token = "test-token-0123456789abcdef"
 	hs, err := server.New(server.Options{Addr: "127.0.0.1:0", Token: token, MCP: srv.HTTPHandler(), API: api.New(reg, env, api.Options{})})
@@ -223,7 +224,7 @@ func TestWriteToolsOverMCP(t *testing.T) {
 		}
 		tools[tool.Name] = tool
 	}
-	for _, op := range ops.All().List() {
+	for _, op := range catalog.All().List() {
 		if op.Toolset == ops.ToolsetAI {
 			continue // advertised only with AI configured (internal/ops ai tests)
 		}

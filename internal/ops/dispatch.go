@@ -35,30 +35,18 @@ func CallerFrom(ctx context.Context) Caller {
 // settings of the vault they write (Env.WritesFor).
 func (op *Op) IsWrite() bool { return !op.Annotations.ReadOnly }
 
-// ToolsetWrites is the toolset of the write operations and their history.
-const ToolsetWrites = "writes"
-
-// Advertised reports whether surfaces that list operations to agents (MCP)
-// should offer op under env: the writes toolset only when some served vault
-// allows writes (each call is still checked against its own vault).
-func (e *Env) Advertised(op *Op) bool {
-	if op.Toolset == ToolsetAI {
-		return e.aiAdvertised(op)
-	}
-	return (op.Toolset != ToolsetWrites && !op.IsWrite()) || e.AnyWritesAllowed()
-}
-
 // gate is the dispatch pipeline's cheap pre-check of a write operation,
 // before its input is decoded: it refuses at once when no served vault
 // allows writes, and otherwise checks the vault the input's "vault" field
 // names (the default vault when empty, as every write operation resolves
 // it). The authoritative check is per vault, where every write goes
-// through once its vault is resolved (runWrite, idempotent replays, and the
+// through once its vault is resolved (RunWrite, idempotent replays, and the
 // AI operations' apply).
 func (e *Env) gate(op *Op, raw json.RawMessage) *errs.Error {
 	if !op.IsWrite() || op.Toolset == ToolsetAI {
 		// AI operations only propose unless apply is set; their
-		// handlers check the vault's write settings then (requireWrites).
+		// handlers check the vault's write settings then (aiops:
+		// requireWrites).
 		return nil
 	}
 	var named struct {
@@ -72,16 +60,16 @@ func (e *Env) gate(op *Op, raw json.RawMessage) *errs.Error {
 		if len(e.Vaults) > 0 {
 			def = e.Vaults[0]
 		}
-		return e.checkWrites(def, op.Name)
+		return e.CheckWrites(def, op.Name)
 	}
 	vh, err := e.Vault(named.Vault)
 	if err != nil {
 		if e.AnyWritesAllowed() {
 			return nil // an unknown vault is the handler's vault_not_found
 		}
-		return e.checkWrites(e.Vaults[0], op.Name)
+		return e.CheckWrites(e.Vaults[0], op.Name)
 	}
-	return e.checkWrites(vh, op.Name)
+	return e.CheckWrites(vh, op.Name)
 }
 
 // AuditRecord describes one dispatched call. It never holds note contents,
@@ -176,4 +164,19 @@ func (e *Env) audit(c Caller, op string, start time.Time, res Result) {
 		rec.Code = res.Err.Code
 	}
 	e.Audit(rec)
+}
+
+type streamKey struct{}
+
+// WithStream makes streaming AI operations (ai_ask, ai_summarize) report
+// progress to fn: "ai.partial" {text}, "ai.citation", "ai.usage". The
+// final result is the operation's normal output.
+func WithStream(ctx context.Context, fn func(event string, data any)) context.Context {
+	return context.WithValue(ctx, streamKey{}, fn)
+}
+
+// StreamFrom returns the progress callback WithStream set (nil if none).
+func StreamFrom(ctx context.Context) func(event string, data any) {
+	fn, _ := ctx.Value(streamKey{}).(func(string, any))
+	return fn
 }

@@ -2,8 +2,6 @@ package ops
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"sync"
 	"time"
 
@@ -38,7 +36,7 @@ type VaultHandle struct {
 	writerErr  error
 
 	// idMu and lastID make the timestamp ids of captured notes unique
-	// within the process (uniqueTimestampID).
+	// within the process (UniqueTimestampID).
 	idMu   sync.Mutex
 	lastID time.Time
 }
@@ -124,8 +122,8 @@ func (e *Env) AIFor(vh *VaultHandle) *ai.Runtime {
 	return e.AI
 }
 
-// anyAI reports whether f holds for the AI runtime of some served vault.
-func (e *Env) anyAI(f func(*ai.Runtime) bool) bool {
+// AnyAI reports whether f holds for the AI runtime of some served vault.
+func (e *Env) AnyAI(f func(*ai.Runtime) bool) bool {
 	if len(e.Vaults) == 0 {
 		return f(e.AI)
 	}
@@ -155,29 +153,4 @@ func (e *Env) Vault(name string) (*VaultHandle, error) {
 		names[i] = v.Name
 	}
 	return nil, errs.New(errs.CodeVaultNotFound, "unknown vault %q", name).With("vaults", names)
-}
-
-// Cursors are opaque to callers: base64 of a small JSON object.
-type cursor struct {
-	Offset int `json:"o"`
-}
-
-func encodeCursor(offset int) string {
-	b, _ := json.Marshal(cursor{Offset: offset})
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeCursor(s string) (int, error) {
-	if s == "" {
-		return 0, nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	var c cursor
-	if err == nil {
-		err = json.Unmarshal(b, &c)
-	}
-	if err != nil || c.Offset < 0 {
-		return 0, errs.New(errs.CodeInvalidInput, "invalid cursor %q", s)
-	}
-	return c.Offset, nil
 }

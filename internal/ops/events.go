@@ -257,3 +257,7 @@ func (vh *VaultHandle) UpdateWatchState(fn func(*WatchState)) {
 	}
 	fn(vh.watch)
 }
+
+// EventAIInvocation is the event of every AI operation call (no prompts,
+// no outputs: paths, counts, tokens, cost, duration).
+const EventAIInvocation = "ai.invocation"

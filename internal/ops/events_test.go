@@ -1,26 +1,29 @@
-package ops
+package ops_test
 
 import (
 	"context"
 	"encoding/json"
 	"sync"
 	"testing"
+
+	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/opstest"
 )
 
 // TestEventsFromSyncAndWrites: the bus carries typed events for syncs and
 // applied writes, in order, with increasing ids.
 func TestEventsFromSyncAndWrites(t *testing.T) {
-	env := fixtureEnv(t, map[string]string{"a.md": "# A\n"})
-	env.Writes = WriteSettings{Enabled: true}
+	env := opstest.FixtureEnv(t, map[string]string{"a.md": "# A\n"})
+	env.Writes = ops.WriteSettings{Enabled: true}
 	var mu sync.Mutex
-	var evs []Event
-	unsub := env.SubscribeEvents(func(ev Event) {
+	var evs []ops.Event
+	unsub := env.SubscribeEvents(func(ev ops.Event) {
 		mu.Lock()
 		evs = append(evs, ev)
 		mu.Unlock()
 	})
 	defer unsub()
-	res := All().Call(context.Background(), env, Caller{Surface: "test"}, "capture_note",
+	res := opstest.Reg.Call(context.Background(), env, ops.Caller{Surface: "test"}, "capture_note",
 		json.RawMessage(`{"title":"Milk","content":"remember the milk","apply":true}`))
 	if res.Err != nil {
 		t.Fatal(res.Err)
@@ -34,7 +37,7 @@ func TestEventsFromSyncAndWrites(t *testing.T) {
 			t.Errorf("ids not consecutive: %d after %d", ev.ID, evs[i-1].ID)
 		}
 	}
-	want := []string{EventSyncStarted, EventNoteCreated, EventSyncFinished, EventWriteApplied}
+	want := []string{ops.EventSyncStarted, ops.EventNoteCreated, ops.EventSyncFinished, ops.EventWriteApplied}
 	if len(kinds) != len(want) {
 		t.Fatalf("events %v, want %v", kinds, want)
 	}

@@ -3,6 +3,13 @@
 // agent-facing description, a handler); the CLI, the MCP server and the REST
 // API are generated from these definitions and all run the same dispatch
 // pipeline (Registry.Call).
+//
+// The operations themselves live in families below this package (read,
+// logseq, write, aiops), one file per operation, and catalog.All registers
+// them. This package holds what they all stand on: the registry, the
+// dispatch pipeline, Env with its vaults and event bus, and the helpers the
+// families share (note references, cursors and pages, the searcher, and the
+// write pipeline RunWrite).
 package ops
 
 import (
@@ -78,7 +85,20 @@ type Def[In, Out any] struct {
 	Example string
 	// Toolset groups operations switched on and off together (see Op).
 	Toolset string
-	Handler func(ctx context.Context, env *Env, in *In) (*Out, error)
+	// TypeSchemas holds the schemas of types in In or Out that the
+	// generator cannot derive on its own (recursive ones, such as a
+	// Logseq block tree).
+	TypeSchemas map[reflect.Type]*jsonschema.Schema
+	Handler     func(ctx context.Context, env *Env, in *In) (*Out, error)
+}
+
+// Tool is one operation's definition, ready to register: a Def of any
+// input and output types. Each family of operations lists its tools, and
+// the catalog (internal/ops/catalog) registers the families.
+type Tool interface {
+	// build derives the schemas and returns the operation as the
+	// surfaces see it.
+	build() *Op
 }
 
 // Registry holds every operation.
@@ -87,16 +107,26 @@ type Registry struct {
 	order []string
 }
 
-// NewRegistry returns an empty registry; All() returns one with every loci op.
+// NewRegistry returns an empty registry; catalog.All returns one with
+// every loci operation.
 func NewRegistry() *Registry { return &Registry{ops: map[string]*Op{}} }
 
-// Add registers a typed definition. It panics on programming errors (a
-// duplicate name or a type whose schema cannot be derived); tests catch those.
-func Add[In, Out any](r *Registry, d Def[In, Out]) {
-	if _, dup := r.ops[d.Name]; dup {
-		panic("ops: duplicate operation " + d.Name)
+// Register adds tools in order. It panics on programming errors (a
+// duplicate name or a type whose schema cannot be derived); tests catch
+// those.
+func (r *Registry) Register(tools ...Tool) {
+	for _, t := range tools {
+		op := t.build()
+		if _, dup := r.ops[op.Name]; dup {
+			panic("ops: duplicate operation " + op.Name)
+		}
+		r.ops[op.Name] = op
+		r.order = append(r.order, op.Name)
 	}
-	opts := &jsonschema.ForOptions{TypeSchemas: typeSchemas()}
+}
+
+func (d Def[In, Out]) build() *Op {
+	opts := &jsonschema.ForOptions{TypeSchemas: d.TypeSchemas}
 	in, err := jsonschema.For[In](opts)
 	if err != nil {
 		panic(fmt.Sprintf("ops: %s input schema: %v", d.Name, err))
@@ -113,7 +143,7 @@ func Add[In, Out any](r *Registry, d Def[In, Out]) {
 		panic(fmt.Sprintf("ops: %s input schema resolve: %v", d.Name, err))
 	}
 	h := d.Handler
-	r.ops[d.Name] = &Op{
+	return &Op{
 		Name: d.Name, Title: d.Title, Description: d.Description, Annotations: d.Annotations, CLI: d.CLI,
 		Errors: append([]string(nil), d.Errors...), Example: d.Example, Toolset: d.Toolset,
 		InputType: reflect.TypeFor[In](), OutputType: reflect.TypeFor[Out](),
@@ -126,7 +156,6 @@ func Add[In, Out any](r *Registry, d Def[In, Out]) {
 			return out, nil
 		},
 	}
-	r.order = append(r.order, d.Name)
 }
 
 // Get returns an op by name.

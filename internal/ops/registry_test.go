@@ -1,7 +1,8 @@
-package ops
+package ops_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -13,6 +14,10 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
+	"github.com/loci-dev/loci/internal/ops/opstest"
+	"github.com/loci-dev/loci/internal/ops/read"
 	"github.com/loci-dev/loci/internal/testutil"
 )
 
@@ -40,7 +45,7 @@ type toolSnap struct {
 	Name         string             `json:"name"`
 	Title        string             `json:"title"`
 	Description  string             `json:"description"`
-	Annotations  Annotations        `json:"annotations"`
+	Annotations  ops.Annotations    `json:"annotations"`
 	InputSchema  *jsonschema.Schema `json:"input_schema"`
 	OutputSchema *jsonschema.Schema `json:"output_schema"`
 }
@@ -57,7 +62,7 @@ func TestToolSnapshots(t *testing.T) {
 		}
 	}
 	want := map[string]bool{}
-	for _, op := range testReg.List() {
+	for _, op := range opstest.Reg.List() {
 		file := op.Name + ".json"
 		want[file] = true
 		b, err := json.MarshalIndent(toolSnap{op.Name, op.Title, op.Description, op.Annotations, op.InputSchema, op.OutputSchema}, "", "  ")
@@ -96,7 +101,7 @@ func TestToolSnapshots(t *testing.T) {
 // TestToolsDoc keeps docs/tools.md equal to what the registry generates.
 func TestToolsDoc(t *testing.T) {
 	p := filepath.Join(testutil.RepoRoot(), "docs", "tools.md")
-	doc := ToolsMarkdown(testReg)
+	doc := ops.ToolsMarkdown(opstest.Reg)
 	if *update {
 		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
@@ -134,7 +139,7 @@ func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 func TestOpHygiene(t *testing.T) {
 	names := map[string]bool{}
 	uses := map[string]string{}
-	for _, op := range testReg.List() {
+	for _, op := range opstest.Reg.List() {
 		names[op.Name] = true
 		if len(op.Description) < 40 {
 			t.Errorf("%s: description too short for an agent (%d chars)", op.Name, len(op.Description))
@@ -195,10 +200,10 @@ func TestOpHygiene(t *testing.T) {
 // TestErrorCodesAreDeclared checks that the validation failures an op
 // produces are among the codes it declares.
 func TestErrorCodesAreDeclared(t *testing.T) {
-	env := demoEnv(t)
-	for _, op := range testReg.List() {
+	env := opstest.DemoEnv(t)
+	for _, op := range opstest.Reg.List() {
 		for _, in := range []string{`{"bogus": true}`, `{"vault": "nope"}`} {
-			code, _ := callErr(t, env, op.Name, in)
+			code, _ := opstest.CallErr(t, env, op.Name, in)
 			if !slices.Contains(op.Errors, code) {
 				t.Errorf("%s %s: undeclared error %s", op.Name, in, code)
 			}
@@ -209,7 +214,7 @@ func TestErrorCodesAreDeclared(t *testing.T) {
 // Output schemas type arrays as arrays (never ["null","array"]), and
 // NormalizeOutput makes a handler's nil slices match them.
 func TestArraysAreArrays(t *testing.T) {
-	reg := All()
+	reg := catalog.All()
 	var walk func(path string, s *jsonschema.Schema)
 	walk = func(path string, s *jsonschema.Schema) {
 		if s == nil {
@@ -228,8 +233,22 @@ func TestArraysAreArrays(t *testing.T) {
 		walk(op.Name+".output", op.OutputSchema)
 	}
 	op, _ := reg.Get("list_tags")
-	b, err := op.NormalizeOutput(&ListTagsOut{})
+	b, err := op.NormalizeOutput(&read.ListTagsOut{})
 	if err != nil || string(b) != `{"tags":[]}` {
 		t.Errorf("NormalizeOutput(nil tags) = %s, %v", b, err)
+	}
+}
+
+func TestWriteResultsMarshal(t *testing.T) {
+	env := opstest.WriteEnv(t, map[string]string{"n.md": "x\n"})
+	// Every write op's example runs (preview) and returns a result or a typed error.
+	for _, op := range opstest.Reg.List() {
+		if !op.IsWrite() {
+			continue
+		}
+		res := opstest.Reg.Call(context.Background(), env, ops.Caller{Surface: "test"}, op.Name, json.RawMessage(op.Example))
+		if res.Err != nil && !slices.Contains(op.Errors, res.Err.Code) {
+			t.Errorf("%s example: undeclared error %s: %s", op.Name, res.Err.Code, res.Err.Message)
+		}
 	}
 }

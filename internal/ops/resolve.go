@@ -12,8 +12,8 @@ import (
 	"github.com/loci-dev/loci/internal/vault"
 )
 
-// suggestionCount bounds "did you mean" lists in errors.
-const suggestionCount = 5
+// SuggestionCount bounds "did you mean" lists in errors.
+const SuggestionCount = 5
 
 // looksLikePath reports whether a reference is written as a path, which is
 // then confined like any path (traversal is refused, not looked up).
@@ -21,8 +21,8 @@ func looksLikePath(s string) bool {
 	return strings.ContainsAny(s, "/\\\x00%") || s == ".." || strings.HasSuffix(strings.ToLower(s), ".md")
 }
 
-// refTarget parses a note reference and confines it when it is path-like.
-func refTarget(ref string) (index.Ref, bool, error) {
+// RefTarget parses a note reference and confines it when it is path-like.
+func RefTarget(ref string) (index.Ref, bool, error) {
 	r := index.ParseRef(ref)
 	if r.Target == "" {
 		return r, false, errs.New(errs.CodeInvalidInput, "note reference %q names no note", ref).With("note", ref)
@@ -39,11 +39,11 @@ func refTarget(ref string) (index.Ref, bool, error) {
 	return r, false, nil
 }
 
-// lookupRef parses a reference and returns the notes it may mean. A bare
+// LookupRef parses a reference and returns the notes it may mean. A bare
 // reference holding '#' or '|' is first tried whole (titles may contain
 // them), then as wikilink text.
-func lookupRef(ctx context.Context, vh *VaultHandle, ref string) (index.Ref, bool, []index.NoteMatch, error) {
-	r, pathLike, err := refTarget(ref)
+func LookupRef(ctx context.Context, vh *VaultHandle, ref string) (index.Ref, bool, []index.NoteMatch, error) {
+	r, pathLike, err := RefTarget(ref)
 	if err != nil {
 		return r, pathLike, nil, err
 	}
@@ -62,7 +62,7 @@ func lookupRef(ctx context.Context, vh *VaultHandle, ref string) (index.Ref, boo
 // matches are an ambiguous_note error listing them; none is note_not_found
 // with suggestions.
 func resolveNote(ctx context.Context, vh *VaultHandle, ref string) (index.NoteMatch, index.Ref, error) {
-	r, pathLike, ms, err := lookupRef(ctx, vh, ref)
+	r, pathLike, ms, err := LookupRef(ctx, vh, ref)
 	if err != nil {
 		return index.NoteMatch{}, r, err
 	}
@@ -71,19 +71,21 @@ func resolveNote(ctx context.Context, vh *VaultHandle, ref string) (index.NoteMa
 		return best, r, nil
 	}
 	if len(ms) > 0 {
-		return index.NoteMatch{}, r, ambiguous(ref, ms)
+		return index.NoteMatch{}, r, Ambiguous(ref, ms)
 	}
 	e := errs.New(errs.CodeNotFound, "no note matches %q (tried path, id, file name, alias and title)", ref).With("note", ref)
 	if pathLike {
 		e = e.With("path", r.Target)
 	}
-	if sim, err := vh.Index.SimilarNotes(ctx, r.Target, suggestionCount); err == nil && len(sim) > 0 {
+	if sim, err := vh.Index.SimilarNotes(ctx, r.Target, SuggestionCount); err == nil && len(sim) > 0 {
 		e = e.With("suggestions", sim)
 	}
 	return index.NoteMatch{}, r, e
 }
 
-func ambiguous(ref string, ms []index.NoteMatch) *errs.Error {
+// Ambiguous is the ambiguous_note error of a reference several notes
+// match equally well, listing them.
+func Ambiguous(ref string, ms []index.NoteMatch) *errs.Error {
 	n := 0
 	for n < len(ms) && ms[n].Match == ms[0].Match {
 		n++
@@ -92,10 +94,10 @@ func ambiguous(ref string, ms []index.NoteMatch) *errs.Error {
 		With("note", ref).With("candidates", ms)
 }
 
-// notePath picks the note of an input that takes either a path or a note
+// NotePath picks the note of an input that takes either a path or a note
 // reference, and returns its vault-relative path. For a path the index is
 // not consulted (the caller reads the file or queries the index itself).
-func notePath(ctx context.Context, vh *VaultHandle, p, ref string) (string, index.Ref, string, error) {
+func NotePath(ctx context.Context, vh *VaultHandle, p, ref string) (string, index.Ref, string, error) {
 	if p != "" {
 		_, rel, err := vh.Vault.Abs(p)
 		return rel, index.Ref{}, "", err
@@ -104,7 +106,7 @@ func notePath(ctx context.Context, vh *VaultHandle, p, ref string) (string, inde
 	if err != nil {
 		// A path-like reference to a file on disk that is not indexed yet.
 		if errs.Code(err) == errs.CodeNotFound {
-			if pr, pathLike, perr := refTarget(ref); perr == nil && pathLike {
+			if pr, pathLike, perr := RefTarget(ref); perr == nil && pathLike {
 				if abs, rel, aerr := vh.Vault.Abs(pr.Target); aerr == nil {
 					if st, serr := os.Stat(abs); serr == nil && st.Mode().IsRegular() {
 						return rel, pr, index.MatchPath, nil
@@ -117,8 +119,8 @@ func notePath(ctx context.Context, vh *VaultHandle, p, ref string) (string, inde
 	return m.Path, r, m.Match, nil
 }
 
-// eitherPathOrNote validates inputs that take a path or a note reference.
-func eitherPathOrNote(p, note string) error {
+// EitherPathOrNote validates inputs that take a path or a note reference.
+func EitherPathOrNote(p, note string) error {
 	switch {
 	case p == "" && note == "":
 		return errs.New(errs.CodeInvalidInput, "pass path (vault-relative) or note (id, title, alias or [[wikilink]])")

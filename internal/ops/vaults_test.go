@@ -1,4 +1,4 @@
-package ops
+package ops_test
 
 import (
 	"context"
@@ -13,30 +13,33 @@ import (
 	"github.com/loci-dev/loci/internal/ai/aitest"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/aiops"
+	"github.com/loci-dev/loci/internal/ops/opstest"
 	"github.com/loci-dev/loci/internal/testutil"
 )
 
 // twoVaults opens vaults named C and D (in that order unless dFirst), each
 // with its own write settings, indexed.
-func twoVaults(t *testing.T, c, d WriteSettings, dFirst bool) (*Env, *VaultHandle, *VaultHandle) {
+func twoVaults(t *testing.T, c, d ops.WriteSettings, dFirst bool) (*ops.Env, *ops.VaultHandle, *ops.VaultHandle) {
 	t.Helper()
 	ctx := context.Background()
 	base := t.TempDir()
 	files := map[string]string{"n.md": "# N\n\nnote\n", "Inbox/i.md": "i\n", "Private/p.md": "secret\n"}
-	var hs [2]*VaultHandle
+	var hs [2]*ops.VaultHandle
 	for i, name := range []string{"C", "D"} {
 		root := filepath.Join(base, name)
 		testutil.WriteFiles(t, root, files)
-		vh, err := OpenVault(ctx, root, t.TempDir(), nil, false)
+		vh, err := ops.OpenVault(ctx, root, t.TempDir(), nil, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		hs[i] = vh
 	}
 	hs[0].Writes, hs[1].Writes = &c, &d
-	env := &Env{Vaults: []*VaultHandle{hs[0], hs[1]}, Now: func() time.Time { return testNow }}
+	env := &ops.Env{Vaults: []*ops.VaultHandle{hs[0], hs[1]}, Now: func() time.Time { return opstest.Now }}
 	if dFirst {
-		env.Vaults = []*VaultHandle{hs[1], hs[0]}
+		env.Vaults = []*ops.VaultHandle{hs[1], hs[0]}
 	}
 	t.Cleanup(env.Close)
 	for _, vh := range env.Vaults {
@@ -73,27 +76,27 @@ func withVault(input, name string) string {
 // byte as it was, while the other vault's write is applied. The refusal
 // holds whether the call names the vault or reaches it as the default.
 func TestEachVaultFollowsItsOwnWritePolicy(t *testing.T) {
-	on := WriteSettings{Enabled: true}
+	on := ops.WriteSettings{Enabled: true}
 	for _, c := range []struct {
 		name   string
-		d      WriteSettings
+		d      ops.WriteSettings
 		code   string
 		reason string
 	}{
-		{"read-only", WriteSettings{Enabled: true, ReadOnly: true, DenyPaths: []string{"**"}}, errs.CodeWritesDisabled, "read_only"},
-		{"off", WriteSettings{}, errs.CodeWritesDisabled, "disabled"},
-		{"deny all", WriteSettings{Enabled: true, DenyPaths: []string{"**"}}, errs.CodePathDenied, ""},
+		{"read-only", ops.WriteSettings{Enabled: true, ReadOnly: true, DenyPaths: []string{"**"}}, errs.CodeWritesDisabled, "read_only"},
+		{"off", ops.WriteSettings{}, errs.CodeWritesDisabled, "disabled"},
+		{"deny all", ops.WriteSettings{Enabled: true, DenyPaths: []string{"**"}}, errs.CodePathDenied, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, dFirst := range []bool{false, true} {
 				env, vc, vd := twoVaults(t, on, c.d, dFirst)
 				before := snapshot(t, vd.Vault.Root)
 				// Every write operation, naming D.
-				for _, op := range testReg.List() {
-					if op.Toolset != ToolsetWrites || !op.IsWrite() {
+				for _, op := range opstest.Reg.List() {
+					if op.Toolset != ops.ToolsetWrites || !op.IsWrite() {
 						continue
 					}
-					got, d := callErr(t, env, op.Name, withVault(op.Example, "D"))
+					got, d := opstest.CallErr(t, env, op.Name, withVault(op.Example, "D"))
 					if c.code == errs.CodeWritesDisabled && (got != c.code || d["reason"] != c.reason || d["vault"] != "D") {
 						t.Errorf("%s on D: %s %v", op.Name, got, d)
 					}
@@ -106,26 +109,26 @@ func TestEachVaultFollowsItsOwnWritePolicy(t *testing.T) {
 					`{"path":"n.md","content":"changed\n","overwrite":true,"apply":true}`,
 					`{"path":"New.md","content":"new\n","apply":true}`,
 				} {
-					wantCode(t, env, "write_note", withVault(in, "D"), c.code)
+					opstest.WantCode(t, env, "write_note", withVault(in, "D"), c.code)
 					if dFirst { // D is the default vault: reached without naming it
-						wantCode(t, env, "write_note", in, c.code)
+						opstest.WantCode(t, env, "write_note", in, c.code)
 					}
 				}
-				wantCode(t, env, "capture_note", `{"title":"x","vault":"D","apply":true}`, c.code)
+				opstest.WantCode(t, env, "capture_note", `{"title":"x","vault":"D","apply":true}`, c.code)
 				wantUndo := c.code
 				if c.code == errs.CodePathDenied {
 					wantUndo = errs.CodeUndoNotFound // D has nothing to undo
 				}
-				wantCode(t, env, "undo", `{"vault":"D","apply":true}`, wantUndo)
+				opstest.WantCode(t, env, "undo", `{"vault":"D","apply":true}`, wantUndo)
 				sameTree(t, "vault D", before, snapshot(t, vd.Vault.Root))
 
 				// C takes the same write.
-				res := call[WriteResult](t, env, "write_note", `{"path":"n.md","content":"changed\n","overwrite":true,"apply":true,"vault":"C"}`)
+				res := opstest.Call[ops.WriteResult](t, env, "write_note", `{"path":"n.md","content":"changed\n","overwrite":true,"apply":true,"vault":"C"}`)
 				if b, _ := os.ReadFile(filepath.Join(vc.Vault.Root, "n.md")); !res.Applied || string(b) != "changed\n" {
 					t.Errorf("write to C: %+v %q", res, b)
 				}
 				// Writes are advertised: one vault allows them.
-				if op, _ := testReg.Get("write_note"); !env.Advertised(op) {
+				if op, _ := opstest.Reg.Get("write_note"); !env.Advertised(op) {
 					t.Error("write_note not advertised though C allows writes")
 				}
 			}
@@ -136,20 +139,20 @@ func TestEachVaultFollowsItsOwnWritePolicy(t *testing.T) {
 // TestWritesOffEverywhere: with no vault allowing writes the dispatch
 // pre-check refuses before decoding, and nothing is advertised.
 func TestWritesOffEverywhere(t *testing.T) {
-	env, _, _ := twoVaults(t, WriteSettings{Enabled: true, ReadOnly: true}, WriteSettings{}, false)
-	if d := wantCode(t, env, "write_note", `{"path":"n.md","content":"y"}`, errs.CodeWritesDisabled); d["reason"] != "read_only" {
+	env, _, _ := twoVaults(t, ops.WriteSettings{Enabled: true, ReadOnly: true}, ops.WriteSettings{}, false)
+	if d := opstest.WantCode(t, env, "write_note", `{"path":"n.md","content":"y"}`, errs.CodeWritesDisabled); d["reason"] != "read_only" {
 		t.Errorf("default vault C is read-only: %v", d)
 	}
-	if d := wantCode(t, env, "write_note", `{"path":"n.md","content":"y","vault":"D"}`, errs.CodeWritesDisabled); d["reason"] != "disabled" {
+	if d := opstest.WantCode(t, env, "write_note", `{"path":"n.md","content":"y","vault":"D"}`, errs.CodeWritesDisabled); d["reason"] != "disabled" {
 		t.Errorf("vault D is off: %v", d)
 	}
 	// The message names the vault and points at its own config.
-	res := testReg.Call(context.Background(), env, Caller{Surface: "test"}, "write_note", json.RawMessage(`{"path":"n.md","content":"y","vault":"D"}`))
+	res := opstest.Reg.Call(context.Background(), env, ops.Caller{Surface: "test"}, "write_note", json.RawMessage(`{"path":"n.md","content":"y","vault":"D"}`))
 	if m := res.Err.Message; !strings.Contains(m, `changes vault "D"`) || !strings.Contains(m, "that vault's .loci/config.yaml") {
 		t.Errorf("message: %s", m)
 	}
-	for _, op := range testReg.List() {
-		if op.Toolset == ToolsetWrites && env.Advertised(op) {
+	for _, op := range opstest.Reg.List() {
+		if op.Toolset == ops.ToolsetWrites && env.Advertised(op) {
 			t.Errorf("%s advertised", op.Name)
 		}
 	}
@@ -157,9 +160,9 @@ func TestWritesOffEverywhere(t *testing.T) {
 
 // TestCaptureInboxPerVault: capture_note's default folder is the vault's.
 func TestCaptureInboxPerVault(t *testing.T) {
-	env, vc, vd := twoVaults(t, WriteSettings{Enabled: true, Inbox: "CIn"}, WriteSettings{Enabled: true, Inbox: "DIn"}, false)
-	call[WriteResult](t, env, "capture_note", `{"title":"x","vault":"D","apply":true}`)
-	call[WriteResult](t, env, "capture_note", `{"title":"y","apply":true}`)
+	env, vc, vd := twoVaults(t, ops.WriteSettings{Enabled: true, Inbox: "CIn"}, ops.WriteSettings{Enabled: true, Inbox: "DIn"}, false)
+	opstest.Call[ops.WriteResult](t, env, "capture_note", `{"title":"x","vault":"D","apply":true}`)
+	opstest.Call[ops.WriteResult](t, env, "capture_note", `{"title":"y","apply":true}`)
 	for _, p := range []string{filepath.Join(vd.Vault.Root, "DIn", "x.md"), filepath.Join(vc.Vault.Root, "CIn", "y.md")} {
 		if _, err := os.Stat(p); err != nil {
 			t.Error(err)
@@ -171,7 +174,7 @@ func TestCaptureInboxPerVault(t *testing.T) {
 // decide what reaches the provider, and an AI apply on a vault that does
 // not allow writes is refused while its proposal (preview) still works.
 func TestAIPerVault(t *testing.T) {
-	env, vc, vd := twoVaults(t, WriteSettings{Enabled: true}, WriteSettings{Enabled: true, ReadOnly: true}, false)
+	env, vc, vd := twoVaults(t, ops.WriteSettings{Enabled: true}, ops.WriteSettings{Enabled: true, ReadOnly: true}, false)
 	srv := aitest.New()
 	t.Cleanup(srv.Close)
 	rt := func(deny ...string) *ai.Runtime {
@@ -181,46 +184,46 @@ func TestAIPerVault(t *testing.T) {
 	var sent []string
 	srv.Handler = func(req aitest.Request) aitest.Reply {
 		var notes []any
-		for _, n := range promptNotes(req) {
+		for _, n := range opstest.PromptNotes(req) {
 			sent = append(sent, n[0])
 			notes = append(notes, map[string]any{"path": n[0], "tags": []any{
-				map[string]any{"tag": "checked", "confidence": 0.9, "citations": []any{cite(n[0], n[1], 1, 1)}}}})
+				map[string]any{"tag": "checked", "confidence": 0.9, "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}}}})
 		}
 		return aitest.Reply{Content: aitest.JSON(map[string]any{"notes": notes})}
 	}
 	// D's deny glob keeps Private/ from the provider; C's config has none.
 	sent = nil
-	call[AITagOut](t, env, "ai_tag", `{"glob":"**","vault":"D"}`)
+	opstest.Call[aiops.AITagOut](t, env, "ai_tag", `{"glob":"**","vault":"D"}`)
 	if strings.Contains(strings.Join(sent, ","), "Private/") || len(sent) == 0 {
 		t.Errorf("vault D sent %v", sent)
 	}
 	sent = nil
-	call[AITagOut](t, env, "ai_tag", `{"glob":"**","vault":"C"}`)
+	opstest.Call[aiops.AITagOut](t, env, "ai_tag", `{"glob":"**","vault":"C"}`)
 	if !strings.Contains(strings.Join(sent, ","), "Private/p.md") {
 		t.Errorf("vault C sent %v", sent)
 	}
 	// A proposal on read-only D works; its apply is refused, D unchanged.
 	before := snapshot(t, vd.Vault.Root)
-	prev := call[AITagOut](t, env, "ai_tag", `{"paths":["n.md"],"vault":"D"}`)
+	prev := opstest.Call[aiops.AITagOut](t, env, "ai_tag", `{"paths":["n.md"],"vault":"D"}`)
 	if len(prev.Notes) != 1 || prev.Notes[0].Write == nil || prev.Notes[0].Write.Applied {
 		t.Fatalf("preview on D: %+v", prev)
 	}
-	if d := wantCode(t, env, "ai_tag", `{"paths":["n.md"],"vault":"D","apply":true}`, errs.CodeWritesDisabled); d["vault"] != "D" {
+	if d := opstest.WantCode(t, env, "ai_tag", `{"paths":["n.md"],"vault":"D","apply":true}`, errs.CodeWritesDisabled); d["vault"] != "D" {
 		t.Errorf("apply on D: %v", d)
 	}
 	sameTree(t, "vault D", before, snapshot(t, vd.Vault.Root))
-	out := call[AITagOut](t, env, "ai_tag", `{"paths":["n.md"],"vault":"C","apply":true}`)
+	out := opstest.Call[aiops.AITagOut](t, env, "ai_tag", `{"paths":["n.md"],"vault":"C","apply":true}`)
 	if w := out.Notes[0].Write; w == nil || !w.Applied {
 		t.Errorf("apply on C: %+v", out.Notes[0])
 	}
 	// ai_status reports each vault's own settings.
-	st := call[AIStatusOut](t, env, "ai_status", `{"vault":"D"}`)
+	st := opstest.Call[aiops.AIStatusOut](t, env, "ai_status", `{"vault":"D"}`)
 	if strings.Join(st.DenyGlobs, ",") != "Private/**" {
 		t.Errorf("ai_status D: %+v", st)
 	}
 	// AI is advertised when any vault has it.
 	vc.AI = nil
-	if op, _ := testReg.Get("ai_tag"); !env.Advertised(op) {
+	if op, _ := opstest.Reg.Get("ai_tag"); !env.Advertised(op) {
 		t.Error("ai_tag not advertised though D has AI")
 	}
 }
@@ -230,11 +233,11 @@ func TestAIPerVault(t *testing.T) {
 // through: nothing is planned, locked or written. An AI proposal (preview)
 // still runs there; its apply does not.
 func TestRunWriteChecksItsVault(t *testing.T) {
-	env, vc, vd := twoVaults(t, WriteSettings{Enabled: true}, WriteSettings{Enabled: true, ReadOnly: true}, false)
+	env, vc, vd := twoVaults(t, ops.WriteSettings{Enabled: true}, ops.WriteSettings{Enabled: true, ReadOnly: true}, false)
 	ctx := context.Background()
 	before := snapshot(t, vd.Vault.Root)
 	for _, c := range []struct {
-		vh      *VaultHandle
+		vh      *ops.VaultHandle
 		apply   bool
 		propose bool
 		want    string
@@ -249,10 +252,10 @@ func TestRunWriteChecksItsVault(t *testing.T) {
 			sameTree(t, "vault D", before, snapshot(t, vd.Vault.Root))
 		}
 		built := false
-		_, err := runWrite(ctx, env, writeSpec{op: "write_note", vh: c.vh, opts: &WriteOpts{Apply: c.apply}, propose: c.propose, locks: []string{"n.md"},
-			build: func(s *stage) error {
+		_, err := ops.RunWrite(ctx, env, ops.WriteSpec{Op: "write_note", Vault: c.vh, Opts: &ops.WriteOpts{Apply: c.apply}, Propose: c.propose, Locks: []string{"n.md"},
+			Build: func(s *ops.Stage) error {
 				built = true
-				s.main = "n.md"
+				s.Main = "n.md"
 				return nil
 			}})
 		if errs.Code(err) != c.want || built != (c.want == "") {
@@ -262,9 +265,9 @@ func TestRunWriteChecksItsVault(t *testing.T) {
 	// An idempotent replay is checked too.
 	before = snapshot(t, vd.Vault.Root)
 	ran := false
-	_, err := idempotent(ctx, env, vd, "write_note", map[string]string{"k": "v"}, &WriteOpts{Apply: true, IdempotencyKey: "k1"}, func() (*WriteResult, error) {
+	_, err := ops.Idempotent(ctx, env, vd, "write_note", map[string]string{"k": "v"}, &ops.WriteOpts{Apply: true, IdempotencyKey: "k1"}, func() (*ops.WriteResult, error) {
 		ran = true
-		return &WriteResult{}, nil
+		return &ops.WriteResult{}, nil
 	})
 	if errs.Code(err) != errs.CodeWritesDisabled || ran {
 		t.Errorf("idempotent on D: %v ran=%v", err, ran)

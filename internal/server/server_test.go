@@ -19,6 +19,7 @@ import (
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/safefs"
 	"github.com/loci-dev/loci/internal/testutil"
 )
@@ -90,7 +91,7 @@ func start(t *testing.T, mod func(*Options)) *fixture {
 	m := &fakeMCP{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	opt := Options{
 		Addr: "127.0.0.1:0", Token: testToken, MaxBodyBytes: 64 << 10,
-		MCP: m, API: api.New(ops.All(), env, api.Options{Version: "test"}),
+		MCP: m, API: api.New(catalog.All(), env, api.Options{Version: "test"}),
 	}
 	if mod != nil {
 		mod(&opt)
@@ -543,7 +544,7 @@ func TestEventsStreamOutlivesWriteTimeout(t *testing.T) {
 	env := &ops.Env{}
 	f := start(t, func(o *Options) {
 		o.WriteTimeout = 50 * time.Millisecond
-		o.API = api.New(ops.All(), env, api.Options{KeepAlive: 150 * time.Millisecond})
+		o.API = api.New(catalog.All(), env, api.Options{KeepAlive: 150 * time.Millisecond})
 	})
 	if r := f.req(t, "GET", "/v1/events", nil, nil); r.status != http.StatusUnauthorized {
 		t.Fatalf("no token: %d", r.status)

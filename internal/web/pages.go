@@ -15,7 +15,8 @@ import (
 	"github.com/yuin/goldmark/extension"
 
 	"github.com/loci-dev/loci/internal/index"
-	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/read"
+	"github.com/loci-dev/loci/internal/ops/write"
 	"github.com/loci-dev/loci/internal/search"
 )
 
@@ -62,7 +63,7 @@ func (h *Handler) searchPage(ctx context.Context, w http.ResponseWriter, r *http
 		if mode != "" {
 			in["mode"] = mode
 		}
-		out, err := call[ops.SearchNotesOut](ctx, h, "search_notes", in)
+		out, err := call[read.SearchNotesOut](ctx, h, "search_notes", in)
 		if err != nil {
 			p.Error = err.Message
 		} else {
@@ -79,7 +80,7 @@ type fmRow struct {
 }
 
 type noteData struct {
-	Note    *ops.ReadNoteOut
+	Note    *read.ReadNoteOut
 	Body    template.HTML
 	FM      []fmRow
 	Links   *index.Links
@@ -171,7 +172,7 @@ func (h *Handler) notePage(ctx context.Context, w http.ResponseWriter, r *http.R
 		in["path"] = qv.Get("path")
 	}
 	p := page{Title: "Note", Nav: "note", Session: s}
-	note, err := call[ops.ReadNoteOut](ctx, h, "read_note", in)
+	note, err := call[read.ReadNoteOut](ctx, h, "read_note", in)
 	if err != nil {
 		w.WriteHeader(http.StatusNotFound)
 		p.Error = err.Message
@@ -188,7 +189,7 @@ func (h *Handler) notePage(ctx context.Context, w http.ResponseWriter, r *http.R
 	for _, k := range keys {
 		d.FM = append(d.FM, fmRow{Key: k, Value: fmt.Sprint(note.Frontmatter[k])})
 	}
-	if links, err := call[ops.GetLinksOut](ctx, h, "get_links", map[string]any{"path": note.Path}); err == nil {
+	if links, err := call[read.GetLinksOut](ctx, h, "get_links", map[string]any{"path": note.Path}); err == nil {
 		d.Links = &links.Links
 	} else {
 		d.LinkErr = err.Message
@@ -199,7 +200,7 @@ func (h *Handler) notePage(ctx context.Context, w http.ResponseWriter, r *http.R
 
 func (h *Handler) statusPage(ctx context.Context, w http.ResponseWriter, r *http.Request, s *session) {
 	p := page{Title: "Index status", Nav: "status", Session: s}
-	out, err := call[ops.IndexStatusOut](ctx, h, "index_status", map[string]any{})
+	out, err := call[read.IndexStatusOut](ctx, h, "index_status", map[string]any{})
 	if err != nil {
 		p.Error = err.Message
 	} else {
@@ -209,15 +210,15 @@ func (h *Handler) statusPage(ctx context.Context, w http.ResponseWriter, r *http
 }
 
 type activityData struct {
-	Entries []ops.HistoryEntry
-	Preview *ops.UndoOut
+	Entries []write.HistoryEntry
+	Preview *write.UndoOut
 	ID      string
 }
 
 func (h *Handler) activityPage(ctx context.Context, w http.ResponseWriter, r *http.Request, s *session) {
 	p := page{Title: "Recent activity", Nav: "activity", Session: s, Notice: r.URL.Query().Get("done")}
 	d := activityData{}
-	out, err := call[ops.WriteHistoryOut](ctx, h, "write_history", map[string]any{"limit": 30})
+	out, err := call[write.WriteHistoryOut](ctx, h, "write_history", map[string]any{"limit": 30})
 	if err != nil {
 		p.Error = err.Message
 	} else {
@@ -226,7 +227,7 @@ func (h *Handler) activityPage(ctx context.Context, w http.ResponseWriter, r *ht
 	// ?preview=<id> shows what undoing that change would write (its diff).
 	if id := r.URL.Query().Get("preview"); id != "" {
 		d.ID = id
-		prev, err := call[ops.UndoOut](ctx, h, "undo", map[string]any{"id": id})
+		prev, err := call[write.UndoOut](ctx, h, "undo", map[string]any{"id": id})
 		if err != nil {
 			p.Error = err.Message
 		} else {
@@ -250,7 +251,7 @@ func (h *Handler) undo(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	// The undo operation is etag-guarded itself: it reverts only if every
 	// file still has the etag the change left.
 	in := map[string]any{"id": id, "apply": true}
-	out, err := call[ops.UndoOut](ctx, h, "undo", in)
+	out, err := call[write.UndoOut](ctx, h, "undo", in)
 	if err != nil {
 		w.WriteHeader(http.StatusConflict)
 		h.render(w, "error", page{Title: "Undo failed", Session: s, Error: err.Code + ": " + err.Message})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/testutil"
 )
 
@@ -34,7 +35,7 @@ func fixture(t *testing.T) (*httptest.Server, *ops.Env) {
 	if _, err := env.Sync(ctx, vh, index.SyncOptions{NoEmbed: true}); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(ops.All(), env, Options{Token: token}))
+	srv := httptest.NewServer(New(catalog.All(), env, Options{Token: token}))
 	t.Cleanup(srv.Close)
 	return srv, env
 }
@@ -172,7 +173,7 @@ var csrfRE = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
 func TestActivityUndo(t *testing.T) {
 	srv, env := fixture(t)
 	c := login(t, srv)
-	res := ops.All().Call(context.Background(), env, ops.Caller{Surface: "test"}, "capture_note",
+	res := catalog.All().Call(context.Background(), env, ops.Caller{Surface: "test"}, "capture_note",
 		json.RawMessage(`{"title":"Milk","content":"remember the milk","apply":true}`))
 	if res.Err != nil {
 		t.Fatal(res.Err)

@@ -1,0 +1,90 @@
+package aiops
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/loci-dev/loci/internal/ai"
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/ops"
+)
+
+// AIStatusIn is the input of ai_status.
+type AIStatusIn struct {
+	Vault string `json:"vault,omitempty" jsonschema:"vault name (default: the first)"`
+}
+
+// AIStatusOut is the output of ai_status.
+type AIStatusOut struct {
+	Enabled         bool      `json:"enabled" jsonschema:"AI is configured (chat or embeddings-only)"`
+	Chat            bool      `json:"chat" jsonschema:"a chat model is configured"`
+	Provider        string    `json:"provider,omitempty" jsonschema:"the configured provider"`
+	Model           string    `json:"model,omitempty" jsonschema:"the chat model"`
+	Embeddings      string    `json:"embeddings,omitempty" jsonschema:"the embedding model of the index's vectors, if any"`
+	Operations      []string  `json:"operations" jsonschema:"the AI operations usable now"`
+	MaxInputTokens  int       `json:"max_input_tokens,omitempty" jsonschema:"input budget of one model call"`
+	MaxOutputTokens int       `json:"max_output_tokens,omitempty" jsonschema:"output limit of one model call"`
+	AllowGlobs      []string  `json:"allow_globs,omitempty" jsonschema:"only notes matching these may reach the provider"`
+	DenyGlobs       []string  `json:"deny_globs,omitempty" jsonschema:"notes matching these never reach the provider (deny wins)"`
+	CacheEntries    int       `json:"cache_entries" jsonschema:"results in the AI cache (.loci/ai-cache.db)"`
+	Spend           *ai.Spend `json:"spend,omitempty" jsonschema:"today's tokens and estimated cost against the daily ceiling"`
+}
+
+// AIStatus is the ai_status operation.
+func AIStatus() ops.Def[AIStatusIn, AIStatusOut] {
+	return ops.Def[AIStatusIn, AIStatusOut]{
+		Name:  "ai_status",
+		Title: "AI status",
+		Description: "Whether the AI operations are on, with which provider and model, the embedding model, which AI operations are usable, " +
+			"the AI cache size and today's token spend against the daily cost ceiling. Never calls the provider.",
+		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         ops.CLI{Use: "ai status", Text: textAIStatus},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound},
+		Example:     `{}`,
+		Toolset:     ops.ToolsetAI,
+		Handler:     aiStatus,
+	}
+}
+
+func aiStatus(ctx context.Context, env *ops.Env, in *AIStatusIn) (*AIStatusOut, error) {
+	vh, err := env.Vault(in.Vault)
+	if err != nil {
+		return nil, err
+	}
+	out := &AIStatusOut{Operations: []string{}}
+	if id, ok := vh.Index.StoredIdentity(ctx); ok && id.String() != "" {
+		out.Embeddings = id.String()
+	}
+	rt := env.AIFor(vh)
+	if !rt.Enabled() {
+		return out, nil
+	}
+	s := rt.Settings
+	out.Enabled, out.Chat, out.Provider, out.Model = true, rt.HasChat(), s.Provider, s.Model
+	out.MaxInputTokens, out.MaxOutputTokens, out.AllowGlobs, out.DenyGlobs = s.MaxInputTokens, s.MaxOutputTokens, s.AllowGlobs, s.DenyGlobs
+	for _, op := range aiOpNames {
+		if rt.HasChat() || contains(ops.AINoChat, op) {
+			out.Operations = append(out.Operations, op)
+		}
+	}
+	out.CacheEntries = rt.CacheEntries(ctx)
+	sp := rt.Today(ctx)
+	out.Spend = &sp
+	return out, nil
+}
+
+var aiOpNames = []string{"ai_ask", "ai_extract", "ai_metadata", "ai_relate", "ai_status", "ai_summarize", "ai_tag", "ai_toc"}
+
+func textAIStatus(o any) string {
+	s := o.(*AIStatusOut)
+	if !s.Enabled {
+		return "AI is off (no provider configured; see docs/ai.md)\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "provider: %s\nmodel: %s\nchat: %v\noperations: %s\ncache entries: %d\n", s.Provider, s.Model, s.Chat, strings.Join(s.Operations, ", "), s.CacheEntries)
+	if s.Spend != nil {
+		fmt.Fprintf(&b, "spend today: $%.4f (%d calls)\n", s.Spend.CostUSD, s.Spend.Calls)
+	}
+	return b.String()
+}

@@ -1,0 +1,571 @@
+package aiops_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loci-dev/loci/internal/ai"
+	"github.com/loci-dev/loci/internal/ai/aitest"
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/aiops"
+	"github.com/loci-dev/loci/internal/ops/opstest"
+	"github.com/loci-dev/loci/internal/ops/write"
+)
+
+var aiFiles = map[string]string{
+	"Projects/Atlas.md":  "---\ntags: [project]\n---\n# Atlas\n\nAtlas is a search engine for notes.\n\n## Goals\n\n- Ship safe writes by June.\n- Keep the index local.\n",
+	"Projects/Beacon.md": "# Beacon\n\nBeacon builds dashboards. It depends on [[Atlas]].\n",
+	"Private/Diary.md":   "# Diary\n\nTOP-SECRET-DIARY-TEXT\n",
+	"Ideas/Zettel.md":    "# Zettel\n\nSmall linked notes. #idea\n",
+}
+
+// aiEnv is a vault with the AI runtime pointed at a fake provider.
+func aiEnv(t *testing.T, mut func(*ai.Settings)) (*ops.Env, *aitest.Server) {
+	t.Helper()
+	env := opstest.FixtureEnv(t, aiFiles)
+	srv := aitest.New()
+	t.Cleanup(srv.Close)
+	s := ai.Settings{Provider: "openai-compatible", BaseURL: srv.BaseURL(), Model: "fake-1", Timeout: 5 * time.Second, DenyGlobs: []string{"Private/**"}}
+	if mut != nil {
+		mut(&s)
+	}
+	env.AI = ai.New(s, filepath.Join(t.TempDir(), ".loci"))
+	return env, srv
+}
+
+func TestAIOffByDefault(t *testing.T) {
+	env := opstest.FixtureEnv(t, aiFiles)
+	for _, op := range opstest.Reg.List() {
+		if op.Toolset != ops.ToolsetAI {
+			continue
+		}
+		if env.Advertised(op) {
+			t.Errorf("%s advertised with AI off", op.Name)
+		}
+		if op.Name == "ai_status" {
+			if out := opstest.Call[aiops.AIStatusOut](t, env, "ai_status", `{}`); out.Enabled {
+				t.Error("ai_status says enabled")
+			}
+			continue
+		}
+		d := opstest.WantCode(t, env, op.Name, op.Example, errs.CodeAIUnavailable)
+		if d["required_role"] != "chat" {
+			t.Errorf("%s: details %v", op.Name, d)
+		}
+	}
+}
+
+func TestAIEmbeddingsOnly(t *testing.T) {
+	env, srv := aiEnv(t, func(s *ai.Settings) { s.Provider = "embeddings" })
+	st := opstest.Call[aiops.AIStatusOut](t, env, "ai_status", `{}`)
+	if !st.Enabled || st.Chat || strings.Join(st.Operations, ",") != "ai_relate,ai_status,ai_toc" {
+		t.Errorf("status %+v", st)
+	}
+	for _, name := range []string{"ai_ask", "ai_summarize", "ai_tag"} {
+		op, _ := opstest.Reg.Get(name)
+		if env.Advertised(op) {
+			t.Errorf("%s advertised without chat", name)
+		}
+		opstest.WantCode(t, env, name, op.Example, errs.CodeAIUnavailable)
+	}
+	toc := opstest.Call[aiops.AITocOut](t, env, "ai_toc", `{"note": "Projects/Atlas.md"}`)
+	if len(toc.Entries) != 2 || toc.Entries[1].Anchor != "Projects/Atlas#Goals" || toc.Usage.CostUSD != 0 || !strings.Contains(toc.Markdown, "[[Projects/Atlas#Goals|Goals]]") {
+		t.Errorf("toc %+v", toc)
+	}
+	rel := opstest.Call[aiops.AIRelateOut](t, env, "ai_relate", `{"path": "Projects/Beacon.md", "propose_links": true}`)
+	for _, r := range rel.Relations {
+		if r.Source != "heuristic" || r.Path == "Private/Diary.md" {
+			t.Errorf("relation %+v", r)
+		}
+		if r.Path == "Projects/Atlas.md" && (r.Label != "cites" || !r.Linked) {
+			t.Errorf("Beacon links to Atlas: %+v", r)
+		}
+	}
+	if srv.Calls() != 0 {
+		t.Errorf("%d provider calls without a chat provider", srv.Calls())
+	}
+}
+
+func askHandler(req aitest.Request) aitest.Reply {
+	ns := opstest.PromptNotes(req)
+	for _, n := range ns {
+		if n[0] == "Projects/Atlas.md" {
+			return aitest.Reply{Content: aitest.JSON(map[string]any{"supported": true, "answer": "Ship safe writes by June.", "confidence": 0.9,
+				"citations": []any{opstest.Cite(n[0], n[1], 10, 10)}, "follow_ups": []string{"Who works on Atlas?"}})}
+		}
+	}
+	return aitest.Reply{Content: `{"supported": false, "answer": "", "citations": []}`}
+}
+
+func TestAIAskGroundedAndCached(t *testing.T) {
+	env, srv := aiEnv(t, func(s *ai.Settings) {
+		s.Prices = map[string]ai.Price{"fake-*": {InputPerMTok: 1, OutputPerMTok: 2}}
+	})
+	srv.Handler = askHandler
+	events := []ops.Event{}
+	var mu sync.Mutex
+	env.SubscribeEvents(func(e ops.Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
+	in := `{"question": "What are the goals of Atlas?", "paths": ["Projects/Atlas.md", "Private/Diary.md"]}`
+	out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
+	if !out.Supported || out.Answer != "Ship safe writes by June." || len(out.Citations) != 1 {
+		t.Fatalf("ask %+v", out)
+	}
+	c := out.Citations[0]
+	if c.Snippet != "- Ship safe writes by June." || c.Line != 10 || len(c.Etag) != 64 {
+		t.Errorf("citation %+v", c)
+	}
+	if out.Usage.Calls != 1 || out.Usage.CostUSD <= 0 || !warned(out.Warnings, "globs_excluded") {
+		t.Errorf("usage %+v warnings %+v", out.Usage, out.Warnings)
+	}
+	for _, r := range srv.Requests {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, "TOP-SECRET") {
+				t.Fatal("a denied note reached the provider")
+			}
+		}
+	}
+	again := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
+	if srv.Calls() != 1 || again.Usage.CostUSD != 0 || !warned(again.Warnings, "ai_cache_hit") || again.Answer != out.Answer {
+		t.Errorf("cache: calls %d, %+v", srv.Calls(), again)
+	}
+	// An edit changes the fingerprint: no stale cache.
+	os.WriteFile(filepath.Join(opstest.Root(env), "Projects/Atlas.md"), []byte(aiFiles["Projects/Atlas.md"]+"\nMore.\n"), 0o644)
+	opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
+	if srv.Calls() != 2 {
+		t.Errorf("edited note served from cache (calls %d)", srv.Calls())
+	}
+	// Audit: counts and paths, never the prompt or the answer.
+	b, err := os.ReadFile(filepath.Join(env.AI.Dir(), "ai-audit.jsonl"))
+	if err != nil || strings.Contains(string(b), "Ship safe") || !strings.Contains(string(b), `"operation":"ai_ask"`) {
+		t.Errorf("audit %s %v", b, err)
+	}
+	mu.Lock()
+	n := 0
+	for _, e := range events {
+		if e.Kind == ops.EventAIInvocation {
+			n++
+		}
+	}
+	mu.Unlock()
+	if n != 3 {
+		t.Errorf("%d ai.invocation events, want 3", n)
+	}
+	if sp := env.AI.Today(context.Background()); sp.Calls != 2 || sp.CostUSD <= 0 {
+		t.Errorf("ledger %+v", sp)
+	}
+}
+
+func TestAIAskUnsupportedAndBadCitations(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	srv.Script(aitest.Reply{Content: `{"supported": false, "answer": "", "citations": []}`})
+	out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", `{"question": "Who won the 1998 world cup?", "paths": ["Ideas/Zettel.md"]}`)
+	if out.Answer != aiops.IDontKnow || out.Supported || !warned(out.Warnings, "unsupported_question") {
+		t.Errorf("%+v", out)
+	}
+	// Every citation wrong: a path outside the scope, a line past the end,
+	// an unknown heading, a made-up etag.
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		n := opstest.PromptNotes(req)[0]
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"supported": true, "answer": "Made up.", "citations": []any{
+			opstest.Cite("Private/Diary.md", n[1], 1, 1), opstest.Cite(n[0], n[1], 99, 120),
+			map[string]any{"path": n[0], "etag": n[1], "anchor": "No such heading"}, opstest.Cite(n[0], strings.Repeat("0", 64), 1, 1)}})}
+	}
+	d := opstest.WantCode(t, env, "ai_ask", `{"question": "What is a zettel?", "paths": ["Ideas/Zettel.md"], "cache": false}`, errs.CodeAIGrounding)
+	if dropped, _ := d["dropped"].([]any); len(dropped) != 4 {
+		t.Errorf("dropped %v", d)
+	}
+}
+
+func TestAIProviderErrors(t *testing.T) {
+	good := func(req aitest.Request) aitest.Reply { return askHandler(req) }
+	in := `{"question": "Goals of Atlas?", "paths": ["Projects/Atlas.md"], "cache": false}`
+	t.Run("repair", func(t *testing.T) {
+		env, srv := aiEnv(t, nil)
+		srv.Script(aitest.Reply{Content: "Sure! Here is the answer: {not json"})
+		srv.Handler = good
+		out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
+		if !out.Supported || out.Usage.Calls != 2 || srv.Calls() != 2 {
+			t.Errorf("repair: %+v", out)
+		}
+		if !strings.Contains(srv.Requests[1].Last(), "not valid") {
+			t.Error("no repair prompt")
+		}
+	})
+	t.Run("malformed twice", func(t *testing.T) {
+		env, srv := aiEnv(t, nil)
+		srv.Script(aitest.Reply{Content: "nope"}, aitest.Reply{Content: `{"answer": 3}`})
+		opstest.WantCode(t, env, "ai_ask", in, errs.CodeAIProvider)
+	})
+	t.Run("5xx retried", func(t *testing.T) {
+		env, srv := aiEnv(t, nil)
+		srv.Script(aitest.Reply{Status: 502, Content: "bad gateway"})
+		srv.Handler = good
+		if out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in); !out.Supported || srv.Calls() != 2 {
+			t.Errorf("retry: calls %d", srv.Calls())
+		}
+	})
+	t.Run("5xx exhausted", func(t *testing.T) {
+		env, srv := aiEnv(t, nil)
+		srv.Handler = func(aitest.Request) aitest.Reply { return aitest.Reply{Status: 503, Content: "overloaded"} }
+		d := opstest.WantCode(t, env, "ai_ask", in, errs.CodeAIProvider)
+		if d["upstream_status"] != float64(503) || srv.Calls() != 3 {
+			t.Errorf("details %v calls %d", d, srv.Calls())
+		}
+	})
+	t.Run("4xx not retried", func(t *testing.T) {
+		env, srv := aiEnv(t, func(s *ai.Settings) { s.Structured = "json" })
+		srv.Handler = func(aitest.Request) aitest.Reply { return aitest.Reply{Status: 401, Content: "bad key"} }
+		opstest.WantCode(t, env, "ai_ask", in, errs.CodeAIProvider)
+		if srv.Calls() != 1 {
+			t.Errorf("calls %d", srv.Calls())
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
+		env, srv := aiEnv(t, func(s *ai.Settings) { s.Timeout = 150 * time.Millisecond; s.MaxRetries = -1 })
+		srv.Script(aitest.Reply{Delay: 2 * time.Second, Content: "{}"})
+		d := opstest.WantCode(t, env, "ai_ask", in, errs.CodeAIProvider)
+		if d["timeout"] != true {
+			t.Errorf("details %v", d)
+		}
+	})
+	t.Run("stalled stream", func(t *testing.T) {
+		env, srv := aiEnv(t, func(s *ai.Settings) { s.Timeout = 100 * time.Millisecond })
+		srv.Handler = func(req aitest.Request) aitest.Reply {
+			r := askHandler(req)
+			r.ChunkDelay = 300 * time.Millisecond
+			return r
+		}
+		ctx := ops.WithStream(context.Background(), func(string, any) {})
+		res := opstest.Reg.Call(ctx, env, ops.Caller{Surface: "test"}, "ai_ask", json.RawMessage(in))
+		if res.Err == nil || res.Err.Code != errs.CodeAIProvider || res.Err.Details["timeout"] != true {
+			t.Errorf("%+v", res.Err)
+		}
+	})
+	t.Run("slow but steady stream", func(t *testing.T) {
+		env, srv := aiEnv(t, func(s *ai.Settings) { s.Timeout = 200 * time.Millisecond })
+		srv.Handler = func(req aitest.Request) aitest.Reply {
+			r := askHandler(req)
+			r.ChunkDelay = 20 * time.Millisecond // ~20 chunks: longer than the timeout in total
+			return r
+		}
+		ctx := ops.WithStream(context.Background(), func(string, any) {})
+		res := opstest.Reg.Call(ctx, env, ops.Caller{Surface: "test"}, "ai_ask", json.RawMessage(in))
+		if res.Err != nil || !res.Output.(*aiops.AIAskOut).Supported {
+			t.Errorf("%+v", res.Err)
+		}
+	})
+	t.Run("input too large", func(t *testing.T) {
+		env, srv := aiEnv(t, func(s *ai.Settings) { s.MaxInputTokens = 4010 })
+		srv.Handler = good
+		d := opstest.WantCode(t, env, "ai_ask", in, errs.CodeAIInputTooLarge)
+		if d["path"] != "Projects/Atlas.md" || srv.Calls() != 0 {
+			t.Errorf("details %v calls %d", d, srv.Calls())
+		}
+	})
+	t.Run("json_schema refused", func(t *testing.T) {
+		env, srv := aiEnv(t, nil)
+		srv.Handler = func(req aitest.Request) aitest.Reply {
+			r := askHandler(req)
+			r.RejectJSONSchema = true
+			return r
+		}
+		if out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in); !out.Supported {
+			t.Errorf("%+v", out)
+		}
+		if srv.Requests[0].ResponseFormat == nil || srv.Requests[len(srv.Requests)-1].ResponseFormat != nil {
+			t.Error("no fallback to plain JSON")
+		}
+	})
+	t.Run("cost ceiling", func(t *testing.T) {
+		env, srv := aiEnv(t, func(s *ai.Settings) {
+			s.DailyCostUSD = 0.001
+			s.Prices = map[string]ai.Price{"fake-1": {InputPerMTok: 1000, OutputPerMTok: 1000}}
+		})
+		srv.Handler = good
+		opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
+		d := opstest.WantCode(t, env, "ai_ask", in, errs.CodeAIQuota)
+		if d["reset_at"] == nil || srv.Calls() != 1 {
+			t.Errorf("details %v calls %d", d, srv.Calls())
+		}
+	})
+}
+
+func TestAIStreaming(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		r := askHandler(req)
+		r.ChunkDelay = 5 * time.Millisecond
+		return r
+	}
+	var mu sync.Mutex
+	var partial strings.Builder
+	kinds := map[string]int{}
+	ctx := ops.WithStream(context.Background(), func(ev string, data any) {
+		mu.Lock()
+		defer mu.Unlock()
+		kinds[ev]++
+		if ev == "ai.partial" {
+			partial.WriteString(data.(map[string]string)["text"])
+		}
+	})
+	res := opstest.Reg.Call(ctx, env, ops.Caller{Surface: "test"}, "ai_ask", json.RawMessage(`{"question": "Goals?", "paths": ["Projects/Atlas.md"], "stream": true, "cache": false}`))
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	streamed := res.Output.(*aiops.AIAskOut)
+	if kinds["ai.partial"] < 3 || kinds["ai.citation"] != 1 || kinds["ai.usage"] != 1 || !strings.Contains(partial.String(), "Ship safe writes") {
+		t.Errorf("events %v", kinds)
+	}
+	if !srv.Requests[0].Stream {
+		t.Error("not streamed")
+	}
+	plain := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", `{"question": "Goals?", "paths": ["Projects/Atlas.md"], "cache": false}`)
+	a, _ := json.Marshal(streamed.Citations)
+	b, _ := json.Marshal(plain.Citations)
+	if streamed.Answer != plain.Answer || string(a) != string(b) {
+		t.Errorf("streamed %s != plain %s", a, b)
+	}
+}
+
+func TestAISummarizeDropsUngrounded(t *testing.T) {
+	env, srv := aiEnv(t, func(s *ai.Settings) { s.MaxInputTokens = 4000 + 120 })
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		ns := opstest.PromptNotes(req)
+		if len(ns) == 0 { // reduce step
+			return aitest.Reply{Content: `{"tldr": "Two projects.", "open_questions": ["When?"], "outline": ["Atlas", "Beacon"]}`}
+		}
+		n := ns[0]
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"tldr": "part", "key_points": []any{
+			map[string]any{"text": "Grounded point about " + n[0], "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}},
+			map[string]any{"text": "Ungrounded claim", "citations": []any{}},
+		}})}
+	}
+	out := opstest.Call[aiops.AISummarizeOut](t, env, "ai_summarize", `{"glob": "Projects/**"}`)
+	if len(out.KeyPoints) != 2 || out.TLDR != "Two projects." || !warned(out.Warnings, "ungrounded_dropped") || !warned(out.Warnings, "map_reduce") {
+		t.Errorf("%+v", out)
+	}
+	for _, k := range out.KeyPoints {
+		if len(k.Citations) == 0 || strings.Contains(k.Text, "Ungrounded") {
+			t.Errorf("ungrounded point got through: %+v", k)
+		}
+	}
+}
+
+func TestAITagApplyThroughWritePipeline(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		n := opstest.PromptNotes(req)[0]
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"notes": []any{map[string]any{"path": n[0], "tags": []any{
+			map[string]any{"tag": "#Search Engines", "confidence": 0.9, "citations": []any{opstest.Cite(n[0], n[1], 6, 6)}},
+			map[string]any{"tag": "PROJECT", "confidence": 0.8, "citations": []any{opstest.Cite(n[0], n[1], 2, 2)}},
+			map[string]any{"tag": "maybe", "confidence": 0.2, "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}},
+			map[string]any{"tag": "bad tag!", "confidence": 0.9, "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}},
+			map[string]any{"tag": "nocite", "confidence": 0.9},
+		}}}})}
+	}
+	in := `{"paths": ["Projects/Atlas.md"], "apply": true}`
+	opstest.WantCode(t, env, "ai_tag", in, errs.CodeWritesDisabled)
+	env.Writes = ops.WriteSettings{Enabled: true}
+	prev := opstest.Call[aiops.AITagOut](t, env, "ai_tag", `{"paths": ["Projects/Atlas.md"]}`)
+	nt := prev.Notes[0]
+	if got := opstest.Paths(nt.Tags, func(s aiops.SuggestedTag) string { return s.Tag }); strings.Join(got, ",") != "Search-Engines,project" {
+		t.Errorf("tags %v warnings %+v", got, prev.Warnings)
+	}
+	for _, w := range []string{"tag_below_threshold", "tag_invalid", "ungrounded_dropped"} {
+		if !warned(prev.Warnings, w) {
+			t.Errorf("no %s warning", w)
+		}
+	}
+	if nt.Write == nil || nt.Write.Applied || !strings.Contains(nt.Write.Changes[0].Diff, "Search-Engines") || strings.Contains(opstest.ReadFile(t, env, "Projects/Atlas.md"), "Search-Engines") {
+		t.Fatalf("preview %+v", nt.Write)
+	}
+	out := opstest.Call[aiops.AITagOut](t, env, "ai_tag", in)
+	w := out.Notes[0].Write
+	if !w.Applied || w.UndoID == "" || !strings.Contains(opstest.ReadFile(t, env, "Projects/Atlas.md"), "Search-Engines") {
+		t.Fatalf("apply %+v", w)
+	}
+	if srv.Calls() != 1 {
+		t.Errorf("the apply after the preview should come from the cache (calls %d)", srv.Calls())
+	}
+	opstest.Call[write.UndoOut](t, env, "undo", `{"id": "`+w.UndoID+`", "apply": true}`)
+	if opstest.ReadFile(t, env, "Projects/Atlas.md") != aiFiles["Projects/Atlas.md"] {
+		t.Error("undo did not restore the note")
+	}
+}
+
+func TestAIMetadataValidated(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	env.Writes = ops.WriteSettings{Enabled: true}
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		n := opstest.PromptNotes(req)[0]
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"notes": []any{map[string]any{"path": n[0], "fields": []any{
+			map[string]any{"name": "status", "value": "shipping", "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}},
+			map[string]any{"name": "due", "value": "2026-06-30", "citations": []any{opstest.Cite(n[0], n[1], 10, 10)}},
+		}}}})}
+	}
+	out := opstest.Call[aiops.AIMetadataOut](t, env, "ai_metadata", `{"paths": ["Projects/Atlas.md"], "apply": true, "fields": [
+		{"name": "status", "type": "enum", "enum": ["active", "done"]}, {"name": "due", "type": "date"}, {"name": "owner", "type": "string", "required": true}]}`)
+	nm := out.Notes[0]
+	if len(nm.Fields) != 1 || nm.Fields[0].Name != "due" || !warned(out.Warnings, "metadata_invalid") || !warned(out.Warnings, "metadata_missing") {
+		t.Errorf("%+v %+v", nm, out.Warnings)
+	}
+	if !nm.Write.Applied || !strings.Contains(opstest.ReadFile(t, env, "Projects/Atlas.md"), "due: 2026-06-30") {
+		t.Errorf("write %+v", nm.Write)
+	}
+}
+
+func TestAIExtract(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	opstest.WantCode(t, env, "ai_extract", `{"paths": ["Projects/Atlas.md"], "schema": {"type": "object", "properties": {"x": {"type": 12}}}}`, errs.CodeAISchemaInvalid)
+	if srv.Calls() != 0 {
+		t.Error("an invalid schema reached the provider")
+	}
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		var recs []any
+		for _, n := range opstest.PromptNotes(req) {
+			data := map[string]any{"name": strings.TrimSuffix(filepath.Base(n[0]), ".md")}
+			if n[0] == "Projects/Beacon.md" {
+				data = map[string]any{"nickname": 3} // fails the schema
+			}
+			recs = append(recs, map[string]any{"path": n[0], "data": data, "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}})
+		}
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"records": recs})}
+	}
+	schema := `{"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": false}`
+	out := opstest.Call[aiops.AIExtractOut](t, env, "ai_extract", `{"glob": "Projects/**", "schema": `+schema+`, "destination": "frontmatter", "key": "entity"}`)
+	if len(out.Records) != 1 || out.Records[0].Path != "Projects/Atlas.md" || !warned(out.Warnings, "extract_invalid") {
+		t.Fatalf("%+v", out)
+	}
+	if w := out.Records[0].Write; w == nil || w.Applied || !strings.Contains(w.Changes[0].Diff, "+entity:") {
+		t.Errorf("preview %+v", w)
+	}
+}
+
+func TestAIRecordReplay(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	srv.Handler = askHandler
+	dir := t.TempDir()
+	env.AI.Chat = &ai.Recorder{Inner: env.AI.Chat, Dir: dir}
+	in := `{"question": "Goals?", "paths": ["Projects/Atlas.md"], "cache": false}`
+	rec := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
+	srv.Close()
+	env.AI.Chat = &ai.Recorder{Inner: env.AI.Chat.(*ai.Recorder).Inner, Dir: dir, Replay: true}
+	rep := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
+	if rep.Answer != rec.Answer {
+		t.Errorf("replay %q != %q", rep.Answer, rec.Answer)
+	}
+}
+
+func TestAICitationDrift(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		// The note changes while the model is answering.
+		os.WriteFile(filepath.Join(opstest.Root(env), "Projects/Atlas.md"), []byte("# Atlas\n\nRewritten.\n"), 0o644)
+		return askHandler(req)
+	}
+	d := opstest.WantCode(t, env, "ai_ask", `{"question": "Goals?", "paths": ["Projects/Atlas.md"]}`, errs.CodeAIGrounding)
+	if dropped, _ := d["dropped"].([]any); len(dropped) != 1 || !strings.HasPrefix(dropped[0].(string), "citation_drift") {
+		t.Errorf("details %v", d)
+	}
+}
+
+func TestAIRelateWithChat(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		var rs []any
+		for _, n := range opstest.PromptNotes(req)[1:] {
+			r := map[string]any{"path": n[0], "label": "depends_on", "confidence": 0.8, "rationale": "uses it", "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}}
+			if n[0] != "Projects/Atlas.md" {
+				r["citations"] = []any{opstest.Cite(n[0], n[1], 999, 999)} // unverifiable: the heuristic label stays
+			}
+			rs = append(rs, r)
+		}
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"relations": rs})}
+	}
+	out := opstest.Call[aiops.AIRelateOut](t, env, "ai_relate", `{"path": "Projects/Beacon.md", "propose_links": true}`)
+	sources := map[string]string{}
+	for _, r := range out.Relations {
+		sources[r.Path] = r.Source + ":" + r.Label
+	}
+	if sources["Projects/Atlas.md"] != "model:depends_on" || sources["Private/Diary.md"] != "" {
+		t.Errorf("relations %v", sources)
+	}
+	if len(sources) > 1 && !warned(out.Warnings, "ungrounded_dropped") {
+		t.Errorf("warnings %+v", out.Warnings)
+	}
+	for _, d := range out.Drafts {
+		for _, p := range d.Patches {
+			if strings.Contains(p.Content, "Projects/Atlas") {
+				t.Error("a draft links a note that is already linked")
+			}
+		}
+	}
+	if opstest.ReadFile(t, env, "Projects/Beacon.md") != aiFiles["Projects/Beacon.md"] {
+		t.Error("ai_relate wrote")
+	}
+}
+
+func TestAITocMOCWrite(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	in := `{"mode": "moc", "glob": "**", "group_by": "tag", "write_to": "MOC.md"}`
+	prev := opstest.Call[aiops.AITocOut](t, env, "ai_toc", in)
+	if srv.Calls() != 0 || prev.Write == nil || prev.Write.Applied || opstest.Exists(env, "MOC.md") || !warned(prev.Warnings, "globs_excluded") {
+		t.Fatalf("preview %+v", prev)
+	}
+	if strings.Contains(prev.Markdown, "Diary") || !strings.Contains(prev.Markdown, "## project") {
+		t.Errorf("markdown %q", prev.Markdown)
+	}
+	opstest.WantCode(t, env, "ai_toc", strings.Replace(in, "}", `, "apply": true}`, 1), errs.CodeWritesDisabled)
+	env.Writes = ops.WriteSettings{Enabled: true}
+	out := opstest.Call[aiops.AITocOut](t, env, "ai_toc", strings.Replace(in, "}", `, "apply": true}`, 1))
+	if !out.Write.Applied || opstest.ReadFile(t, env, "MOC.md") != out.Markdown {
+		t.Errorf("write %+v", out.Write)
+	}
+	// Replacing it needs its etag.
+	opstest.WantCode(t, env, "ai_toc", strings.Replace(in, "}", `, "apply": true}`, 1), errs.CodeConflict)
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		return aitest.Reply{Content: `{"groups": [{"name": "Work", "paths": ["Projects/Atlas.md", "Nope.md"]}]}`}
+	}
+	topic := opstest.Call[aiops.AITocOut](t, env, "ai_toc", `{"mode": "moc", "glob": "Projects/**", "group_by": "topic"}`)
+	if len(topic.Groups) != 2 || topic.Groups[0].Name != "Work" || topic.Groups[1].Name != "Other" || !warned(topic.Warnings, "citation_invalid") {
+		t.Errorf("topic %+v", topic.Groups)
+	}
+}
+
+func TestAIIdempotencyKey(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	env.Writes = ops.WriteSettings{Enabled: true}
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		n := opstest.PromptNotes(req)[0]
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"notes": []any{map[string]any{"path": n[0], "tags": []any{
+			map[string]any{"tag": "search", "confidence": 0.9, "citations": []any{opstest.Cite(n[0], n[1], 6, 6)}}}}}})}
+	}
+	in := `{"paths": ["Projects/Atlas.md"], "apply": true, "cache": false, "idempotency_key": "k1"}`
+	first := opstest.Call[aiops.AITagOut](t, env, "ai_tag", in)
+	again := opstest.Call[aiops.AITagOut](t, env, "ai_tag", in)
+	if srv.Calls() != 1 || !warned(again.Warnings, "idempotent_replay") || again.Notes[0].Write.UndoID != first.Notes[0].Write.UndoID {
+		t.Errorf("replay: calls %d %+v", srv.Calls(), again)
+	}
+	if es, _ := opstest.MustWriter(t, env).Journal(); len(es) != 1 {
+		t.Errorf("%d journal entries, want 1", len(es))
+	}
+	opstest.WantCode(t, env, "ai_tag", strings.Replace(in, "Atlas", "Beacon", 1), errs.CodeIdempotencyReuse)
+}
+
+// warned reports whether ws holds a warning with one of codes.
+func warned(ws []aiops.AIWarning, codes ...string) bool {
+	for _, w := range ws {
+		if slices.Contains(codes, w.Code) {
+			return true
+		}
+	}
+	return false
+}

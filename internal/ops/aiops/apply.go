@@ -1,0 +1,94 @@
+package aiops
+
+import (
+	"context"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/noteedit"
+	"github.com/loci-dev/loci/internal/ops"
+)
+
+// AIApply are the inputs of AI operations that can write their result.
+type AIApply struct {
+	Apply bool `json:"apply,omitempty" jsonschema:"write the result into the notes through the safe-write pipeline (needs writes enabled); false (default) only proposes, with a preview diff"`
+}
+
+// aiPatch runs edit patches on one note through the write pipeline: the
+// note must still be the version the model read (etag), the change is
+// previewed unless apply, and an applied change is journaled for undo.
+func (c *aiCall) aiPatch(ctx context.Context, rel, etag string, patches []noteedit.Patch, apply bool) (*ops.WriteResult, error) {
+	if apply {
+		if err := c.requireWrites(); err != nil {
+			return nil, err
+		}
+	}
+	opts := &ops.WriteOpts{Apply: apply, Vault: c.vh.Name}
+	res, err := ops.RunWrite(ctx, c.env, ops.WriteSpec{Op: c.op, Vault: c.vh, Opts: opts, Propose: true, Locks: []string{rel}, GuardPath: rel, GuardEtag: etag, Build: func(s *ops.Stage) error {
+		f, err := s.ReadText(rel)
+		if err != nil {
+			return err
+		}
+		if err := ops.CheckGuard(f, etag); err != nil {
+			return err
+		}
+		// As edit_note: a Logseq page without frontmatter gets key:: value
+		// properties instead.
+		outline, _ := c.vh.Vault.LogseqFile(rel)
+		d := noteedit.NewDoc(rel, f.Text, outline)
+		for i := range patches {
+			if err := patches[i].Check(i); err != nil {
+				return err
+			}
+			if _, err := d.Apply(i, &patches[i]); err != nil {
+				return err
+			}
+		}
+		s.Main = rel
+		s.Put(f, d.Text())
+		return nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	if res.Applied && res.Action != "none" {
+		c.applied = append(c.applied, rel)
+	}
+	return res, nil
+}
+
+// aiCreate writes a whole note (ai_toc's map of content): created when
+// free, replaced only with if_match.
+func (c *aiCall) aiCreate(ctx context.Context, rel, ifMatch, text string, apply bool) (*ops.WriteResult, error) {
+	if apply {
+		if err := c.requireWrites(); err != nil {
+			return nil, err
+		}
+	}
+	opts := &ops.WriteOpts{Apply: apply, Vault: c.vh.Name}
+	res, err := ops.RunWrite(ctx, c.env, ops.WriteSpec{Op: c.op, Vault: c.vh, Opts: opts, Propose: true, Locks: []string{rel}, Build: func(s *ops.Stage) error {
+		f, err := s.Read(rel)
+		if err != nil {
+			return err
+		}
+		s.Main = f.Rel
+		if f.Exists {
+			if ifMatch == "" {
+				return errs.New(errs.CodeConflict, "%s exists; pass if_match with its etag (%s) to replace it", f.Rel, f.Etag).With("path", f.Rel).With("current_etag", f.Etag)
+			}
+			if err := ops.CheckGuard(f, ifMatch); err != nil {
+				return err
+			}
+			s.Put(f, text)
+			return nil
+		}
+		s.Create(f.Rel, text)
+		return nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	if res.Applied && res.Action != "none" {
+		c.applied = append(c.applied, res.Path)
+	}
+	return res, nil
+}

@@ -1,0 +1,214 @@
+package aiops
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/loci-dev/loci/internal/ai"
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/markdown"
+	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/search"
+	"github.com/loci-dev/loci/internal/vault"
+)
+
+// AIScope selects the notes an AI operation reads. Fields combine: the
+// scope is the union of what each selects.
+type AIScope struct {
+	Paths         []string `json:"paths,omitempty" jsonschema:"vault-relative paths (or note references) of the notes"`
+	Glob          string   `json:"glob,omitempty" jsonschema:"every note whose path matches this doublestar glob"`
+	Tag           string   `json:"tag,omitempty" jsonschema:"every note carrying this tag (nested tags included)"`
+	Query         string   `json:"query,omitempty" jsonschema:"the best notes for this search query (hybrid retrieval when vectors exist, else lexical)"`
+	Note          string   `json:"note,omitempty" jsonschema:"one note (path or reference), optionally with the notes it links to (include_linked)"`
+	IncludeLinked int      `json:"include_linked,omitempty" jsonschema:"with note: follow its links this many hops out (0-3)"`
+	MaxNotes      int      `json:"max_notes,omitempty" jsonschema:"at most this many notes in the scope (default 20, at most 200)"`
+}
+
+func (s *AIScope) empty() bool {
+	return len(s.Paths) == 0 && s.Glob == "" && s.Tag == "" && s.Query == "" && s.Note == ""
+}
+
+func (s *AIScope) validate() error {
+	if s.IncludeLinked < 0 || s.IncludeLinked > 3 {
+		return errs.New(errs.CodeInvalidInput, "include_linked must be between 0 and 3")
+	}
+	if s.IncludeLinked > 0 && s.Note == "" {
+		return errs.New(errs.CodeInvalidInput, "include_linked needs note")
+	}
+	if err := ops.CheckGlob(s.Glob); err != nil {
+		return err
+	}
+	return ops.CheckLimit(s.MaxNotes, 200)
+}
+
+// scopeNote is a note of the resolved scope, as read from disk.
+type scopeNote struct {
+	Path     string
+	Title    string
+	Etag     string
+	Lines    []string
+	Headings []markdown.Heading
+}
+
+// resolve turns a scope into notes, dropping the ones the globs exclude.
+func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
+	ix := c.vh.Index
+	set := map[string]bool{}
+	var order []string
+	add := func(p string) {
+		if !set[p] {
+			set[p] = true
+			order = append(order, p)
+		}
+	}
+	for _, p := range s.Paths {
+		rel, _, _, err := ops.NotePath(ctx, c.vh, "", p)
+		if err != nil {
+			return err
+		}
+		add(rel)
+	}
+	if s.Glob != "" || s.Tag != "" {
+		notes, err := ix.ListNotes(ctx, false)
+		if err != nil {
+			return err
+		}
+		tagged := map[string]bool{}
+		if s.Tag != "" {
+			key := strings.ToLower(strings.TrimPrefix(s.Tag, "#"))
+			rows, err := ix.DB.QueryContext(ctx, `SELECT DISTINCT n.path FROM tags t JOIN notes n ON n.id = t.note_id WHERE t.tag_key = ? OR t.tag_key LIKE ?`, key, key+"/%")
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var p string
+				rows.Scan(&p)
+				tagged[p] = true
+			}
+			rows.Close()
+		}
+		for _, n := range notes {
+			if (s.Glob == "" || ops.GlobMatch(s.Glob, n.Path)) && (s.Tag == "" || tagged[n.Path]) {
+				add(n.Path)
+			}
+		}
+	}
+	if s.Query != "" {
+		res, err := ops.SearcherFor(c.vh).Search(ctx, search.Query{Text: s.Query, Limit: ops.OrDefault(s.MaxNotes, 20)})
+		if err != nil {
+			return err
+		}
+		for _, r := range res.Results {
+			add(r.Path)
+		}
+	}
+	if s.Note != "" {
+		rel, _, _, err := ops.NotePath(ctx, c.vh, "", s.Note)
+		if err != nil {
+			return err
+		}
+		add(rel)
+		frontier := []string{rel}
+		for hop := 0; hop < s.IncludeLinked; hop++ {
+			var next []string
+			for _, p := range frontier {
+				rows, err := ix.DB.QueryContext(ctx, `SELECT DISTINCT d.path FROM links l JOIN notes s ON s.id = l.src_id JOIN notes d ON d.id = l.dst_id WHERE s.path = ? ORDER BY d.path`, p)
+				if err != nil {
+					return err
+				}
+				for rows.Next() {
+					var q string
+					rows.Scan(&q)
+					if !set[q] {
+						next = append(next, q)
+					}
+					add(q)
+				}
+				rows.Close()
+			}
+			frontier = next
+		}
+	}
+	max := ops.OrDefault(s.MaxNotes, 20)
+	var excluded []string
+	var kept []string
+	for _, p := range order {
+		if !c.rt.Settings.PathAllowed(p) {
+			excluded = append(excluded, p)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	if len(excluded) > 0 {
+		c.meta.warn("globs_excluded", "", "%d note(s) excluded by the AI allow/deny globs were not read", len(excluded))
+	}
+	if len(kept) > max {
+		c.meta.warn("scope_truncated", "", "the scope has %d notes; only the first %d were read (max_notes)", len(kept), max)
+		kept = kept[:max]
+	}
+	// Order: paths as given, then glob/tag matches by path, then query hits
+	// by rank, then the note and its links (deterministic for a vault state).
+	for _, p := range kept {
+		n, err := c.readNote(p)
+		if err != nil {
+			return err
+		}
+		c.notes = append(c.notes, n)
+		c.byPath[p] = n
+		c.meta.Scope = append(c.meta.Scope, p)
+	}
+	return nil
+}
+
+func (c *aiCall) readNote(rel string) (*scopeNote, error) {
+	b, clean, err := c.vh.Vault.ReadNote(rel)
+	if err != nil {
+		return nil, err
+	}
+	rel, etag := clean, vault.Etag(b)
+	outline, journal := c.vh.Vault.LogseqFile(rel)
+	doc := markdown.Parse(b, markdown.Options{Path: rel, Logseq: outline, Journal: journal})
+	text := strings.ReplaceAll(strings.TrimPrefix(string(b), "\ufeff"), "\r\n", "\n")
+	return &scopeNote{Path: rel, Title: doc.Title, Etag: etag, Lines: strings.Split(text, "\n"), Headings: doc.Headings}, nil
+}
+
+// render prints notes for the prompt: a header with path and etag, then
+// numbered lines, so the model can cite exact spans.
+func render(notes []*scopeNote) string {
+	var sb strings.Builder
+	for _, n := range notes {
+		fmt.Fprintf(&sb, "=== NOTE path=%q etag=%q title=%q\n", n.Path, n.Etag, n.Title)
+		for i, l := range n.Lines {
+			fmt.Fprintf(&sb, "%d| %s\n", i+1, l)
+		}
+		sb.WriteString("=== END NOTE\n\n")
+	}
+	return sb.String()
+}
+
+// batches splits notes so that each batch fits the input budget; a note
+// alone over the budget is ai_input_too_large.
+func (c *aiCall) batches(notes []*scopeNote, reserve int) ([][]*scopeNote, error) {
+	budget := c.rt.Settings.MaxInputTokens - reserve
+	var out [][]*scopeNote
+	var cur []*scopeNote
+	size := 0
+	for _, n := range notes {
+		t := ai.EstimateTokens(render([]*scopeNote{n}))
+		if t > budget {
+			return nil, errs.New(errs.CodeAIInputTooLarge, "%s is about %d tokens, over the input budget of %d (ai.max_input_tokens)", n.Path, t, budget).
+				With("path", n.Path).With("tokens", t)
+		}
+		if size+t > budget && len(cur) > 0 {
+			out = append(out, cur)
+			cur, size = nil, 0
+		}
+		cur = append(cur, n)
+		size += t
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out, nil
+}

@@ -1,0 +1,86 @@
+package logseq
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/noteedit"
+	"github.com/loci-dev/loci/internal/ops"
+)
+
+// DeleteBlockIn is the input of delete_block.
+type DeleteBlockIn struct {
+	UUID string `json:"uuid" jsonschema:"the block's uuid; its children are deleted with it"`
+	ops.Guard
+	ops.WriteOpts
+}
+
+// Validate checks the uuid.
+func (in *DeleteBlockIn) Validate() error {
+	if !uuidRe.MatchString(cleanUUID(in.UUID)) {
+		return errs.New(errs.CodeInvalidInput, "%q is not a block uuid", in.UUID).With("uuid", in.UUID)
+	}
+	if _, err := in.Etag(); err != nil {
+		return err
+	}
+	return in.Check()
+}
+
+// DeleteBlock is the delete_block operation.
+func DeleteBlock() ops.Def[DeleteBlockIn, BlockWriteOut] {
+	return ops.Def[DeleteBlockIn, BlockWriteOut]{
+		Name:  "delete_block",
+		Title: "Delete a Logseq block",
+		Description: "Remove a Logseq block and its children from its page, by uuid; the result warns about ((references)) to the removed blocks. " +
+			"The undo journal keeps the page as it was. Preview by default.",
+		Annotations: ops.Annotations{Destructive: true},
+		CLI:         ops.CLI{Use: "delete-block", Args: []string{"uuid"}, Text: textBlockWrite, Short: "Remove a Logseq block and its children (preview; --apply does it)"},
+		Errors:      logseqErrors,
+		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001"}`,
+		Toolset:     ops.ToolsetWrites,
+		Handler:     deleteBlock,
+	}
+}
+
+func deleteBlock(ctx context.Context, env *ops.Env, in *DeleteBlockIn) (*BlockWriteOut, error) {
+	vh, rel, err := blockPage(ctx, env, in.Vault, in.UUID)
+	if err != nil {
+		return nil, err
+	}
+	want, _ := in.Etag()
+	uuid := strings.ToLower(cleanUUID(in.UUID))
+	return ops.Idempotent(ctx, env, vh, "delete_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
+		res, err := ops.RunWrite(ctx, env, ops.WriteSpec{Op: "delete_block", Vault: vh, Opts: &in.WriteOpts, Locks: []string{rel}, GuardPath: rel, GuardEtag: want, Build: func(s *ops.Stage) error {
+			f, d, err := readOutline(s, rel, want)
+			if err != nil {
+				return err
+			}
+			i, err := findBlock(d, uuid)
+			if err != nil {
+				return err
+			}
+			b := d.blocks[i]
+			for k := i; k < len(d.blocks) && d.blocks[k].line < b.subEnd; k++ {
+				if u := d.blocks[k].uuid; u != "" {
+					if refs, err := vh.Index.BlockRefs(ctx, u); err == nil && len(refs) > 0 {
+						var at []string
+						for _, r := range refs {
+							at = append(at, fmt.Sprintf("%s:%d", r.Path, r.Line))
+						}
+						s.Warnings = append(s.Warnings, fmt.Sprintf("block %s is referenced by ((%s)) at %s; those references will be broken", u, u, strings.Join(at, ", ")))
+					}
+				}
+			}
+			d.Lines = noteedit.Splice(d.Lines, b.line, b.subEnd, nil)
+			s.Main = rel
+			s.Put(f, d.Text())
+			return nil
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return &BlockWriteOut{WriteResult: *res, UUID: uuid}, nil
+	})
+}

@@ -1,0 +1,82 @@
+package logseq
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/ops"
+)
+
+// GetPageIn is the input of get_page.
+type GetPageIn struct {
+	Name  string `json:"name,omitempty" jsonschema:"the page name (case-insensitive; aliases, namespaces like a/b and journal dates like 2026-11-20 work too)"`
+	Path  string `json:"path,omitempty" jsonschema:"vault-relative path of the page file, instead of name"`
+	Depth int    `json:"depth,omitempty" jsonschema:"levels of blocks to return: 1 = top-level blocks only (default: all levels)"`
+	Vault string `json:"vault,omitempty" jsonschema:"vault name (default: the first)"`
+}
+
+// Validate checks that one page is named.
+func (in *GetPageIn) Validate() error {
+	switch {
+	case strings.TrimSpace(in.Name) == "" && in.Path == "":
+		return errs.New(errs.CodeInvalidInput, "pass name (the page name) or path")
+	case in.Name != "" && in.Path != "":
+		return errs.New(errs.CodeInvalidInput, "pass either name or path, not both")
+	}
+	return checkDepth(in.Depth)
+}
+
+// GetPageOut is the output of get_page.
+type GetPageOut struct {
+	Name       string         `json:"name" jsonschema:"the page name"`
+	Path       string         `json:"path" jsonschema:"vault-relative path of the page file"`
+	Kind       string         `json:"kind" jsonschema:"page or journal"`
+	Match      string         `json:"match,omitempty" jsonschema:"how name was resolved: path, filename, alias or title"`
+	Aliases    []string       `json:"aliases,omitempty" jsonschema:"alias:: names of the page"`
+	Tags       []string       `json:"tags,omitempty" jsonschema:"tags of the page (tags:: and inline #tags)"`
+	Properties map[string]any `json:"properties,omitempty" jsonschema:"page properties (the key:: value lines before the first block)"`
+	Blocks     []BlockNode    `json:"blocks" jsonschema:"the block tree, in page order"`
+	BlockCount int            `json:"block_count" jsonschema:"number of blocks in the whole page"`
+}
+
+// GetPage is the get_page operation.
+func GetPage() ops.Def[GetPageIn, GetPageOut] {
+	return ops.Def[GetPageIn, GetPageOut]{
+		Name:  "get_page",
+		Title: "Get a Logseq page",
+		Description: "A Logseq page as a block tree: page properties, aliases, tags and nested blocks, each with its uuid (if any), content, properties and line. " +
+			"Find the page by name (case-insensitive; aliases, namespaces like a/b, journal dates like 2026-11-20) or by path; limit nesting with depth.",
+		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         ops.CLI{Use: "page", Args: []string{"name"}, Text: textPage},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeNotLogseqGraph, errs.CodeVaultNotFound},
+		Example:     `{"name": "Loci", "depth": 2}`,
+		TypeSchemas: typeSchemas(),
+		Handler: func(ctx context.Context, env *ops.Env, in *GetPageIn) (*GetPageOut, error) {
+			vh, err := logseqVault(ctx, env, in.Vault)
+			if err != nil {
+				return nil, err
+			}
+			n, match, err := findPage(ctx, vh, in.Name, in.Path)
+			if err != nil {
+				return nil, err
+			}
+			blocks, err := vh.Index.BlocksOf(ctx, n.ID)
+			if err != nil {
+				return nil, err
+			}
+			out := &GetPageOut{Name: n.Title, Path: n.Path, Kind: n.Kind, Match: match, Aliases: n.Aliases, Tags: n.Tags, Properties: n.Frontmatter, BlockCount: len(blocks)}
+			out.Blocks = blockTree(blocks, -1, in.Depth)
+			return out, nil
+		},
+	}
+}
+
+func textPage(o any) string {
+	out := o.(*GetPageOut)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  (%s, %d blocks)\n", out.Name, out.Path, out.BlockCount)
+	writeBlocks(&b, out.Blocks, 0)
+	return b.String()
+}

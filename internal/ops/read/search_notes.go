@@ -1,0 +1,147 @@
+package read
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/search"
+)
+
+// SearchNotesIn is the input of search_notes.
+type SearchNotesIn struct {
+	Query       string            `json:"query" jsonschema:"what to look for: words, \"exact phrases\", prefix* and -excluded terms; any language"`
+	Mode        string            `json:"mode,omitempty" jsonschema:"retrieval mode: lexical (BM25 keywords), semantic (meaning, by embeddings) or hybrid (both fused; the default once the index has vectors, else lexical)"`
+	ExpandLinks bool              `json:"expand_links,omitempty" jsonschema:"also return notes linked from and to the top hits, at a lower score (graph expansion)"`
+	Explain     bool              `json:"explain,omitempty" jsonschema:"add each result's lexical rank, vector rank and graph contribution"`
+	Limit       int               `json:"limit,omitempty" jsonschema:"results per page, 1-100 (default 10)"`
+	Cursor      string            `json:"cursor,omitempty" jsonschema:"next_cursor from a previous page"`
+	PathGlob    string            `json:"path_glob,omitempty" jsonschema:"only notes whose vault-relative path matches this glob, e.g. Projects/**"`
+	Tags        []string          `json:"tags,omitempty" cli:"tag" jsonschema:"only notes carrying every one of these tags (a tag also matches its nested tags)"`
+	Frontmatter map[string]string `json:"frontmatter,omitempty" jsonschema:"only notes whose frontmatter key equals the value (list values match any element; * matches any value)"`
+	CreatedFrom string            `json:"created_from,omitempty" jsonschema:"frontmatter created on or after this date (YYYY-MM-DD)"`
+	CreatedTo   string            `json:"created_to,omitempty" jsonschema:"frontmatter created on or before this date (YYYY-MM-DD)"`
+	UpdatedFrom string            `json:"updated_from,omitempty" jsonschema:"updated (frontmatter, else file time) on or after this date"`
+	UpdatedTo   string            `json:"updated_to,omitempty" jsonschema:"updated on or before this date"`
+	Vault       string            `json:"vault,omitempty" jsonschema:"vault name when several are served (default: the first)"`
+}
+
+// Validate checks what the schema cannot.
+func (in *SearchNotesIn) Validate() error {
+	if strings.TrimSpace(in.Query) == "" {
+		return errs.New(errs.CodeInvalidInput, "query is empty")
+	}
+	if in.Limit < 0 || in.Limit > 100 {
+		return errs.New(errs.CodeInvalidInput, "limit must be between 1 and 100").With("limit", in.Limit)
+	}
+	return checkMode(in.Mode)
+}
+
+// SearchNotesOut is the output of search_notes.
+type SearchNotesOut struct {
+	Results    []search.Result `json:"results" jsonschema:"one result per note, best first: path, title, heading_path, line, end_line, score (BM25 in lexical mode, else the fused rank score), snippet, matched (all, any, semantic or link) and, with explain, explain"`
+	Mode       string          `json:"mode" jsonschema:"the retrieval mode used"`
+	NextCursor string          `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get the next page"`
+}
+
+// SearchNotes is the search_notes operation.
+func SearchNotes() ops.Def[SearchNotesIn, SearchNotesOut] {
+	return ops.Def[SearchNotesIn, SearchNotesOut]{
+		Name:  "search_notes",
+		Title: "Search notes",
+		Description: "Search the vault by keywords (BM25, every language including Chinese/Japanese/Korean) and, once the index has vectors, by meaning: " +
+			"mode hybrid (the default then) fuses both rankings, semantic finds paraphrases with no shared words, lexical is keywords only. " +
+			"Returns one result per note, best first, with the best-matching section's heading path, line and a highlighted snippet. " +
+			"Supports \"phrases\", prefix* and -exclusions, and filters by path glob, tags, frontmatter and dates; expand_links adds linked notes, explain shows the ranks behind each result. Paginate with next_cursor.",
+		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
+		CLI:         ops.CLI{Use: "search", Args: []string{"query"}, Text: textSearch},
+		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound, errs.CodeEmbedUnavailable, errs.CodeEmbedMismatch},
+		Example:     `{"query": "spaced repetition", "tags": ["learning"], "limit": 5}`,
+		Handler: func(ctx context.Context, env *ops.Env, in *SearchNotesIn) (*SearchNotesOut, error) {
+			vh, err := env.Vault(in.Vault)
+			if err != nil {
+				return nil, err
+			}
+			off, err := ops.DecodeCursor(in.Cursor)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := ops.SearcherFor(vh).Search(ctx, search.Query{
+				Text: in.Query, Limit: in.Limit, Offset: off, PathGlob: in.PathGlob, Tags: in.Tags, Frontmatter: in.Frontmatter,
+				CreatedFrom: in.CreatedFrom, CreatedTo: in.CreatedTo, UpdatedFrom: in.UpdatedFrom, UpdatedTo: in.UpdatedTo,
+				Mode: in.Mode, ExpandLinks: in.ExpandLinks, Explain: in.Explain,
+			})
+			if err != nil {
+				return nil, err
+			}
+			out := &SearchNotesOut{Results: resp.Results, Mode: resp.Mode}
+			if resp.HasMore {
+				out.NextCursor = ops.EncodeCursor(off + len(resp.Results))
+			}
+			return out, nil
+		},
+	}
+}
+
+// checkMode validates the name; whether vectors exist is checked by the search.
+func checkMode(mode string) error {
+	switch mode {
+	case "", search.ModeLexical, search.ModeSemantic, search.ModeHybrid:
+	default:
+		return errs.New(errs.CodeInvalidInput, "unknown mode %q (lexical, semantic, hybrid)", mode).With("mode", mode)
+	}
+	return nil
+}
+
+// explainLine renders a result's explain for the text output.
+func explainLine(e *search.Explain) string {
+	if e == nil {
+		return ""
+	}
+	var parts []string
+	if e.LexicalRank > 0 {
+		parts = append(parts, fmt.Sprintf("lexical #%d (bm25 %.2f)", e.LexicalRank, e.LexicalScore))
+	} else {
+		parts = append(parts, "lexical -")
+	}
+	if e.VectorRank > 0 {
+		parts = append(parts, fmt.Sprintf("vector #%d (cos %.3f)", e.VectorRank, e.VectorScore))
+	} else {
+		parts = append(parts, "vector -")
+	}
+	if e.Graph > 0 {
+		parts = append(parts, fmt.Sprintf("graph +%.4f via %s", e.Graph, strings.Join(e.Via, ", ")))
+	}
+	return fmt.Sprintf("explain: %s; fused %.4f", strings.Join(parts, ", "), e.Fused)
+}
+
+func textSearch(o any) string {
+	out := o.(*SearchNotesOut)
+	if len(out.Results) == 0 {
+		return "no results\n"
+	}
+	var b strings.Builder
+	for i, r := range out.Results {
+		loc := r.Path
+		if r.Line > 0 {
+			loc = fmt.Sprintf("%s:%d", r.Path, r.Line)
+		}
+		fmt.Fprintf(&b, "%2d. %s  (%.4g)\n    %s", i+1, r.Title, r.Score, loc)
+		if len(r.HeadingPath) > 0 {
+			fmt.Fprintf(&b, "  › %s", strings.Join(r.HeadingPath, " › "))
+		}
+		b.WriteString("\n")
+		if r.Snippet != "" {
+			fmt.Fprintf(&b, "    %s\n", r.Snippet)
+		}
+		if r.Explain != nil {
+			fmt.Fprintf(&b, "    %s\n", explainLine(r.Explain))
+		}
+	}
+	if out.NextCursor != "" {
+		fmt.Fprintf(&b, "more: --cursor %s\n", out.NextCursor)
+	}
+	return b.String()
+}
