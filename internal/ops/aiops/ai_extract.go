@@ -92,10 +92,6 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 		return nil, err
 	}
 	err = cached(ctx, c, in, in.useCache(), out, func() error {
-		bs, err := c.batches(c.notes, 4000)
-		if err != nil {
-			return err
-		}
 		schema := map[string]any{"type": "object", "required": []string{"records"}, "properties": map[string]any{
 			"records": map[string]any{"type": "array", "items": map[string]any{"type": "object", "required": []string{"path", "data"}, "properties": map[string]any{
 				"path": map[string]any{"type": "string"}, "data": map[string]any{}, "citations": citationsSchema()}}}}}
@@ -105,6 +101,10 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 			sys += "Instructions: " + in.Instructions + ". "
 		}
 		sys += groundingRules + ` Shape: {"records": [{"path", "data", "citations"}]}.`
+		bs, err := c.batches(c.notes, sys)
+		if err != nil {
+			return err
+		}
 		for _, b := range bs {
 			var res struct {
 				Records []struct {

@@ -198,10 +198,6 @@ func aiMetadata(ctx context.Context, env *ops.Env, in *AIMetadataIn) (out *AIMet
 		return nil, err
 	}
 	err = cached(ctx, c, in, in.useCache(), out, func() error {
-		bs, err := c.batches(c.notes, 4000)
-		if err != nil {
-			return err
-		}
 		spec, _ := json.Marshal(in.Fields)
 		schema := map[string]any{"type": "object", "required": []string{"notes"}, "properties": map[string]any{
 			"notes": map[string]any{"type": "array", "items": map[string]any{"type": "object", "required": []string{"path", "fields"}, "properties": map[string]any{
@@ -210,6 +206,10 @@ func aiMetadata(ctx context.Context, env *ops.Env, in *AIMetadataIn) (out *AIMet
 					"name": map[string]any{"type": "string"}, "value": map[string]any{}, "citations": citationsSchema()}}}}}}}}
 		sys := "You fill frontmatter fields of notes from their content. Field specs: " + string(spec) + ". Omit a field the note does not support. " + groundingRules +
 			` Shape: {"notes": [{"path", "fields": [{"name", "value", "citations"}]}]}.`
+		bs, err := c.batches(c.notes, sys)
+		if err != nil {
+			return err
+		}
 		got := map[string]*NoteMetadata{}
 		for _, b := range bs {
 			var res struct {

@@ -105,15 +105,15 @@ func aiSummarize(ctx context.Context, env *ops.Env, in *AISummarizeIn) (out *AIS
 		want[p] = true
 	}
 	err = cached(ctx, c, in, in.useCache(), out, func() error {
-		bs, err := c.batches(c.notes, 4000)
-		if err != nil {
-			return err
-		}
 		target := map[string]string{"short": "about 50 words", "medium": "about 150 words", "long": "about 450 words"}[orStr(in.Length, "medium")]
 		sys := "You summarize notes of a personal knowledge vault. " + groundingRules +
 			fmt.Sprintf(` Style: %s. Length: %s overall. Every key point must carry at least one citation. Shape: {"tldr", "key_points": [{"text", "citations"}], "open_questions": [string], "outline": [string]}.`, orStr(in.Style, "neutral"), target)
 		if in.Language != "" {
 			sys += " Write in language: " + in.Language + "."
+		}
+		bs, err := c.batches(c.notes, sys)
+		if err != nil {
+			return err
 		}
 		var parts []summaryPart
 		for _, b := range bs {

@@ -14,6 +14,7 @@ import (
 	"github.com/loci-dev/loci/internal/ai"
 	"github.com/loci-dev/loci/internal/ai/aitest"
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/aiops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
@@ -263,7 +264,9 @@ func TestAIProviderErrors(t *testing.T) {
 		}
 	})
 	t.Run("input too large", func(t *testing.T) {
-		env, srv := aiEnv(t, func(s *ai.Settings) { s.MaxInputTokens = 4010 })
+		// The prompt alone is about 140 tokens and Atlas 77: 200 leaves
+		// 200 - 200/8 - 140 = 35 for notes.
+		env, srv := aiEnv(t, func(s *ai.Settings) { s.MaxInputTokens = 200 })
 		srv.Handler = good
 		d := opstest.WantCode(t, env, "ai_ask", in, errs.CodeAIInputTooLarge)
 		if d["path"] != "Projects/Atlas.md" || srv.Calls() != 0 {
@@ -336,7 +339,9 @@ func TestAIStreaming(t *testing.T) {
 }
 
 func TestAISummarizeDropsUngrounded(t *testing.T) {
-	env, srv := aiEnv(t, func(s *ai.Settings) { s.MaxInputTokens = 4000 + 120 })
+	// Room for Atlas (77 tokens) or Beacon (50), not both: the prompt is
+	// about 140 tokens, 280 - 280/8 - 140 = 105.
+	env, srv := aiEnv(t, func(s *ai.Settings) { s.MaxInputTokens = 280 })
 	srv.Handler = func(req aitest.Request) aitest.Reply {
 		ns := opstest.PromptNotes(req)
 		if len(ns) == 0 { // reduce step
@@ -568,4 +573,41 @@ func warned(ws []aiops.AIWarning, codes ...string) bool {
 		}
 	}
 	return false
+}
+
+// TestAISmallContextBudget: a local model with a small context window
+// (max_input_tokens 2048) still gets small notes; the part of the budget
+// kept back for the prompt is in proportion to it, not a fixed 4,000
+// tokens (which left "a budget of -1952").
+func TestAISmallContextBudget(t *testing.T) {
+	env, srv := aiEnv(t, func(s *ai.Settings) { s.MaxInputTokens = 2048 })
+	srv.Handler = askHandler
+	out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", `{"question": "Goals of Atlas?", "paths": ["Projects/Atlas.md"]}`)
+	if !out.Supported || srv.Calls() != 1 {
+		t.Fatalf("ask with a 2048-token budget: %+v", out)
+	}
+	// What was sent fits the budget.
+	sent := 0
+	for _, m := range srv.Requests[0].Messages {
+		sent += ai.EstimateTokens(m.Content)
+	}
+	if sent > 2048 {
+		t.Errorf("sent about %d tokens, over max_input_tokens 2048", sent)
+	}
+	// A note over the budget is named with a positive budget.
+	big := strings.Repeat("Atlas grows. ", 1200) // ~3,900 tokens
+	os.WriteFile(filepath.Join(opstest.Root(env), "Projects/Big.md"), []byte("# Big\n\n"+big+"\n"), 0o644)
+	if _, err := env.Sync(context.Background(), env.Vaults[0], index.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := opstest.WantCode(t, env, "ai_ask", `{"question": "Big?", "paths": ["Projects/Big.md"]}`, errs.CodeAIInputTooLarge)
+	if b, _ := d["budget"].(float64); b <= 0 || b >= 2048 || d["path"] != "Projects/Big.md" {
+		t.Errorf("details %v", d)
+	}
+	// A question that alone fills the budget is refused before any call.
+	q := strings.Repeat("why ", 2100)
+	d = opstest.WantCode(t, env, "ai_ask", `{"question": "`+q+`", "paths": ["Projects/Atlas.md"]}`, errs.CodeAIInputTooLarge)
+	if srv.Calls() != 1 || d["max_input_tokens"] != float64(2048) {
+		t.Errorf("calls %d details %v", srv.Calls(), d)
+	}
 }
