@@ -3,6 +3,7 @@ package ai
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +91,20 @@ func TestCacheTTLAndLedger(t *testing.T) {
 	now = now.Add(24 * time.Hour) // a new UTC day
 	if _, err := rt.Complete(ctx, Request{Messages: []Message{{Role: "user", Content: "hi"}}}); err != nil {
 		t.Errorf("next day: %v", err)
+	}
+}
+
+// TestNoServerNoCall: a runtime built in code (not through the config,
+// which refuses it at load) with a provider type that has no default
+// server and no base_url says so, instead of "unsupported protocol scheme".
+func TestNoServerNoCall(t *testing.T) {
+	for _, p := range []string{"llamacpp", "vllm", "openai-compatible"} {
+		rt := New(Settings{Provider: p, Model: "m"}, t.TempDir())
+		_, err := rt.Complete(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}})
+		e := errs.As(err)
+		if e.Code != errs.CodeAIUnavailable || !strings.Contains(e.Message, "no base_url") || strings.Contains(e.Error(), "protocol scheme") {
+			t.Errorf("%s: %v", p, err)
+		}
+		rt.Close()
 	}
 }
