@@ -24,6 +24,14 @@ import (
 
 func aiAPI(t *testing.T, configured bool) (*httptest.Server, *aitest.Server) {
 	t.Helper()
+	ts, fake, _ := aiAPIWith(t, configured, nil)
+	return ts, fake
+}
+
+// aiAPIWith is aiAPI with the AI runtime's settings changed by mut and the
+// runtime returned.
+func aiAPIWith(t *testing.T, configured bool, mut func(*ai.Settings)) (*httptest.Server, *aitest.Server, *ai.Runtime) {
+	t.Helper()
 	root := filepath.Join(t.TempDir(), "vault")
 	testutil.WriteFiles(t, root, map[string]string{"A.md": "# A\n\nThe answer is 42.\n"})
 	ctx := context.Background()
@@ -45,11 +53,15 @@ func aiAPI(t *testing.T, configured bool) (*httptest.Server, *aitest.Server) {
 			"citations": []any{map[string]any{"path": "A.md", "etag": e, "line": 3}}})}
 	}
 	if configured {
-		env.AI = ai.New(ai.Settings{Provider: "openai-compatible", BaseURL: fake.BaseURL(), Model: "fake"}, filepath.Join(t.TempDir(), ".loci"))
+		s := ai.Settings{Provider: "openai-compatible", BaseURL: fake.BaseURL(), Model: "fake"}
+		if mut != nil {
+			mut(&s)
+		}
+		env.AI = ai.New(s, filepath.Join(t.TempDir(), ".loci"))
 	}
 	ts := httptest.NewServer(api.New(catalog.All(), env, api.Options{}))
 	t.Cleanup(ts.Close)
-	return ts, fake
+	return ts, fake, env.AI
 }
 
 func TestAIUnavailableOverREST(t *testing.T) {
@@ -118,5 +130,32 @@ func TestAIAskSSE(t *testing.T) {
 	}
 	if final.Answer != "The answer is 42." || len(final.Citations) != 1 || final.Citations[0].Snippet != "The answer is 42." {
 		t.Errorf("final %+v", final)
+	}
+}
+
+// TestAIQuotaRetryAfter: ai_quota_exceeded answers 429 with Retry-After,
+// the seconds until the UTC day (and the ledger) resets, also in
+// details.retry_after_seconds.
+func TestAIQuotaRetryAfter(t *testing.T) {
+	ts, fake, rt := aiAPIWith(t, true, func(s *ai.Settings) {
+		s.DailyCostUSD = 0.01
+		s.Prices = map[string]ai.Price{"fake": {InputPerMTok: 1000, OutputPerMTok: 1000}}
+	})
+	rt.Now = func() time.Time { return time.Date(2026, 11, 22, 23, 58, 30, 0, time.UTC) }
+	res, err := http.Post(ts.URL+"/v1/ai/ask", "application/json", strings.NewReader(`{"question": "What is the answer?", "paths": ["A.md"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var env struct {
+		Error struct {
+			Code    string         `json:"code"`
+			Details map[string]any `json:"details"`
+		} `json:"error"`
+	}
+	json.NewDecoder(res.Body).Decode(&env)
+	if res.StatusCode != 429 || env.Error.Code != "ai_quota_exceeded" || res.Header.Get("Retry-After") != "90" ||
+		env.Error.Details["retry_after_seconds"] != float64(90) || fake.Calls() != 0 {
+		t.Errorf("%d %q %+v calls %d", res.StatusCode, res.Header.Get("Retry-After"), env.Error, fake.Calls())
 	}
 }

@@ -16,7 +16,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -219,7 +221,31 @@ func WriteError(w http.ResponseWriter, e *errs.Error) {
 		// Details that cannot be encoded are dropped rather than lost with the error.
 		b, _ = json.Marshal(envelope{OK: false, Error: &errs.Error{Code: e.Code, Message: e.Message}})
 	}
+	if s, ok := retryAfter(e); ok {
+		w.Header().Set("Retry-After", s)
+	}
 	writeJSON(w, HTTPStatus(e.Code), b)
+}
+
+// retryAfter is the Retry-After header of an error that says when to try
+// again (details.retry_after_seconds: ai_quota_exceeded's wait until the
+// UTC day resets).
+func retryAfter(e *errs.Error) (string, bool) {
+	var n float64
+	switch v := e.Details["retry_after_seconds"].(type) {
+	case int:
+		n = float64(v)
+	case int64:
+		n = float64(v)
+	case float64:
+		n = v
+	default:
+		return "", false
+	}
+	if n < 0 {
+		n = 0
+	}
+	return strconv.FormatInt(int64(math.Ceil(n)), 10), true
 }
 
 func writeJSON(w http.ResponseWriter, status int, b []byte) {

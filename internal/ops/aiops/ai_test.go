@@ -288,14 +288,16 @@ func TestAIProviderErrors(t *testing.T) {
 		}
 	})
 	t.Run("cost ceiling", func(t *testing.T) {
+		// About 300 input tokens at $1,000 per million: a call may cost
+		// $0.30 and costs about that; the second would pass $0.50.
 		env, srv := aiEnv(t, func(s *ai.Settings) {
-			s.DailyCostUSD = 0.001
-			s.Prices = map[string]ai.Price{"fake-1": {InputPerMTok: 1000, OutputPerMTok: 1000}}
+			s.DailyCostUSD = 0.5
+			s.Prices = map[string]ai.Price{"fake-1": {InputPerMTok: 1000}}
 		})
 		srv.Handler = good
 		opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
 		d := opstest.WantCode(t, env, "ai_ask", in, errs.CodeAIQuota)
-		if d["reset_at"] == nil || srv.Calls() != 1 {
+		if d["reset_at"] == nil || d["retry_after_seconds"] == nil || srv.Calls() != 1 {
 			t.Errorf("details %v calls %d", d, srv.Calls())
 		}
 	})
@@ -609,5 +611,54 @@ func TestAISmallContextBudget(t *testing.T) {
 	d = opstest.WantCode(t, env, "ai_ask", `{"question": "`+q+`", "paths": ["Projects/Atlas.md"]}`, errs.CodeAIInputTooLarge)
 	if srv.Calls() != 1 || d["max_input_tokens"] != float64(2048) {
 		t.Errorf("calls %d details %v", srv.Calls(), d)
+	}
+}
+
+// remoteEnv is aiEnv with the runtime's settings naming a remote server
+// (for prices) while its client talks to the fake.
+func remoteEnv(t *testing.T, model string, ceiling float64) (*ops.Env, *aitest.Server) {
+	t.Helper()
+	env, srv := aiEnv(t, nil)
+	local := env.AI.Settings
+	s := local
+	s.BaseURL, s.Model, s.DailyCostUSD = "https://llm.example.com/v1", model, ceiling
+	env.AI = ai.New(s, filepath.Join(t.TempDir(), ".loci"))
+	local.Model = model
+	env.AI.Chat = ai.NewOpenAI(&local)
+	srv.Handler = askHandler
+	return env, srv
+}
+
+// TestAIPriceUnknown: a daily ceiling with a model loci has no price for
+// cannot stop anything (its calls are booked at $0); ai_status and every
+// result that called the model say so. A hosted model on loci's list is
+// priced without a prices: table; a local server costs nothing and warns
+// about nothing.
+func TestAIPriceUnknown(t *testing.T) {
+	in := `{"question": "Goals of Atlas?", "paths": ["Projects/Atlas.md"]}`
+	env, _ := remoteEnv(t, "mystery-7b", 2)
+	st := opstest.Call[aiops.AIStatusOut](t, env, "ai_status", `{}`)
+	if st.Price == nil || st.Price.Source != ai.PriceUnknown || !warned(st.Warnings, "price_unknown") {
+		t.Errorf("status %+v", st)
+	}
+	out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
+	if !warned(out.Warnings, "price_unknown") || out.Usage.CostUSD != 0 {
+		t.Errorf("ask %+v", out)
+	}
+
+	env, _ = remoteEnv(t, "gpt-4o-mini", 2)
+	st = opstest.Call[aiops.AIStatusOut](t, env, "ai_status", `{}`)
+	if st.Price == nil || st.Price.Source != ai.PriceList || st.Price.InputPerMTok != 0.15 || len(st.Warnings) != 0 {
+		t.Errorf("status %+v", st)
+	}
+	out = opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
+	if warned(out.Warnings, "price_unknown") || out.Usage.CostUSD <= 0 {
+		t.Errorf("ask %+v", out)
+	}
+
+	env, _ = aiEnv(t, func(s *ai.Settings) { s.DailyCostUSD = 2 })
+	st = opstest.Call[aiops.AIStatusOut](t, env, "ai_status", `{}`)
+	if st.Price == nil || st.Price.Source != ai.PriceLocal || len(st.Warnings) != 0 {
+		t.Errorf("local status %+v", st)
 	}
 }

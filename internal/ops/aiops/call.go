@@ -3,6 +3,7 @@ package aiops
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/loci-dev/loci/internal/ai"
@@ -24,6 +25,8 @@ type aiCall struct {
 	// applied lists the notes written.
 	applied []string
 	stream  func(event string, data any)
+	// priced is set once the price_unknown warning was considered.
+	priced bool
 }
 
 // beginAI starts an AI call; needChat says whether the op needs a chat model.
@@ -103,6 +106,12 @@ func (c *aiCall) generate(ctx context.Context, name string, schema map[string]an
 
 func (c *aiCall) account(resp *ai.Response) {
 	c.meta.Usage.Add(resp.Usage)
+	if s := &c.rt.Settings; !c.priced {
+		c.priced = true
+		if s.CeilingBlind() {
+			c.meta.Warnings = append(c.meta.Warnings, priceUnknown(s))
+		}
+	}
 	if resp.FinishReason == "length" {
 		c.meta.warn("truncated", "", "the model stopped at the output token limit")
 	}
@@ -176,4 +185,11 @@ func (c *aiCall) requireWrites() error {
 		return err
 	}
 	return nil
+}
+
+// priceUnknown is the warning that a daily ceiling cannot hold: the chat
+// model has no price, so its calls are booked at $0.
+func priceUnknown(s *ai.Settings) AIWarning {
+	return AIWarning{Code: "price_unknown", Message: fmt.Sprintf("ai.daily_cost_usd is $%.2f, but loci has no price for model %q, so its calls are booked at $0 and the ceiling cannot stop them; "+
+		"add it to ai.prices (USD per million tokens; {input_per_mtok: 0, output_per_mtok: 0} for a free server)", s.DailyCostUSD, s.Model)}
 }
