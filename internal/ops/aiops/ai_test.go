@@ -662,3 +662,72 @@ func TestAIPriceUnknown(t *testing.T) {
 		t.Errorf("local status %+v", st)
 	}
 }
+
+// TestAIExtractSchemaCheckedFirst: a schema with an unknown type name
+// (anywhere in it) is ai_schema_invalid before any model call.
+func TestAIExtractSchemaCheckedFirst(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		n := opstest.PromptNotes(req)[0]
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"records": []any{map[string]any{"path": n[0], "data": []any{"x"}, "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}}}})}
+	}
+	for schema, where := range map[string]string{
+		`{"type": "arrayy"}`: "/type",
+		`{"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "strin"}}}}`: "/properties/tags/items/type",
+		`{"type": ["string", "nul"]}`:                               "/type",
+		`{"anyOf": [{"type": "integer"}, {"type": "bool"}]}`:        "/anyOf/1/type",
+		`{"$defs": {"p": {"type": "objekt"}}, "$ref": "#/$defs/p"}`: "/$defs/p/type",
+	} {
+		d := opstest.WantCode(t, env, "ai_extract", `{"paths": ["Projects/Atlas.md"], "schema": `+schema+`}`, errs.CodeAISchemaInvalid)
+		if es, _ := d["errors"].([]any); len(es) != 1 || !strings.Contains(es[0].(string), where) {
+			t.Errorf("%s: details %v", schema, d)
+		}
+	}
+	if srv.Calls() != 0 {
+		t.Errorf("%d model calls for invalid schemas", srv.Calls())
+	}
+}
+
+// TestAIExtractDropsInvalidItems: an array item that fails the schema is
+// dropped (extract_invalid names it) and the rest of the record is kept.
+func TestAIExtractDropsInvalidItems(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		var recs []any
+		for _, n := range opstest.PromptNotes(req) {
+			data := any(map[string]any{"name": "Atlas", "people": []any{map[string]any{"name": "Ann"}, map[string]any{"nick": 3}, map[string]any{"name": "Bo"}}})
+			if n[0] == "Projects/Beacon.md" {
+				data = map[string]any{"people": []any{}} // no name: the record fails as a whole
+			}
+			recs = append(recs, map[string]any{"path": n[0], "data": data, "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}})
+		}
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"records": recs})}
+	}
+	schema := `{"type": "object", "required": ["name"], "properties": {"name": {"type": "string"},
+		"people": {"type": "array", "items": {"$ref": "#/$defs/person"}}}, "$defs": {"person": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}}}`
+	out := opstest.Call[aiops.AIExtractOut](t, env, "ai_extract", `{"glob": "Projects/**", "schema": `+schema+`}`)
+	if len(out.Records) != 1 || out.Records[0].Path != "Projects/Atlas.md" {
+		t.Fatalf("%+v", out)
+	}
+	b, _ := json.Marshal(out.Records[0].Data)
+	if string(b) != `{"name":"Atlas","people":[{"name":"Ann"},{"name":"Bo"}]}` {
+		t.Errorf("data %s", b)
+	}
+	var item, whole bool
+	for _, w := range out.Warnings {
+		item = item || (w.Code == "extract_invalid" && w.Path == "Projects/Atlas.md" && strings.Contains(w.Message, "/people/1"))
+		whole = whole || (w.Code == "extract_invalid" && w.Path == "Projects/Beacon.md")
+	}
+	if !item || !whole {
+		t.Errorf("warnings %+v", out.Warnings)
+	}
+	// A top-level array keeps its valid items too.
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		n := opstest.PromptNotes(req)[0]
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"records": []any{map[string]any{"path": n[0], "data": []any{"a", 3, "b"}, "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}}}})}
+	}
+	arr := opstest.Call[aiops.AIExtractOut](t, env, "ai_extract", `{"paths": ["Projects/Atlas.md"], "schema": {"type": "array", "items": {"type": "string"}, "minItems": 1}}`)
+	if b, _ := json.Marshal(arr.Records); len(arr.Records) != 1 || !strings.Contains(string(b), `"data":["a","b"]`) {
+		t.Errorf("array %s", b)
+	}
+}
