@@ -731,3 +731,39 @@ func TestAIExtractDropsInvalidItems(t *testing.T) {
 		t.Errorf("array %s", b)
 	}
 }
+
+// TestAIMetadataListBounds: a list field's max and min bound its number of
+// items; items that fail the pattern are dropped one by one.
+func TestAIMetadataListBounds(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		n := opstest.PromptNotes(req)[0]
+		cite := []any{opstest.Cite(n[0], n[1], 6, 6)}
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"notes": []any{map[string]any{"path": n[0], "fields": []any{
+			map[string]any{"name": "topics", "value": []any{"search", "Bad Topic", "notes", "index", "local"}, "citations": cite},
+			map[string]any{"name": "owners", "value": []any{"ann"}, "citations": cite},
+		}}}})}
+	}
+	out := opstest.Call[aiops.AIMetadataOut](t, env, "ai_metadata", `{"paths": ["Projects/Atlas.md"], "fields": [
+		{"name": "topics", "type": "list", "pattern": "^[a-z]+$", "max": 3}, {"name": "owners", "type": "list", "min": 2}]}`)
+	nm := out.Notes[0]
+	b, _ := json.Marshal(nm.Fields)
+	if len(nm.Fields) != 1 || !strings.Contains(string(b), `"value":["search","notes","index"]`) {
+		t.Errorf("fields %s", b)
+	}
+	var pattern, cut, short bool
+	for _, w := range out.Warnings {
+		pattern = pattern || (w.Code == "metadata_invalid" && strings.Contains(w.Message, "Bad Topic"))
+		cut = cut || (w.Code == "metadata_invalid" && strings.Contains(w.Message, "first 3"))
+		short = short || (w.Code == "metadata_invalid" && strings.Contains(w.Message, "owners"))
+	}
+	if !pattern || !cut || !short {
+		t.Errorf("warnings %+v", out.Warnings)
+	}
+	for _, bad := range []string{
+		`{"name": "n", "type": "list", "max": 1.5}`, `{"name": "n", "type": "list", "min": -1}`,
+		`{"name": "n", "type": "number", "min": 3, "max": 1}`, `{"name": "n", "type": "string", "max": 3}`,
+	} {
+		opstest.WantCode(t, env, "ai_metadata", `{"paths": ["Projects/Atlas.md"], "fields": [`+bad+`]}`, errs.CodeInvalidInput)
+	}
+}
