@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -157,5 +158,67 @@ func TestAIQuotaRetryAfter(t *testing.T) {
 	if res.StatusCode != 429 || env.Error.Code != "ai_quota_exceeded" || res.Header.Get("Retry-After") != "90" ||
 		env.Error.Details["retry_after_seconds"] != float64(90) || fake.Calls() != 0 {
 		t.Errorf("%d %q %+v calls %d", res.StatusCode, res.Header.Get("Retry-After"), env.Error, fake.Calls())
+	}
+}
+
+// TestAIStatusGET: GET (and HEAD) /v1/ai/status runs ai_status, as GET
+// /v1/status runs index_status; the AI operations that may call the model
+// stay POST only.
+func TestAIStatusGET(t *testing.T) {
+	ts, fake := aiAPI(t, true)
+	res, err := http.Get(ts.URL + "/v1/ai/status?vault=vault")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		OK     bool `json:"ok"`
+		Result struct {
+			Enabled bool   `json:"enabled"`
+			Model   string `json:"model"`
+		} `json:"result"`
+	}
+	json.NewDecoder(res.Body).Decode(&st)
+	res.Body.Close()
+	if res.StatusCode != 200 || !st.OK || !st.Result.Enabled || st.Result.Model != "fake" {
+		t.Errorf("GET /v1/ai/status: %d %+v", res.StatusCode, st)
+	}
+	if res, err := http.Head(ts.URL + "/v1/ai/status"); err != nil || res.StatusCode != 200 {
+		t.Errorf("HEAD: %v %v", res, err)
+	}
+	res, err = http.Get(ts.URL + "/v1/ai/ask?question=x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 405 || res.Header.Get("Allow") != "POST" || fake.Calls() != 0 {
+		t.Errorf("GET /v1/ai/ask: %d %q", res.StatusCode, res.Header.Get("Allow"))
+	}
+}
+
+// TestAIIdempotencyKeyHeader: over /v1/ai/<op> too, streamed or not.
+func TestAIIdempotencyKeyHeader(t *testing.T) {
+	ts, fake := aiAPI(t, true)
+	post := func(body string, sse bool) string {
+		t.Helper()
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/ai/ask", strings.NewReader(body))
+		req.Header.Set("Idempotency-Key", "ask-1")
+		if sse {
+			req.Header.Set("Accept", "text/event-stream")
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	body := `{"question": "What is the answer?", "paths": ["A.md"], "cache": false}`
+	post(body, false)
+	if out := post(body, true); fake.Calls() != 1 || !strings.Contains(out, "idempotent_replay") {
+		t.Errorf("calls %d: %s", fake.Calls(), out)
+	}
+	if out := post(strings.Replace(body, "answer", "question", 1), false); !strings.Contains(out, "idempotency_key_reused") {
+		t.Errorf("reused: %s", out)
 	}
 }
