@@ -19,7 +19,7 @@ type AIAskIn struct {
 	AIScope
 	AIOpts
 	History []ai.Message `json:"history,omitempty" jsonschema:"earlier turns (role user or assistant, content) for a follow-up question; loci keeps no conversation state"`
-	Stream  bool         `json:"stream,omitempty" jsonschema:"stream progress (SSE on REST with Accept: text/event-stream, NDJSON on the CLI); the final result is the same"`
+	Stream  bool         `json:"stream,omitempty" jsonschema:"stream the answer's text as it grows (ai.partial events), then usage and citations: SSE on REST with Accept: text/event-stream, NDJSON on the CLI, progress notifications over MCP; the final result is the same"`
 }
 
 // Validate checks the question and history.
@@ -125,7 +125,7 @@ func aiAsk(ctx context.Context, env *ops.Env, in *AIAskIn) (out *AIAskOut, err e
 			Citations  []rawCitation `json:"citations"`
 			FollowUps  []string      `json:"follow_ups"`
 		}
-		if err := c.generate(ctx, "answer", schema, sys, user, &res, true); err != nil {
+		if err := c.generate(ctx, "answer", schema, sys, user, &res, answerText); err != nil {
 			return err
 		}
 		if res.FollowUps != nil {

@@ -115,7 +115,7 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 					Citations []rawCitation   `json:"citations"`
 				} `json:"records"`
 			}
-			if err := c.generate(ctx, "extract", schema, sys, render(b), &res, false); err != nil {
+			if err := c.generate(ctx, "extract", schema, sys, render(b), &res, nil); err != nil {
 				return err
 			}
 			for _, r := range res.Records {

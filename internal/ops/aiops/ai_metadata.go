@@ -281,7 +281,7 @@ func aiMetadata(ctx context.Context, env *ops.Env, in *AIMetadataIn) (out *AIMet
 					} `json:"fields"`
 				} `json:"notes"`
 			}
-			if err := c.generate(ctx, "metadata", schema, sys, render(b), &res, false); err != nil {
+			if err := c.generate(ctx, "metadata", schema, sys, render(b), &res, nil); err != nil {
 				return err
 			}
 			for _, rn := range res.Notes {

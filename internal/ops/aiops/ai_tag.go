@@ -143,7 +143,7 @@ func aiTag(ctx context.Context, env *ops.Env, in *AITagIn) (out *AITagOut, err e
 					} `json:"tags"`
 				} `json:"notes"`
 			}
-			if err := c.generate(ctx, "tags", schema, sys, render(b), &res, false); err != nil {
+			if err := c.generate(ctx, "tags", schema, sys, render(b), &res, nil); err != nil {
 				return err
 			}
 			for _, rn := range res.Notes {

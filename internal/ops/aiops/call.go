@@ -75,11 +75,12 @@ func (c *aiCall) finish(err error) {
 }
 
 // generate asks the model for JSON matching schema and decodes it into
-// dst; text that is not such JSON gets one repair round.
-func (c *aiCall) generate(ctx context.Context, name string, schema map[string]any, system, user string, dst any, streaming bool) error {
+// dst; text that is not such JSON gets one repair round. With text, a
+// streamed call sends the text of those fields as it grows (ai.partial).
+func (c *aiCall) generate(ctx context.Context, name string, schema map[string]any, system, user string, dst any, text *partialSpec) error {
 	req := ai.Request{Messages: []ai.Message{{Role: "system", Content: system}, {Role: "user", Content: user}}, Schema: schema, SchemaName: name}
-	if streaming && c.stream != nil {
-		req.OnDelta = func(s string) { c.stream("ai.partial", map[string]string{"text": s}) }
+	if text != nil && c.stream != nil {
+		req.OnDelta = newPartial(text, func(s string) { c.stream("ai.partial", map[string]string{"text": s}) }).feed
 	}
 	resp, err := c.rt.Complete(ctx, req)
 	if err != nil {
