@@ -1,6 +1,7 @@
 package ai
 
 import (
+	"fmt"
 	"math"
 	"path"
 	"strings"
@@ -134,6 +135,16 @@ func (s *Settings) CeilingBlind() bool {
 	}
 	_, src := s.PriceOf(s.Model)
 	return src == PriceUnknown
+}
+
+// CeilingBlindMessage says why the ceiling cannot hold and what to do
+// ("" when it can).
+func (s *Settings) CeilingBlindMessage() string {
+	if !s.CeilingBlind() {
+		return ""
+	}
+	return fmt.Sprintf("ai.daily_cost_usd is $%.2f, but loci has no price for model %q, so its calls are booked at $0 and the ceiling cannot stop them; "+
+		"add it to ai.prices (USD per million tokens; {input_per_mtok: 0, output_per_mtok: 0} for a free server)", s.DailyCostUSD, s.Model)
 }
 
 // roundUSD keeps costs to a millionth of a cent.

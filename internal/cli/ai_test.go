@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,5 +111,41 @@ func TestAIProviderWithoutServer(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "has no base_url") || strings.Contains(string(out), `"result"`) {
 		t.Errorf("loci mcp: %v\n%s", err, out)
+	}
+}
+
+// TestServeBannerWarnsUnpricedCeiling: loci serve says at start when a
+// daily cost ceiling cannot hold because the model has no price (and does
+// not for a model on loci's list).
+func TestServeBannerWarnsUnpricedCeiling(t *testing.T) {
+	t.Setenv(server.EnvToken, "")
+	t.Setenv("LOCI_CONFIG", "")
+	v := filepath.Join(t.TempDir(), "P")
+	testutil.WriteFiles(t, v, map[string]string{"n.md": "# N\n"})
+	t.Setenv("LOCI_AI_PROVIDER", "openai-compatible")
+	t.Setenv("LOCI_AI_BASE_URL", "https://llm.example.com/v1") // never called: nothing runs an AI operation
+	t.Setenv("LOCI_AI_DAILY_COST_USD", "1")
+	banner := func(model string) string {
+		t.Setenv("LOCI_AI_MODEL", model)
+		var stdout bytes.Buffer
+		g := &globals{vault: ".", format: "text", stdout: &stdout, stderr: io.Discard}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		s, err := g.startServe(ctx, []string{v}, serveOptions{addr: "127.0.0.1:0", maxSessions: 2, logLevel: "warn", noSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.printBanner(g, serveOptions{addr: "127.0.0.1:0"})
+		done := make(chan error, 1)
+		go func() { done <- s.run(ctx) }()
+		cancel()
+		<-done
+		return stdout.String()
+	}
+	if b := banner("mystery-7b"); !strings.Contains(b, `note     P: ai.daily_cost_usd is $1.00, but loci has no price for model "mystery-7b"`) {
+		t.Errorf("banner:\n%s", b)
+	}
+	if b := banner("gpt-4o-mini"); strings.Contains(b, "no price") {
+		t.Errorf("banner for a listed model:\n%s", b)
 	}
 }

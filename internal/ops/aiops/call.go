@@ -3,7 +3,6 @@ package aiops
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/loci-dev/loci/internal/ai"
@@ -191,6 +190,5 @@ func (c *aiCall) requireWrites() error {
 // priceUnknown is the warning that a daily ceiling cannot hold: the chat
 // model has no price, so its calls are booked at $0.
 func priceUnknown(s *ai.Settings) AIWarning {
-	return AIWarning{Code: "price_unknown", Message: fmt.Sprintf("ai.daily_cost_usd is $%.2f, but loci has no price for model %q, so its calls are booked at $0 and the ceiling cannot stop them; "+
-		"add it to ai.prices (USD per million tokens; {input_per_mtok: 0, output_per_mtok: 0} for a free server)", s.DailyCostUSD, s.Model)}
+	return AIWarning{Code: "price_unknown", Message: s.CeilingBlindMessage()}
 }
