@@ -183,6 +183,13 @@ func TestCeilingReservesBeforeTheCall(t *testing.T) {
 	if sp := rt.Today(ctx); sp.CostUSD != 1.01 || sp.ReservedUSD != 0 || sp.Calls != 1 {
 		t.Errorf("ledger %+v", sp)
 	}
+	// A call that may cost more than the whole ceiling is refused without a
+	// Retry-After: waiting for the reset would not let it through.
+	big, _ := pricedRuntime(t, 0.5, nil)
+	_, err = big.Complete(ctx, kiloPrompt)
+	if e := errs.As(err); e == nil || e.Code != errs.CodeAIQuota || e.Details["retry_after_seconds"] != nil || !strings.Contains(e.Message, "more than the whole daily") {
+		t.Errorf("over the whole ceiling: %v", err)
+	}
 }
 
 // TestCeilingHoldsUnderParallelCalls: eight calls at once against a $2.50

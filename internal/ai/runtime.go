@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -283,7 +284,7 @@ func (r *Runtime) reserve(ctx context.Context, usd float64) (reservation, error)
 			return err
 		}
 		held = sum.Float64
-		if spent+held+usd > ceiling+1e-9 {
+		if spent >= ceiling || spent+held+usd > ceiling+1e-9 {
 			return nil
 		}
 		conn.ExecContext(ctx, `DELETE FROM held WHERE expires <= ?`, now.Unix())
@@ -299,14 +300,22 @@ func (r *Runtime) reserve(ctx context.Context, usd float64) (reservation, error)
 	}
 	if id == 0 {
 		reset := nextDay(now)
-		wait := int(reset.Sub(now).Round(time.Second) / time.Second)
 		msg := fmt.Sprintf("the daily AI cost ceiling of $%.4f is reached ($%.4f spent today)", ceiling, spent)
 		if spent < ceiling {
 			msg = fmt.Sprintf("this call may cost up to $%.4f, which would pass the daily AI cost ceiling of $%.4f ($%.4f spent today, $%.4f held by calls in flight)", usd, ceiling, spent, held)
 		}
-		return reservation{}, errs.New(errs.CodeAIQuota, "%s; it resets at %s", msg, reset.Format(time.RFC3339)).
-			With("reset_at", reset.Format(time.RFC3339)).With("retry_after_seconds", wait).With("spent_usd", roundUSD(spent)).
+		e := errs.New(errs.CodeAIQuota, "%s; it resets at %s", msg, reset.Format(time.RFC3339)).
+			With("reset_at", reset.Format(time.RFC3339)).With("spent_usd", roundUSD(spent)).
 			With("reserved_usd", roundUSD(held)).With("needed_usd", roundUSD(usd)).With("ceiling_usd", ceiling)
+		if usd > ceiling {
+			// Waiting for the reset does not help: no Retry-After.
+			e = errs.New(errs.CodeAIQuota, "this call may cost up to $%.4f, more than the whole daily AI cost ceiling of $%.4f: "+
+				"raise ai.daily_cost_usd, or lower ai.max_output_tokens or the scope", usd, ceiling).
+				With("spent_usd", roundUSD(spent)).With("needed_usd", roundUSD(usd)).With("ceiling_usd", ceiling)
+		} else {
+			e = e.With("retry_after_seconds", int(math.Ceil(reset.Sub(now).Seconds())))
+		}
+		return reservation{}, e
 	}
 	return reservation{id: id, day: day}, nil
 }

@@ -138,15 +138,24 @@ func TestAIAskSSE(t *testing.T) {
 // the seconds until the UTC day (and the ledger) resets, also in
 // details.retry_after_seconds.
 func TestAIQuotaRetryAfter(t *testing.T) {
+	// A call is about 350 input tokens at $1,000 per million: the first
+	// fits the $0.50 ceiling, the second would pass it.
 	ts, fake, rt := aiAPIWith(t, true, func(s *ai.Settings) {
-		s.DailyCostUSD = 0.01
-		s.Prices = map[string]ai.Price{"fake": {InputPerMTok: 1000, OutputPerMTok: 1000}}
+		s.DailyCostUSD = 0.5
+		s.Prices = map[string]ai.Price{"fake": {InputPerMTok: 1000}}
 	})
 	rt.Now = func() time.Time { return time.Date(2026, 11, 22, 23, 58, 30, 0, time.UTC) }
-	res, err := http.Post(ts.URL+"/v1/ai/ask", "application/json", strings.NewReader(`{"question": "What is the answer?", "paths": ["A.md"]}`))
-	if err != nil {
-		t.Fatal(err)
+	ask := func() *http.Response {
+		res, err := http.Post(ts.URL+"/v1/ai/ask", "application/json", strings.NewReader(`{"question": "What is the answer?", "paths": ["A.md"], "cache": false}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
 	}
+	if res := ask(); res.StatusCode != 200 {
+		t.Fatalf("first call: %d", res.StatusCode)
+	}
+	res := ask()
 	defer res.Body.Close()
 	var env struct {
 		Error struct {
@@ -156,7 +165,7 @@ func TestAIQuotaRetryAfter(t *testing.T) {
 	}
 	json.NewDecoder(res.Body).Decode(&env)
 	if res.StatusCode != 429 || env.Error.Code != "ai_quota_exceeded" || res.Header.Get("Retry-After") != "90" ||
-		env.Error.Details["retry_after_seconds"] != float64(90) || fake.Calls() != 0 {
+		env.Error.Details["retry_after_seconds"] != float64(90) || fake.Calls() != 1 {
 		t.Errorf("%d %q %+v calls %d", res.StatusCode, res.Header.Get("Retry-After"), env.Error, fake.Calls())
 	}
 }
