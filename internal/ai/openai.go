@@ -52,6 +52,12 @@ func (o *OpenAI) client() *llm.Client {
 // text and parses JSON). The text is the answer alone: a reasoning
 // model's thinking (reasoning_content, a <think> block) is left out.
 func (o *OpenAI) Complete(ctx context.Context, req Request) (*Response, error) {
+	if strings.TrimSpace(o.S.BaseURL) == "" {
+		// The config refuses this at load (config_invalid); a runtime
+		// built in code gets the same advice rather than a URL error.
+		return nil, errs.New(errs.CodeAIUnavailable, "provider %q has no base_url: set ai.base_url (or providers.<name>.base_url) to the server, e.g. http://127.0.0.1:8080/v1", o.S.Provider).
+			With("required_role", "chat").With("provider", o.S.Provider)
+	}
 	temp := o.S.Temperature
 	cr := llm.ChatRequest{Model: o.S.Model, Temperature: &temp, Seed: o.S.Seed, MaxTokens: req.MaxTokens}
 	if cr.MaxTokens <= 0 || cr.MaxTokens > o.S.MaxOutputTokens {

@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -51,7 +53,7 @@ type Runtime struct {
 	dbOnce sync.Once
 	db     *sql.DB
 	dbErr  error
-	mu     sync.Mutex // serializes quota check + spend
+	mu     sync.Mutex // serializes reserving and settling in this process (transactions do across processes)
 }
 
 // New builds a runtime; dir is the vault's .loci directory (cache, ledger,
@@ -115,7 +117,8 @@ func (r *Runtime) store() (*sql.DB, error) {
 		db, err := sql.Open("sqlite", "file:"+filepath.Join(r.dir, "ai-cache.db")+"?"+q.Encode())
 		if err == nil {
 			_, err = db.Exec(`CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, op TEXT NOT NULL, value BLOB NOT NULL, created INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS spend (day TEXT PRIMARY KEY, cost_usd REAL NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, calls INTEGER NOT NULL)`)
+CREATE TABLE IF NOT EXISTS spend (day TEXT PRIMARY KEY, cost_usd REAL NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, calls INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS held (id INTEGER PRIMARY KEY, day TEXT NOT NULL, usd REAL NOT NULL, expires INTEGER NOT NULL)`)
 		}
 		r.db, r.dbErr = db, err
 	})
@@ -183,6 +186,7 @@ func (r *Runtime) CacheEntries(ctx context.Context) int {
 type Spend struct {
 	Day          string  `json:"day" jsonschema:"UTC day (YYYY-MM-DD)"`
 	CostUSD      float64 `json:"cost_usd" jsonschema:"estimated spend so far today"`
+	ReservedUSD  float64 `json:"reserved_usd,omitempty" jsonschema:"held for calls in flight: what they may cost at most, booked before each call and settled after it"`
 	InputTokens  int     `json:"input_tokens" jsonschema:"prompt tokens today"`
 	OutputTokens int     `json:"output_tokens" jsonschema:"completion tokens today"`
 	Calls        int     `json:"calls" jsonschema:"provider calls today"`
@@ -190,30 +194,49 @@ type Spend struct {
 	ResetAt      string  `json:"reset_at" jsonschema:"when the day's ledger resets (next UTC midnight)"`
 }
 
+// holdTTL bounds how long a reservation counts: one left by a process
+// that died mid-call stops holding the ceiling after it.
+const holdTTL = time.Hour
+
 // Today returns today's ledger.
 func (r *Runtime) Today(ctx context.Context) Spend {
 	now := r.now().UTC()
 	day := now.Format("2006-01-02")
-	sp := Spend{Day: day, CeilingUSD: r.Settings.DailyCostUSD, ResetAt: now.Truncate(24 * time.Hour).Add(24 * time.Hour).Format(time.RFC3339)}
+	sp := Spend{Day: day, CeilingUSD: r.Settings.DailyCostUSD, ResetAt: nextDay(now).Format(time.RFC3339)}
 	if db, err := r.store(); err == nil {
 		db.QueryRowContext(ctx, `SELECT cost_usd, input_tokens, output_tokens, calls FROM spend WHERE day = ?`, day).Scan(&sp.CostUSD, &sp.InputTokens, &sp.OutputTokens, &sp.Calls)
+		var held sql.NullFloat64
+		db.QueryRowContext(ctx, `SELECT SUM(usd) FROM held WHERE day = ? AND expires > ?`, day, now.Unix()).Scan(&held)
+		sp.ReservedUSD = roundUSD(held.Float64)
 	}
 	return sp
 }
 
-// Complete runs a chat call under the daily ceiling and books its cost.
+func nextDay(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour) }
+
+// Complete runs a chat call under the daily ceiling: what the call may
+// cost at most (the estimated input and the whole output limit, at the
+// model's price) is reserved before it, so calls in flight together
+// cannot pass the ceiling, and the reservation is replaced by the real
+// cost after it.
 func (r *Runtime) Complete(ctx context.Context, req Request) (*Response, error) {
 	if !r.HasChat() {
 		return nil, Unavailable("chat")
 	}
-	if err := r.checkQuota(ctx); err != nil {
-		return nil, err
-	}
-	if req.MaxTokens <= 0 {
+	if req.MaxTokens <= 0 || req.MaxTokens > r.Settings.MaxOutputTokens {
 		req.MaxTokens = r.Settings.MaxOutputTokens
+	}
+	estIn := 0
+	for _, m := range req.Messages {
+		estIn += EstimateTokens(m.Content)
+	}
+	hold, err := r.reserve(ctx, r.Settings.Cost(r.Settings.Model, estIn, req.MaxTokens))
+	if err != nil {
+		return nil, err
 	}
 	resp, err := r.Chat.Complete(ctx, req)
 	if err != nil {
+		r.settle(hold, Usage{})
 		var e *errs.Error
 		if errors.As(err, &e) || ctx.Err() != nil {
 			return nil, err
@@ -221,40 +244,135 @@ func (r *Runtime) Complete(ctx context.Context, req Request) (*Response, error) 
 		return nil, errs.Wrap(err, errs.CodeAIProvider, "the AI provider failed: "+err.Error())
 	}
 	if resp.Usage.InputTokens == 0 {
-		n := 0
-		for _, m := range req.Messages {
-			n += EstimateTokens(m.Content)
-		}
-		resp.Usage.InputTokens = n
-		resp.Usage.CostUSD = r.Settings.Cost(r.Settings.Model, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+		resp.Usage.InputTokens = estIn
 	}
-	r.book(ctx, resp.Usage)
+	resp.Usage.CostUSD = r.Settings.Cost(r.Settings.Model, resp.Usage.InputTokens, resp.Usage.OutputTokens)
+	r.settle(hold, resp.Usage)
 	return resp, nil
 }
 
-func (r *Runtime) checkQuota(ctx context.Context) error {
-	if r.Settings.DailyCostUSD <= 0 {
-		return nil
-	}
-	sp := r.Today(ctx)
-	if sp.CostUSD >= r.Settings.DailyCostUSD {
-		return errs.New(errs.CodeAIQuota, "the daily AI cost ceiling of $%.4f is reached ($%.4f spent today); it resets at %s", r.Settings.DailyCostUSD, sp.CostUSD, sp.ResetAt).
-			With("reset_at", sp.ResetAt).With("spent_usd", sp.CostUSD).With("ceiling_usd", r.Settings.DailyCostUSD)
-	}
-	return nil
+// reservation is a hold on the day's ceiling (id 0: nothing held).
+type reservation struct {
+	id  int64
+	day string
 }
 
-func (r *Runtime) book(ctx context.Context, u Usage) {
+// reserve holds usd of today's ceiling for a call, or refuses it with
+// ai_quota_exceeded when the day's spend, what calls in flight hold and
+// usd would pass the ceiling. Without a ceiling nothing is held. With one,
+// a ledger that cannot be opened refuses the call (the ceiling is not
+// skipped).
+func (r *Runtime) reserve(ctx context.Context, usd float64) (reservation, error) {
+	ceiling := r.Settings.DailyCostUSD
+	if ceiling <= 0 {
+		return reservation{}, nil
+	}
+	db, err := r.store()
+	if err != nil {
+		return reservation{}, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now().UTC()
+	day := now.Format("2006-01-02")
+	var spent, held float64
+	var id int64
+	err = immediate(ctx, db, func(conn *sql.Conn) error {
+		var sum sql.NullFloat64
+		if err := conn.QueryRowContext(ctx, `SELECT COALESCE((SELECT cost_usd FROM spend WHERE day = ?), 0), (SELECT SUM(usd) FROM held WHERE day = ? AND expires > ?)`,
+			day, day, now.Unix()).Scan(&spent, &sum); err != nil {
+			return err
+		}
+		held = sum.Float64
+		if spent >= ceiling || spent+held+usd > ceiling+1e-9 {
+			return nil
+		}
+		conn.ExecContext(ctx, `DELETE FROM held WHERE expires <= ?`, now.Unix())
+		res, err := conn.ExecContext(ctx, `INSERT INTO held (day, usd, expires) VALUES (?, ?, ?)`, day, usd, now.Add(holdTTL).Unix())
+		if err != nil {
+			return err
+		}
+		id, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return reservation{}, errs.Wrap(err, errs.CodeInternal, "cannot check the daily AI cost ceiling")
+	}
+	if id == 0 {
+		reset := nextDay(now)
+		msg := fmt.Sprintf("the daily AI cost ceiling of $%.4f is reached ($%.4f spent today)", ceiling, spent)
+		if spent < ceiling {
+			msg = fmt.Sprintf("this call may cost up to $%.4f, which would pass the daily AI cost ceiling of $%.4f ($%.4f spent today, $%.4f held by calls in flight)", usd, ceiling, spent, held)
+		}
+		e := errs.New(errs.CodeAIQuota, "%s; it resets at %s", msg, reset.Format(time.RFC3339)).
+			With("reset_at", reset.Format(time.RFC3339)).With("spent_usd", roundUSD(spent)).
+			With("reserved_usd", roundUSD(held)).With("needed_usd", roundUSD(usd)).With("ceiling_usd", ceiling)
+		if usd > ceiling {
+			// Waiting for the reset does not help: no Retry-After.
+			e = errs.New(errs.CodeAIQuota, "this call may cost up to $%.4f, more than the whole daily AI cost ceiling of $%.4f: "+
+				"raise ai.daily_cost_usd, or lower ai.max_output_tokens or the scope", usd, ceiling).
+				With("spent_usd", roundUSD(spent)).With("needed_usd", roundUSD(usd)).With("ceiling_usd", ceiling)
+		} else {
+			e = e.With("retry_after_seconds", int(math.Ceil(reset.Sub(now).Seconds())))
+		}
+		return reservation{}, e
+	}
+	return reservation{id: id, day: day}, nil
+}
+
+// settle books a call's real cost and releases its reservation, in one
+// transaction. It runs after the call, whatever the request's context
+// says: a cancelled call that was answered still cost its tokens.
+func (r *Runtime) settle(h reservation, u Usage) {
 	db, err := r.store()
 	if err != nil {
 		return
 	}
+	ctx := context.Background()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	day := r.now().UTC().Format("2006-01-02")
-	db.ExecContext(ctx, `INSERT INTO spend (day, cost_usd, input_tokens, output_tokens, calls) VALUES (?, ?, ?, ?, 1)
+	day := h.day
+	if day == "" {
+		day = r.now().UTC().Format("2006-01-02")
+	}
+	immediate(ctx, db, func(conn *sql.Conn) error {
+		if h.id != 0 {
+			if _, err := conn.ExecContext(ctx, `DELETE FROM held WHERE id = ?`, h.id); err != nil {
+				return err
+			}
+		}
+		if u.Calls == 0 && u.InputTokens == 0 && u.OutputTokens == 0 {
+			return nil // the call failed: nothing to book
+		}
+		_, err := conn.ExecContext(ctx, `INSERT INTO spend (day, cost_usd, input_tokens, output_tokens, calls) VALUES (?, ?, ?, ?, 1)
 ON CONFLICT(day) DO UPDATE SET cost_usd = cost_usd + excluded.cost_usd, input_tokens = input_tokens + excluded.input_tokens,
 output_tokens = output_tokens + excluded.output_tokens, calls = calls + 1`, day, u.CostUSD, u.InputTokens, u.OutputTokens)
+		return err
+	})
+}
+
+// immediate runs f in a write transaction taken up front (BEGIN
+// IMMEDIATE), so a read and the write that depends on it are not
+// interleaved with another process's (loci serve and a CLI call share the
+// ledger).
+func immediate(ctx context.Context, db *sql.DB, f func(*sql.Conn) error) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		return err
+	}
+	if err := f(conn); err != nil {
+		conn.ExecContext(context.Background(), `ROLLBACK`)
+		return err
+	}
+	_, err = conn.ExecContext(ctx, `COMMIT`)
+	if err != nil {
+		conn.ExecContext(context.Background(), `ROLLBACK`)
+	}
+	return err
 }
 
 // Record writes an invocation to .loci/ai-audit.jsonl and hands it to

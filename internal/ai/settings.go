@@ -1,19 +1,28 @@
 package ai
 
 import (
+	"fmt"
 	"math"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/loci-dev/loci/internal/config"
+	"github.com/loci-dev/loci/internal/llm"
 )
 
 // Price is what a model costs, in USD per million tokens.
-type Price struct {
-	InputPerMTok  float64 `yaml:"input_per_mtok" json:"input_per_mtok"`
-	OutputPerMTok float64 `yaml:"output_per_mtok" json:"output_per_mtok"`
-}
+type Price = llm.Price
+
+// Where a model's price comes from (Settings.PriceOf).
+const (
+	PriceYours   = "prices"  // your prices: table
+	PriceList    = "list"    // loci's list prices of hosted models (llm.ListPrices)
+	PriceLocal   = "local"   // a server on this machine: free
+	PriceUnknown = "unknown" // booked at $0: a daily_cost_usd ceiling cannot stop it
+)
 
 // Settings are the effective AI settings.
 type Settings struct {
@@ -85,22 +94,57 @@ func (s *Settings) ChatEnabled() bool {
 // Enabled reports whether the AI runtime is on at all.
 func (s *Settings) Enabled() bool { return s.Provider != "" && s.Provider != "none" }
 
-// Cost prices a call by the model's entry in the price table (exact name,
-// then the longest prefix ending in "*").
-func (s *Settings) Cost(model string, in, out int) float64 {
-	p, ok := s.Prices[model]
-	if !ok {
-		best := -1
-		for k, v := range s.Prices {
-			if strings.HasSuffix(k, "*") && strings.HasPrefix(model, strings.TrimSuffix(k, "*")) && len(k) > best {
-				p, best, ok = v, len(k), true
-			}
+// PriceOf returns a model's price and where it comes from: your prices
+// table (the exact name, then the longest prefix ending in "*"), else
+// free for a server on this machine (base_url on localhost, 127.0.0.1 or
+// [::1]), else loci's list price of a hosted model, else unknown.
+func (s *Settings) PriceOf(model string) (Price, string) {
+	if p, ok := s.Prices[model]; ok {
+		return p, PriceYours
+	}
+	best := -1
+	var found Price
+	for k, v := range s.Prices {
+		if strings.HasSuffix(k, "*") && strings.HasPrefix(model, strings.TrimSuffix(k, "*")) && len(k) > best {
+			found, best = v, len(k)
 		}
 	}
-	if !ok {
-		return 0
+	if best >= 0 {
+		return found, PriceYours
 	}
+	if config.IsLoopbackURL(s.BaseURL) {
+		return Price{}, PriceLocal
+	}
+	if p, ok := llm.ListPrice(model); ok {
+		return p, PriceList
+	}
+	return Price{}, PriceUnknown
+}
+
+// Cost prices a call of model (PriceOf; 0 when the price is unknown).
+func (s *Settings) Cost(model string, in, out int) float64 {
+	p, _ := s.PriceOf(model)
 	return roundUSD((float64(in)*p.InputPerMTok + float64(out)*p.OutputPerMTok) / 1e6)
+}
+
+// CeilingBlind reports whether a daily ceiling is set that the chat
+// model's calls cannot reach: its price is unknown, so they are booked at $0.
+func (s *Settings) CeilingBlind() bool {
+	if s.DailyCostUSD <= 0 || !s.ChatEnabled() {
+		return false
+	}
+	_, src := s.PriceOf(s.Model)
+	return src == PriceUnknown
+}
+
+// CeilingBlindMessage says why the ceiling cannot hold and what to do
+// ("" when it can).
+func (s *Settings) CeilingBlindMessage() string {
+	if !s.CeilingBlind() {
+		return ""
+	}
+	return fmt.Sprintf("ai.daily_cost_usd is $%.2f, but loci has no price for model %q, so its calls are booked at $0 and the ceiling cannot stop them; "+
+		"add it to ai.prices (USD per million tokens; {input_per_mtok: 0, output_per_mtok: 0} for a free server)", s.DailyCostUSD, s.Model)
 }
 
 // roundUSD keeps costs to a millionth of a cent.

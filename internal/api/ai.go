@@ -41,6 +41,11 @@ func (h *Handler) serveAI(w http.ResponseWriter, r *http.Request, name string) {
 		WriteError(w, errs.Wrap(err, errs.CodeInvalidInput, "cannot read the request body"))
 		return
 	}
+	body, e := withIdempotencyKey(h.reg, r, name, body)
+	if e != nil {
+		WriteError(w, e)
+		return
+	}
 	// The stream flag is implied by the Accept header.
 	var m map[string]any
 	if json.Unmarshal(body, &m) == nil && m != nil {

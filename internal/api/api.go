@@ -11,12 +11,15 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -105,10 +108,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			WriteResult(w, map[string]any{"operations": h.catalog()})
 		}
 	case strings.HasPrefix(p, "/v1/ai/"):
-		// POST /v1/ai/<op>: alias of POST /v1/ops/ai_<op> (SSE with Accept: text/event-stream).
+		// POST /v1/ai/<op>: alias of POST /v1/ops/ai_<op> (SSE with Accept:
+		// text/event-stream); GET /v1/ai/status runs ai_status.
 		rest := strings.TrimPrefix(p, "/v1/ai/")
 		if rest == "" || strings.ContainsAny(rest, "/%") {
 			WriteError(w, errs.New(errs.CodeUnknownOp, "unknown AI operation %q", rest))
+			return
+		}
+		if a, ok := aliasOf(p); ok && r.Method != http.MethodPost {
+			if allow(w, r, http.MethodGet, http.MethodPost) {
+				h.serveAlias(w, r, a, "")
+			}
 			return
 		}
 		h.serveAI(w, r, "ai_"+rest)
@@ -165,7 +175,56 @@ func (h *Handler) callOp(w http.ResponseWriter, r *http.Request, name string) {
 		WriteError(w, errs.Wrap(err, errs.CodeInvalidInput, "cannot read the request body"))
 		return
 	}
+	body, e := withIdempotencyKey(h.reg, r, name, body)
+	if e != nil {
+		WriteError(w, e)
+		return
+	}
 	h.call(w, r, name, body)
+}
+
+// withIdempotencyKey puts the request's Idempotency-Key header into the
+// input's idempotency_key, for the operations that take one (writes and
+// AI operations); the body's own key must then be the same
+// (validation_failed otherwise). Operations without the field are reads,
+// which a retry cannot repeat: the header changes nothing for them. A
+// body that is not a JSON object is left to the pipeline to refuse.
+func withIdempotencyKey(reg *ops.Registry, r *http.Request, name string, body []byte) ([]byte, *errs.Error) {
+	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
+	if key == "" {
+		return body, nil
+	}
+	op, ok := reg.Get(name)
+	if !ok || op.InputSchema == nil {
+		return body, nil
+	}
+	if _, takes := op.InputSchema.Properties["idempotency_key"]; !takes {
+		return body, nil
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		trimmed = []byte("{}")
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(trimmed, &m) != nil || m == nil {
+		return body, nil
+	}
+	kb, _ := json.Marshal(key)
+	if have, ok := m["idempotency_key"]; ok {
+		var hk string
+		if json.Unmarshal(have, &hk) != nil || hk != key {
+			return nil, errs.New(errs.CodeInvalidInput, "the Idempotency-Key header and the body's idempotency_key differ; send one of them, or the same key in both").
+				With("header", key).With("idempotency_key", json.RawMessage(have))
+		}
+		return body, nil
+	}
+	// Insert the field as text, so the rest of the body reaches the
+	// pipeline exactly as sent.
+	out := append([]byte(`{"idempotency_key":`), kb...)
+	if len(m) > 0 {
+		out = append(out, ',')
+	}
+	return append(out, trimmed[1:]...), nil
 }
 
 // call runs one operation through the shared dispatch pipeline.
@@ -219,7 +278,31 @@ func WriteError(w http.ResponseWriter, e *errs.Error) {
 		// Details that cannot be encoded are dropped rather than lost with the error.
 		b, _ = json.Marshal(envelope{OK: false, Error: &errs.Error{Code: e.Code, Message: e.Message}})
 	}
+	if s, ok := retryAfter(e); ok {
+		w.Header().Set("Retry-After", s)
+	}
 	writeJSON(w, HTTPStatus(e.Code), b)
+}
+
+// retryAfter is the Retry-After header of an error that says when to try
+// again (details.retry_after_seconds: ai_quota_exceeded's wait until the
+// UTC day resets).
+func retryAfter(e *errs.Error) (string, bool) {
+	var n float64
+	switch v := e.Details["retry_after_seconds"].(type) {
+	case int:
+		n = float64(v)
+	case int64:
+		n = float64(v)
+	case float64:
+		n = v
+	default:
+		return "", false
+	}
+	if n < 0 {
+		n = 0
+	}
+	return strconv.FormatInt(int64(math.Ceil(n)), 10), true
 }
 
 func writeJSON(w http.ResponseWriter, status int, b []byte) {

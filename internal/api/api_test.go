@@ -666,3 +666,63 @@ func TestStatusTableDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestIdempotencyKeyHeader: the Idempotency-Key header is the input's
+// idempotency_key: a retry of a write with the same header is answered
+// from the first result (one note, one journal entry); the same key with
+// another body is idempotency_key_reused; a header that contradicts the
+// body's key is validation_failed. Reads, which take no key, ignore it.
+func TestIdempotencyKeyHeader(t *testing.T) {
+	f := newFixture(t)
+	call := func(key, body string) reply {
+		t.Helper()
+		req, _ := http.NewRequest("POST", f.url+"/v1/ops/capture_note", strings.NewReader(body))
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var r reply
+		json.NewDecoder(resp.Body).Decode(&r)
+		r.Status = resp.StatusCode
+		return r
+	}
+	body := `{"title": "Header key", "content": "once", "apply": true}`
+	first := call("hk-1", body)
+	again := call("hk-1", body)
+	if first.Status != 200 || again.Status != 200 || string(first.Result) == "" {
+		t.Fatalf("first %+v again %+v", first, again)
+	}
+	var a, b struct {
+		Changes []struct {
+			Path string `json:"path"`
+		} `json:"changes"`
+		UndoID string `json:"undo_id"`
+	}
+	json.Unmarshal(first.Result, &a)
+	json.Unmarshal(again.Result, &b)
+	if a.UndoID == "" || a.UndoID != b.UndoID {
+		t.Errorf("the retry wrote again: %s / %s", first.Result, again.Result)
+	}
+	matches, _ := filepath.Glob(filepath.Join(f.vault, "Inbox", "*Header key*"))
+	if len(matches) != 1 {
+		t.Errorf("notes written: %v", matches)
+	}
+	if r := call("hk-1", `{"title": "Header key", "content": "twice", "apply": true}`); r.Status != 422 || r.Error.Code != "idempotency_key_reused" {
+		t.Errorf("reused: %+v", r)
+	}
+	if r := call("hk-2", `{"title": "Other", "content": "x", "apply": true, "idempotency_key": "hk-3"}`); r.Status != 400 || r.Error.Code != "validation_failed" {
+		t.Errorf("contradicting: %+v", r)
+	}
+	if r := call("hk-4", `{"title": "Same", "content": "x", "apply": true, "idempotency_key": "hk-4"}`); r.Status != 200 {
+		t.Errorf("agreeing: %+v", r)
+	}
+	req, _ := http.NewRequest("POST", f.url+"/v1/ops/search_notes", strings.NewReader(`{"query": "atlas"}`))
+	req.Header.Set("Idempotency-Key", "read-1")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Errorf("a read with the header: %v %v", resp.StatusCode, err)
+	}
+}

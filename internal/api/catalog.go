@@ -100,6 +100,17 @@ var aliases = []alias{
 	{route: "/v1/links/", op: "get_links", withRel: true},
 	{route: "/v1/tags", op: "list_tags"},
 	{route: "/v1/status", op: "index_status"},
+	{route: "/v1/ai/status", op: "ai_status"},
+}
+
+// aliasOf returns the alias route p is (the escaped request path).
+func aliasOf(p string) (alias, bool) {
+	for _, a := range aliases {
+		if _, ok := a.match(p); ok {
+			return a, true
+		}
+	}
+	return alias{}, false
 }
 
 func (a alias) display() string {

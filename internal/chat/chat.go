@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +42,9 @@ type App struct {
 	History *History
 	// RunCommand runs approved CMD: lines (default: ShellRunner).
 	RunCommand CommandRunner
+	// Getenv reads the environment (default os.Getenv): the variables a
+	// server's token_env or `:mcp connect --token-env` name.
+	Getenv func(string) string
 	// Out-of-band notices (a server gone, tools changed) are queued here by
 	// other goroutines and printed at the next safe point.
 	mu          sync.Mutex
@@ -49,6 +53,13 @@ type App struct {
 	turn        context.CancelFunc
 	pendingRead chan readResult
 	warnedTools int
+}
+
+func (a *App) getenv(k string) string {
+	if a.Getenv != nil {
+		return a.Getenv(k)
+	}
+	return os.Getenv(k)
 }
 
 // NewApp assembles a chat. It hooks the manager's notifications (a server

@@ -728,3 +728,60 @@ func TestHeadersTokenAndTransports(t *testing.T) {
 		t.Errorf("forced sse: %v", err)
 	}
 }
+
+// TestMetaConnectTokenEnv: `:mcp connect URL [alias] --token-env NAME`
+// sends Authorization: Bearer $NAME to a server that needs a token; the
+// token is read from the environment, never typed, and never shown.
+func TestMetaConnectTokenEnv(t *testing.T) {
+	ctx := context.Background()
+	ts := newTestServer()
+	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ts.srv }, nil)
+	secured := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer s3cret" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		streamable.ServeHTTP(w, r)
+	}))
+	defer func() {
+		secured.CloseClientConnections()
+		secured.Close()
+	}()
+	mgr := chat.NewManager("test")
+	defer mgr.Close()
+	out := &lockedBuffer{}
+	app := chat.NewApp(resolved(t, &chat.Config{}), &chat.Model{BaseURL: "http://127.0.0.1:1/v1", Name: "fake"}, mgr, &chat.Renderer{Out: out, Err: out}, &script{out: out}, false)
+	env := map[string]string{"SEC_TOKEN": "s3cret"}
+	app.Getenv = func(k string) string { return env[k] }
+
+	app.Meta(ctx, ":mcp connect "+secured.URL+" plain")
+	if s := mgr.Session("plain"); s != nil && s.Connected() {
+		t.Fatal("connected without a token")
+	}
+	app.Meta(ctx, ":mcp connect "+secured.URL+" sec --token-env SEC_TOKEN")
+	if s := mgr.Session("sec"); s == nil || !s.Connected() {
+		t.Fatalf("--token-env: not connected\n%s", out.String())
+	}
+	app.Meta(ctx, ":mcp connect --token-env=SEC_TOKEN "+secured.URL+" sec2")
+	if s := mgr.Session("sec2"); s == nil || !s.Connected() {
+		t.Fatalf("--token-env=NAME first: not connected\n%s", out.String())
+	}
+	// The session keeps its token for :mcp reconnect.
+	app.Meta(ctx, ":mcp reconnect sec")
+	if s := mgr.Session("sec"); s == nil || !s.Connected() {
+		t.Errorf("reconnect lost the token\n%s", out.String())
+	}
+	// Refusals: an unset variable, no name, a command server.
+	before := len(mgr.Sessions())
+	app.Meta(ctx, ":mcp connect "+secured.URL+" x --token-env NOPE")
+	app.Meta(ctx, ":mcp connect "+secured.URL+" y --token-env")
+	app.Meta(ctx, `:mcp connect "loci mcp" z --token-env SEC_TOKEN`)
+	if len(mgr.Sessions()) != before {
+		t.Errorf("a refused connect was attempted: %d sessions", len(mgr.Sessions()))
+	}
+	app.Meta(ctx, ":mcp list")
+	contains(t, "output", out.String(), "NOPE is not set", "--token-env needs the name", "--token-env is for URL servers")
+	if strings.Contains(out.String(), "s3cret") {
+		t.Errorf("the token was printed:\n%s", out.String())
+	}
+}

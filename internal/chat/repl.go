@@ -143,7 +143,8 @@ Meta-commands:
   :mcp tools [alias]                 tools, as alias.tool, with their annotations
   :mcp tool <alias.tool>             one tool's description and full input schema
   :mcp connect <url|command> [alias] connect a server (quote a command with arguments:
-                                     :mcp connect "loci mcp ~/Notes" notes); or a configured alias
+                                     :mcp connect "loci mcp ~/Notes" notes); or a configured alias;
+                                     --token-env NAME sends Authorization: Bearer $NAME to a URL
   :mcp disconnect <alias>            close a server
   :mcp reconnect <alias>             connect a failed or closed server again
   :help                              this text
@@ -178,7 +179,7 @@ func (a *App) Meta(ctx context.Context, line string) (quit bool) {
 
 func (a *App) metaMCP(ctx context.Context, args []string) {
 	if len(args) == 0 {
-		a.R.Error("usage: :mcp list | tools | tool <alias.tool> | connect <url|command> [alias] | disconnect <alias> | reconnect <alias>")
+		a.R.Error("usage: :mcp list | tools | tool <alias.tool> | connect <url|command> [alias] [--token-env NAME] | disconnect <alias> | reconnect <alias>")
 		return
 	}
 	switch args[0] {
@@ -311,18 +312,44 @@ func (a *App) mcpTool(ctx context.Context, name string) {
 	a.R.Print(b.String())
 }
 
+const connectUsage = `usage: :mcp connect <url|command> [alias] [--token-env NAME]; quote a command with arguments: :mcp connect "loci mcp ~/Notes" notes`
+
 func (a *App) mcpConnect(ctx context.Context, args []string) {
-	if len(args) == 0 || len(args) > 2 {
-		a.R.Error(`usage: :mcp connect <url|command> [alias]; quote a command with arguments: :mcp connect "loci mcp ~/Notes" notes`)
+	var pos []string
+	tokenEnv, withToken := "", false
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		switch {
+		case w == "--token-env":
+			withToken = true
+			if i+1 < len(args) {
+				i++
+				tokenEnv = args[i]
+			}
+		case strings.HasPrefix(w, "--token-env="):
+			withToken, tokenEnv = true, strings.TrimPrefix(w, "--token-env=")
+		case strings.HasPrefix(w, "--"):
+			a.R.Error("unknown option %s; %s", w, connectUsage)
+			return
+		default:
+			pos = append(pos, w)
+		}
+	}
+	if withToken && tokenEnv == "" {
+		a.R.Error("--token-env needs the name of the environment variable that holds the token (:mcp connect URL --token-env LOCI_TOKEN)")
 		return
 	}
-	target := args[0]
+	if len(pos) == 0 || len(pos) > 2 {
+		a.R.Error("%s", connectUsage)
+		return
+	}
+	target := pos[0]
 	var spec ServerSpec
-	if sc, ok := a.Cfg.Servers[target]; ok && len(args) == 1 {
+	if sc, ok := a.Cfg.Servers[target]; ok && len(pos) == 1 {
 		// A server declared in the config (perhaps disabled there).
 		sc.Disabled = false
 		tmp := &Config{Servers: map[string]ServerConfig{target: sc}}
-		spec = tmp.ServerSpecs(nil)[0]
+		spec = tmp.ServerSpecs(a.getenv)[0]
 	} else if isURL(target) {
 		if err := checkHTTPURL(target); err != nil {
 			a.R.Error("%v", err)
@@ -340,9 +367,26 @@ func (a *App) mcpConnect(ctx context.Context, args []string) {
 		}
 		spec = ServerSpec{Command: argv}
 	}
+	if withToken {
+		if spec.URL == "" {
+			a.R.Error("--token-env is for URL servers (a command's server gets its environment from env: in the chat config)")
+			return
+		}
+		tok := a.getenv(tokenEnv)
+		if tok == "" {
+			a.R.Error("%s is not set (or is empty): export it before starting loci chat, or give the server token_env in the chat config", tokenEnv)
+			return
+		}
+		h := map[string]string{}
+		for k, v := range spec.Headers {
+			h[k] = v
+		}
+		h["Authorization"] = "Bearer " + tok
+		spec.Headers = h
+	}
 	if spec.Alias == "" {
-		if len(args) == 2 {
-			spec.Alias = args[1]
+		if len(pos) == 2 {
+			spec.Alias = pos[1]
 		} else {
 			t := []string{target}
 			if spec.URL == "" {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -252,11 +253,15 @@ func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, er
 		seen[vh.Name] = true
 		ws := s.ws
 		vh.Writes, vh.AI = &ws, aiRuntime(s.vc.cfg, vh)
-		if len(s.vc.cfg.Notices) > 0 {
+		notices := s.vc.cfg.Notices
+		if msg := vh.AI.Settings.CeilingBlindMessage(); msg != "" {
+			notices = append(slices.Clip(notices), config.Problem{Message: msg})
+		}
+		if len(notices) > 0 {
 			if g.notices == nil {
 				g.notices = map[*ops.VaultHandle][]config.Problem{}
 			}
-			g.notices[vh] = s.vc.cfg.Notices
+			g.notices[vh] = notices
 		}
 		vh.Index.AllowStaleMatrix() // a sync never stalls a long-running server's searches
 		env.Vaults = append(env.Vaults, vh)

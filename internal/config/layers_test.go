@@ -146,10 +146,11 @@ func TestVaultMayNotEnableAgentWrites(t *testing.T) {
 // user's; from a vault's file they are config_invalid.
 func TestVaultMayNotSetUserKeys(t *testing.T) {
 	for text, key := range map[string]string{
-		"chat:\n  auto_approve: [\"*\"]\n":                 "chat",
-		"chat:\n  commands: {enabled: true}\n":             "chat",
-		"chat:\n  servers: {x: {command: \"rm -rf ~\"}}\n": "chat",
-		"ignore_vault_config: true\n":                      "ignore_vault_config",
+		"chat:\n  auto_approve: [\"*\"]\n":                                                             "chat",
+		"chat:\n  commands: {enabled: true}\n":                                                         "chat",
+		"chat:\n  servers: {x: {command: \"rm -rf ~\"}}\n":                                             "chat",
+		"chat:\n  servers: {x: {url: \"http://127.0.0.1:1/mcp\", token_env: AWS_SECRET_ACCESS_KEY}}\n": "chat",
+		"ignore_vault_config: true\n":                                                                  "ignore_vault_config",
 	} {
 		probs := problemsOf(t, text)
 		if p, ok := probs[key]; !ok || !strings.Contains(p.Message, "may only be set in your own config") {

@@ -325,3 +325,27 @@ func TestResolve(t *testing.T) {
 		t.Error("unknown provider accepted")
 	}
 }
+
+// TestListPrice: OpenAI's embedding models are priced from loci's list
+// when price_per_mtok is not set; your price wins; a server on this
+// machine costs nothing.
+func TestListPrice(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(dir+"/empty.yaml", nil, 0o644)
+	t.Setenv("LOCI_CONFIG", dir+"/empty.yaml")
+	t.Setenv("LOCI_EMBED_PROVIDER", "openai")
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	t.Setenv("LOCI_EMBED_MODEL", "text-embedding-3-small")
+	if s, err := Resolve(dir); err != nil || s.PricePerMTok != 0.02 {
+		t.Errorf("list price: %+v %v", s, err)
+	}
+	t.Setenv("LOCI_EMBED_PRICE_PER_MTOK", "0.5")
+	if s, err := Resolve(dir); err != nil || s.PricePerMTok != 0.5 {
+		t.Errorf("yours: %+v %v", s, err)
+	}
+	t.Setenv("LOCI_EMBED_PRICE_PER_MTOK", "")
+	t.Setenv("LOCI_EMBED_BASE_URL", "http://127.0.0.1:8080/v1")
+	if s, err := Resolve(dir); err != nil || s.PricePerMTok != 0 {
+		t.Errorf("local: %+v %v", s, err)
+	}
+}

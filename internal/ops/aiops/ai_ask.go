@@ -19,7 +19,7 @@ type AIAskIn struct {
 	AIScope
 	AIOpts
 	History []ai.Message `json:"history,omitempty" jsonschema:"earlier turns (role user or assistant, content) for a follow-up question; loci keeps no conversation state"`
-	Stream  bool         `json:"stream,omitempty" jsonschema:"stream progress (SSE on REST with Accept: text/event-stream, NDJSON on the CLI); the final result is the same"`
+	Stream  bool         `json:"stream,omitempty" jsonschema:"stream the answer's text as it grows (ai.partial events), then usage and citations: SSE on REST with Accept: text/event-stream, NDJSON on the CLI, progress notifications over MCP; the final result is the same"`
 }
 
 // Validate checks the question and history.
@@ -95,13 +95,6 @@ func aiAsk(ctx context.Context, env *ops.Env, in *AIAskIn) (out *AIAskOut, err e
 		return out, nil
 	}
 	err = cached(ctx, c, in, in.useCache(), out, func() error {
-		bs, err := c.batches(c.notes, 4000)
-		if err != nil {
-			return err
-		}
-		if len(bs) > 1 {
-			out.warn("scope_truncated", "", "the retrieved notes exceed the input budget; the first %d were used", len(bs[0]))
-		}
 		schema := map[string]any{"type": "object", "required": []string{"supported", "answer", "citations"}, "properties": map[string]any{
 			"supported": map[string]any{"type": "boolean"}, "answer": map[string]any{"type": "string"},
 			"confidence": map[string]any{"type": "number"}, "citations": citationsSchema(),
@@ -110,13 +103,21 @@ func aiAsk(ctx context.Context, env *ops.Env, in *AIAskIn) (out *AIAskOut, err e
 		for _, m := range in.History {
 			fmt.Fprintf(&hist, "%s: %s\n", m.Role, m.Content)
 		}
-		user := render(bs[0])
+		var tail string
 		if hist.Len() > 0 {
-			user += "Conversation so far:\n" + hist.String() + "\n"
+			tail += "Conversation so far:\n" + hist.String() + "\n"
 		}
-		user += "Question: " + in.Question
+		tail += "Question: " + in.Question
 		sys := "You answer questions about a personal knowledge vault. " + groundingRules +
 			` Shape: {"supported": bool, "answer": string, "confidence": 0-1, "citations": [...], "follow_ups": [string]}. If the notes do not contain the answer set supported=false.`
+		bs, err := c.batches(c.notes, sys, tail)
+		if err != nil {
+			return err
+		}
+		if len(bs) > 1 {
+			out.warn("scope_truncated", "", "the retrieved notes exceed the input budget; the first %d were used", len(bs[0]))
+		}
+		user := render(bs[0]) + tail
 		var res struct {
 			Supported  bool          `json:"supported"`
 			Answer     string        `json:"answer"`
@@ -124,7 +125,7 @@ func aiAsk(ctx context.Context, env *ops.Env, in *AIAskIn) (out *AIAskOut, err e
 			Citations  []rawCitation `json:"citations"`
 			FollowUps  []string      `json:"follow_ups"`
 		}
-		if err := c.generate(ctx, "answer", schema, sys, user, &res, true); err != nil {
+		if err := c.generate(ctx, "answer", schema, sys, user, &res, answerText); err != nil {
 			return err
 		}
 		if res.FollowUps != nil {

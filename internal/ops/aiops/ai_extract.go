@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sort"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/noteedit"
 	"github.com/loci-dev/loci/internal/ops"
@@ -61,8 +63,8 @@ func AIExtract() ops.Def[AIExtractIn, AIExtractOut] {
 	return ops.Def[AIExtractIn, AIExtractOut]{
 		Name:  "ai_extract",
 		Title: "Extract structured data",
-		Description: "Extract data matching a caller-supplied JSON Schema (draft 2020-12; an invalid schema is ai_schema_invalid before any model call) from each note of a scope, with citations. " +
-			"Records that fail the schema are dropped (extract_invalid). destination json returns them; destination frontmatter writes each under key (preview unless apply=true).",
+		Description: "Extract data matching a caller-supplied JSON Schema (draft 2020-12; an invalid schema, an unknown type name included, is ai_schema_invalid before any model call) from each note of a scope, with citations. " +
+			"An array item that fails the schema is dropped and the rest of its record kept; a record that still fails is dropped (extract_invalid both). destination json returns them; destination frontmatter writes each under key (preview unless apply=true).",
 		Annotations: ops.Annotations{Idempotent: true},
 		CLI:         ops.CLI{Use: "ai extract"},
 		Errors:      append(append([]string{}, aiApplyErrors...), errs.CodeAISchemaInvalid),
@@ -92,10 +94,6 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 		return nil, err
 	}
 	err = cached(ctx, c, in, in.useCache(), out, func() error {
-		bs, err := c.batches(c.notes, 4000)
-		if err != nil {
-			return err
-		}
 		schema := map[string]any{"type": "object", "required": []string{"records"}, "properties": map[string]any{
 			"records": map[string]any{"type": "array", "items": map[string]any{"type": "object", "required": []string{"path", "data"}, "properties": map[string]any{
 				"path": map[string]any{"type": "string"}, "data": map[string]any{}, "citations": citationsSchema()}}}}}
@@ -105,6 +103,10 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 			sys += "Instructions: " + in.Instructions + ". "
 		}
 		sys += groundingRules + ` Shape: {"records": [{"path", "data", "citations"}]}.`
+		bs, err := c.batches(c.notes, sys)
+		if err != nil {
+			return err
+		}
 		for _, b := range bs {
 			var res struct {
 				Records []struct {
@@ -113,7 +115,7 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 					Citations []rawCitation   `json:"citations"`
 				} `json:"records"`
 			}
-			if err := c.generate(ctx, "extract", schema, sys, render(b), &res, false); err != nil {
+			if err := c.generate(ctx, "extract", schema, sys, render(b), &res, nil); err != nil {
 				return err
 			}
 			for _, r := range res.Records {
@@ -122,7 +124,8 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 					out.warn("citation_invalid", r.Path, "data extracted for %q, which is not in the scope", r.Path)
 					continue
 				}
-				if err := validateResolved(user, r.Data); err != nil {
+				data, err := validData(user, r.Data)
+				if err != nil {
 					out.warn("extract_invalid", n.Path, "dropped the record of %s: %v", n.Path, err)
 					continue
 				}
@@ -134,9 +137,10 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 				if cits == nil {
 					cits = []Citation{}
 				}
-				var data any
-				json.Unmarshal(r.Data, &data)
-				out.Records = append(out.Records, Extracted{Path: n.Path, Etag: n.Etag, Data: data, Citations: cits})
+				for _, d := range data.dropped {
+					out.warn("extract_invalid", n.Path, "kept the record of %s without an item that fails the schema: %s", n.Path, d)
+				}
+				out.Records = append(out.Records, Extracted{Path: n.Path, Etag: n.Etag, Data: data.value, Citations: cits})
 			}
 		}
 		sort.SliceStable(out.Records, func(i, j int) bool { return out.Records[i].Path < out.Records[j].Path })
@@ -159,4 +163,32 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 		}
 	}
 	return out, nil
+}
+
+// extracted is a record's data once valid, with the items dropped to make
+// it so.
+type extracted struct {
+	value   any
+	dropped []string
+}
+
+// validData validates a record's data against the user's schema; data
+// that fails only because of array items that fail their items schema
+// keeps the rest (the dropped items listed); anything else fails with the
+// first error.
+func validData(user *jsonschema.Resolved, raw json.RawMessage) (extracted, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return extracted{}, err
+	}
+	err := user.Validate(v)
+	if err == nil {
+		return extracted{value: v}, nil
+	}
+	var dropped []string
+	pruned := pruneItems(user.Schema(), user.Schema(), v, "", &dropped)
+	if len(dropped) == 0 || user.Validate(pruned) != nil {
+		return extracted{}, err
+	}
+	return extracted{value: pruned, dropped: dropped}, nil
 }

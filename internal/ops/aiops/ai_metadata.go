@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -20,8 +21,8 @@ type FieldSpec struct {
 	Description string   `json:"description,omitempty" jsonschema:"what the field means, for the model"`
 	Enum        []string `json:"enum,omitempty" jsonschema:"enum: the allowed values"`
 	Pattern     string   `json:"pattern,omitempty" jsonschema:"string, list items: a regular expression the value must match"`
-	Min         *float64 `json:"min,omitempty" jsonschema:"number: minimum"`
-	Max         *float64 `json:"max,omitempty" jsonschema:"number: maximum"`
+	Min         *float64 `json:"min,omitempty" jsonschema:"number: minimum; list: fewest items (a shorter list is dropped)"`
+	Max         *float64 `json:"max,omitempty" jsonschema:"number: maximum; list: most items (a longer list keeps its first max items)"`
 	Default     any      `json:"default,omitempty" jsonschema:"value used when the notes do not give one"`
 	Required    bool     `json:"required,omitempty" jsonschema:"warn (metadata_missing) when no value is found"`
 }
@@ -59,6 +60,9 @@ func (in *AIMetadataIn) Validate() error {
 			if _, err := regexp.Compile(f.Pattern); err != nil {
 				return errs.New(errs.CodeInvalidInput, "field %s: bad pattern: %v", f.Name, err)
 			}
+		}
+		if err := f.checkBounds(); err != nil {
+			return err
 		}
 	}
 	if in.Mode != "" && in.Mode != "set_missing" && in.Mode != "overwrite" && in.Mode != "merge" {
@@ -105,8 +109,80 @@ func AIMetadata() ops.Def[AIMetadataIn, AIMetadataOut] {
 	}
 }
 
-// checkField validates (and normalizes) a value against its spec.
-func checkField(f FieldSpec, v any) (any, error) {
+// checkBounds checks min and max: for a number any bounds with min <= max,
+// for a list counts of items; other types take none.
+func (f FieldSpec) checkBounds() error {
+	if f.Min == nil && f.Max == nil {
+		return nil
+	}
+	bad := func(format string, args ...any) error {
+		return errs.New(errs.CodeInvalidInput, "field %s: "+format, append([]any{f.Name}, args...)...).With("field", f.Name)
+	}
+	switch f.Type {
+	case "number":
+	case "list":
+		for _, b := range []*float64{f.Min, f.Max} {
+			if b != nil && (*b < 0 || *b != math.Trunc(*b)) {
+				return bad("a list's min and max count items: whole numbers from 0, not %v", *b)
+			}
+		}
+	default:
+		return bad("min and max apply to number and list fields, not %s", f.Type)
+	}
+	if f.Min != nil && f.Max != nil && *f.Min > *f.Max {
+		return bad("min %v is over max %v", *f.Min, *f.Max)
+	}
+	return nil
+}
+
+// checkField validates (and normalizes) a value against its spec; notes
+// say what was dropped from a value that is kept (list items that fail the
+// pattern, items over max).
+func checkField(f FieldSpec, v any) (any, []string, error) {
+	if f.Type == "list" {
+		return checkList(f, v)
+	}
+	x, err := checkScalar(f, v)
+	return x, nil, err
+}
+
+// checkList keeps the string items that match the pattern, then the
+// first max of them; fewer than min (or none left of a non-empty list)
+// fails the field.
+func checkList(f FieldSpec, v any) (any, []string, error) {
+	l, ok := v.([]any)
+	if !ok {
+		return nil, nil, fmt.Errorf("not a list")
+	}
+	var notes []string
+	out := []any{}
+	for _, x := range l {
+		s, ok := x.(string)
+		if !ok {
+			notes = append(notes, fmt.Sprintf("dropped the item %v of %s: list items must be strings", x, f.Name))
+			continue
+		}
+		if f.Pattern != "" && !regexp.MustCompile(f.Pattern).MatchString(s) {
+			notes = append(notes, fmt.Sprintf("dropped the item %q of %s: it does not match %s", s, f.Name, f.Pattern))
+			continue
+		}
+		out = append(out, s)
+	}
+	if len(l) > 0 && len(out) == 0 {
+		return nil, nil, fmt.Errorf("no item is valid: %s", strings.Join(notes, "; "))
+	}
+	if f.Max != nil && len(out) > int(*f.Max) {
+		notes = append(notes, fmt.Sprintf("kept the first %d of the %d items of %s (max %d)", int(*f.Max), len(out), f.Name, int(*f.Max)))
+		out = out[:int(*f.Max)]
+	}
+	if f.Min != nil && len(out) < int(*f.Min) {
+		return nil, nil, fmt.Errorf("%d valid items, fewer than min %d", len(out), int(*f.Min))
+	}
+	return out, notes, nil
+}
+
+// checkScalar validates (and normalizes) a value of a type other than list.
+func checkScalar(f FieldSpec, v any) (any, error) {
 	str := func() (string, error) {
 		s, ok := v.(string)
 		if !ok {
@@ -161,23 +237,6 @@ func checkField(f FieldSpec, v any) (any, error) {
 			err = fmt.Errorf("%q is not one of %s", s, strings.Join(f.Enum, ", "))
 		}
 		return s, err
-	case "list":
-		l, ok := v.([]any)
-		if !ok {
-			return nil, fmt.Errorf("not a list")
-		}
-		out := []any{}
-		for _, x := range l {
-			s, ok := x.(string)
-			if !ok {
-				return nil, fmt.Errorf("list items must be strings")
-			}
-			if err := match(s); err != nil {
-				return nil, err
-			}
-			out = append(out, s)
-		}
-		return out, nil
 	}
 	return nil, fmt.Errorf("unknown type")
 }
@@ -198,10 +257,6 @@ func aiMetadata(ctx context.Context, env *ops.Env, in *AIMetadataIn) (out *AIMet
 		return nil, err
 	}
 	err = cached(ctx, c, in, in.useCache(), out, func() error {
-		bs, err := c.batches(c.notes, 4000)
-		if err != nil {
-			return err
-		}
 		spec, _ := json.Marshal(in.Fields)
 		schema := map[string]any{"type": "object", "required": []string{"notes"}, "properties": map[string]any{
 			"notes": map[string]any{"type": "array", "items": map[string]any{"type": "object", "required": []string{"path", "fields"}, "properties": map[string]any{
@@ -210,6 +265,10 @@ func aiMetadata(ctx context.Context, env *ops.Env, in *AIMetadataIn) (out *AIMet
 					"name": map[string]any{"type": "string"}, "value": map[string]any{}, "citations": citationsSchema()}}}}}}}}
 		sys := "You fill frontmatter fields of notes from their content. Field specs: " + string(spec) + ". Omit a field the note does not support. " + groundingRules +
 			` Shape: {"notes": [{"path", "fields": [{"name", "value", "citations"}]}]}.`
+		bs, err := c.batches(c.notes, sys)
+		if err != nil {
+			return err
+		}
 		got := map[string]*NoteMetadata{}
 		for _, b := range bs {
 			var res struct {
@@ -222,7 +281,7 @@ func aiMetadata(ctx context.Context, env *ops.Env, in *AIMetadataIn) (out *AIMet
 					} `json:"fields"`
 				} `json:"notes"`
 			}
-			if err := c.generate(ctx, "metadata", schema, sys, render(b), &res, false); err != nil {
+			if err := c.generate(ctx, "metadata", schema, sys, render(b), &res, nil); err != nil {
 				return err
 			}
 			for _, rn := range res.Notes {
@@ -243,10 +302,13 @@ func aiMetadata(ctx context.Context, env *ops.Env, in *AIMetadataIn) (out *AIMet
 					if spec == nil || rf.Value == nil {
 						continue
 					}
-					v, err := checkField(*spec, rf.Value)
+					v, notes, err := checkField(*spec, rf.Value)
 					if err != nil {
 						out.warn("metadata_invalid", n.Path, "dropped %s: %v", rf.Name, err)
 						continue
+					}
+					for _, note := range notes {
+						out.warn("metadata_invalid", n.Path, "%s", note)
 					}
 					cits := c.verify(rf.Citations)
 					if len(cits) == 0 && in.cite() {
@@ -274,7 +336,7 @@ func aiMetadata(ctx context.Context, env *ops.Env, in *AIMetadataIn) (out *AIMet
 					continue
 				}
 				if f.Default != nil {
-					if v, err := checkField(f, f.Default); err == nil {
+					if v, _, err := checkField(f, f.Default); err == nil {
 						nm.Fields = append(nm.Fields, FieldValue{Name: f.Name, Value: v, Source: "default", Citations: []Citation{}})
 						continue
 					}

@@ -209,7 +209,7 @@ func (c *aiCall) labelRelations(ctx context.Context, out *AIRelateOut) error {
 	}
 	sys := fmt.Sprintf("You classify how the first note (%s) relates to each other note. Labels: %s. ", out.Path, strings.Join(relationLabels, ", ")) + groundingRules +
 		` Shape: {"relations": [{"path", "label", "confidence", "rationale", "citations"}]}.`
-	if err := c.generate(ctx, "relations", schema, sys, render(c.notes), &res, false); err != nil {
+	if err := c.generate(ctx, "relations", schema, sys, render(c.notes), &res, nil); err != nil {
 		return err
 	}
 	for _, lr := range res.Relations {

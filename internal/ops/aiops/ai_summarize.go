@@ -17,7 +17,7 @@ type AISummarizeIn struct {
 	Length   string   `json:"length,omitempty" jsonschema:"short, medium (default) or long"`
 	Include  []string `json:"include,omitempty" jsonschema:"parts to produce: tldr, key_points, open_questions, outline (default all)"`
 	Language string   `json:"language,omitempty" jsonschema:"output language (default: the notes' language)"`
-	Stream   bool     `json:"stream,omitempty" jsonschema:"stream progress (SSE on REST with Accept: text/event-stream, NDJSON on the CLI); the final result is the same"`
+	Stream   bool     `json:"stream,omitempty" jsonschema:"stream the answer's text as it grows (ai.partial events), then usage and citations: SSE on REST with Accept: text/event-stream, NDJSON on the CLI, progress notifications over MCP; the final result is the same"`
 }
 
 // Validate checks the enums and scope.
@@ -105,20 +105,24 @@ func aiSummarize(ctx context.Context, env *ops.Env, in *AISummarizeIn) (out *AIS
 		want[p] = true
 	}
 	err = cached(ctx, c, in, in.useCache(), out, func() error {
-		bs, err := c.batches(c.notes, 4000)
-		if err != nil {
-			return err
-		}
 		target := map[string]string{"short": "about 50 words", "medium": "about 150 words", "long": "about 450 words"}[orStr(in.Length, "medium")]
 		sys := "You summarize notes of a personal knowledge vault. " + groundingRules +
 			fmt.Sprintf(` Style: %s. Length: %s overall. Every key point must carry at least one citation. Shape: {"tldr", "key_points": [{"text", "citations"}], "open_questions": [string], "outline": [string]}.`, orStr(in.Style, "neutral"), target)
 		if in.Language != "" {
 			sys += " Write in language: " + in.Language + "."
 		}
+		bs, err := c.batches(c.notes, sys)
+		if err != nil {
+			return err
+		}
 		var parts []summaryPart
+		var text *partialSpec // a map-reduce summary streams its merge step only
+		if len(bs) == 1 {
+			text = summaryText
+		}
 		for _, b := range bs {
 			var p summaryPart
-			if err := c.generate(ctx, "summary", summarySchema, sys, render(b), &p, len(bs) == 1); err != nil {
+			if err := c.generate(ctx, "summary", summarySchema, sys, render(b), &p, text); err != nil {
 				return err
 			}
 			parts = append(parts, p)
@@ -135,7 +139,7 @@ func aiSummarize(ctx context.Context, env *ops.Env, in *AISummarizeIn) (out *AIS
 			reduceSchema := map[string]any{"type": "object", "required": []string{"tldr"}, "properties": map[string]any{
 				"tldr": map[string]any{"type": "string"}, "open_questions": summarySchema["properties"].(map[string]any)["open_questions"], "outline": summarySchema["properties"].(map[string]any)["outline"]}}
 			var r summaryPart
-			if err := c.generate(ctx, "summary_reduce", reduceSchema, "Merge these partial summaries of one set of notes into one. Reply with one JSON object {\"tldr\", \"open_questions\", \"outline\"}.", sb.String(), &r, true); err != nil {
+			if err := c.generate(ctx, "summary_reduce", reduceSchema, "Merge these partial summaries of one set of notes into one. Reply with one JSON object {\"tldr\", \"open_questions\", \"outline\"}.", sb.String(), &r, tldrText); err != nil {
 				return err
 			}
 			final.TLDR, final.OpenQuestions, final.Outline = r.TLDR, r.OpenQuestions, r.Outline

@@ -111,10 +111,6 @@ func aiTag(ctx context.Context, env *ops.Env, in *AITagIn) (out *AITagOut, err e
 		}
 	}
 	err = cached(ctx, c, in, in.useCache(), out, func() error {
-		bs, err := c.batches(c.notes, 4000)
-		if err != nil {
-			return err
-		}
 		schema := map[string]any{"type": "object", "required": []string{"notes"}, "properties": map[string]any{
 			"notes": map[string]any{"type": "array", "items": map[string]any{"type": "object", "required": []string{"path", "tags"}, "properties": map[string]any{
 				"path": map[string]any{"type": "string"},
@@ -125,6 +121,10 @@ func aiTag(ctx context.Context, env *ops.Env, in *AITagIn) (out *AITagOut, err e
 			sys += "Only use these candidates: " + strings.Join(in.Candidates, ", ") + ". "
 		}
 		sys += groundingRules + ` Shape: {"notes": [{"path", "tags": [{"tag", "confidence", "rationale", "citations"}]}]}.`
+		bs, err := c.batches(c.notes, sys)
+		if err != nil {
+			return err
+		}
 		min := in.MinConfidence
 		if min == 0 {
 			min = 0.5
@@ -143,7 +143,7 @@ func aiTag(ctx context.Context, env *ops.Env, in *AITagIn) (out *AITagOut, err e
 					} `json:"tags"`
 				} `json:"notes"`
 			}
-			if err := c.generate(ctx, "tags", schema, sys, render(b), &res, false); err != nil {
+			if err := c.generate(ctx, "tags", schema, sys, render(b), &res, nil); err != nil {
 				return err
 			}
 			for _, rn := range res.Notes {

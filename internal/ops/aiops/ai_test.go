@@ -14,6 +14,7 @@ import (
 	"github.com/loci-dev/loci/internal/ai"
 	"github.com/loci-dev/loci/internal/ai/aitest"
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/aiops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
@@ -263,7 +264,9 @@ func TestAIProviderErrors(t *testing.T) {
 		}
 	})
 	t.Run("input too large", func(t *testing.T) {
-		env, srv := aiEnv(t, func(s *ai.Settings) { s.MaxInputTokens = 4010 })
+		// The prompt alone is about 140 tokens and Atlas 77: 200 leaves
+		// 200 - 200/8 - 140 = 35 for notes.
+		env, srv := aiEnv(t, func(s *ai.Settings) { s.MaxInputTokens = 200 })
 		srv.Handler = good
 		d := opstest.WantCode(t, env, "ai_ask", in, errs.CodeAIInputTooLarge)
 		if d["path"] != "Projects/Atlas.md" || srv.Calls() != 0 {
@@ -285,14 +288,16 @@ func TestAIProviderErrors(t *testing.T) {
 		}
 	})
 	t.Run("cost ceiling", func(t *testing.T) {
+		// About 300 input tokens at $1,000 per million: a call may cost
+		// $0.30 and costs about that; the second would pass $0.50.
 		env, srv := aiEnv(t, func(s *ai.Settings) {
-			s.DailyCostUSD = 0.001
-			s.Prices = map[string]ai.Price{"fake-1": {InputPerMTok: 1000, OutputPerMTok: 1000}}
+			s.DailyCostUSD = 0.5
+			s.Prices = map[string]ai.Price{"fake-1": {InputPerMTok: 1000}}
 		})
 		srv.Handler = good
 		opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
 		d := opstest.WantCode(t, env, "ai_ask", in, errs.CodeAIQuota)
-		if d["reset_at"] == nil || srv.Calls() != 1 {
+		if d["reset_at"] == nil || d["retry_after_seconds"] == nil || srv.Calls() != 1 {
 			t.Errorf("details %v calls %d", d, srv.Calls())
 		}
 	})
@@ -321,8 +326,12 @@ func TestAIStreaming(t *testing.T) {
 		t.Fatal(res.Err)
 	}
 	streamed := res.Output.(*aiops.AIAskOut)
-	if kinds["ai.partial"] < 3 || kinds["ai.citation"] != 1 || kinds["ai.usage"] != 1 || !strings.Contains(partial.String(), "Ship safe writes") {
+	if kinds["ai.partial"] < 2 || kinds["ai.citation"] != 1 || kinds["ai.usage"] != 1 {
 		t.Errorf("events %v", kinds)
+	}
+	// ai.partial is the answer's text as it grows, not the model's JSON.
+	if partial.String() != "Ship safe writes by June." {
+		t.Errorf("partial text %q", partial.String())
 	}
 	if !srv.Requests[0].Stream {
 		t.Error("not streamed")
@@ -336,7 +345,9 @@ func TestAIStreaming(t *testing.T) {
 }
 
 func TestAISummarizeDropsUngrounded(t *testing.T) {
-	env, srv := aiEnv(t, func(s *ai.Settings) { s.MaxInputTokens = 4000 + 120 })
+	// Room for Atlas (77 tokens) or Beacon (50), not both: the prompt is
+	// about 140 tokens, 280 - 280/8 - 140 = 105.
+	env, srv := aiEnv(t, func(s *ai.Settings) { s.MaxInputTokens = 280 })
 	srv.Handler = func(req aitest.Request) aitest.Reply {
 		ns := opstest.PromptNotes(req)
 		if len(ns) == 0 { // reduce step
@@ -568,4 +579,227 @@ func warned(ws []aiops.AIWarning, codes ...string) bool {
 		}
 	}
 	return false
+}
+
+// TestAISmallContextBudget: a local model with a small context window
+// (max_input_tokens 2048) still gets small notes; the part of the budget
+// kept back for the prompt is in proportion to it, not a fixed 4,000
+// tokens (which left "a budget of -1952").
+func TestAISmallContextBudget(t *testing.T) {
+	env, srv := aiEnv(t, func(s *ai.Settings) { s.MaxInputTokens = 2048 })
+	srv.Handler = askHandler
+	out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", `{"question": "Goals of Atlas?", "paths": ["Projects/Atlas.md"]}`)
+	if !out.Supported || srv.Calls() != 1 {
+		t.Fatalf("ask with a 2048-token budget: %+v", out)
+	}
+	// What was sent fits the budget.
+	sent := 0
+	for _, m := range srv.Requests[0].Messages {
+		sent += ai.EstimateTokens(m.Content)
+	}
+	if sent > 2048 {
+		t.Errorf("sent about %d tokens, over max_input_tokens 2048", sent)
+	}
+	// A note over the budget is named with a positive budget.
+	big := strings.Repeat("Atlas grows. ", 1200) // ~3,900 tokens
+	os.WriteFile(filepath.Join(opstest.Root(env), "Projects/Big.md"), []byte("# Big\n\n"+big+"\n"), 0o644)
+	if _, err := env.Sync(context.Background(), env.Vaults[0], index.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := opstest.WantCode(t, env, "ai_ask", `{"question": "Big?", "paths": ["Projects/Big.md"]}`, errs.CodeAIInputTooLarge)
+	if b, _ := d["budget"].(float64); b <= 0 || b >= 2048 || d["path"] != "Projects/Big.md" {
+		t.Errorf("details %v", d)
+	}
+	// A question that alone fills the budget is refused before any call.
+	q := strings.Repeat("why ", 2100)
+	d = opstest.WantCode(t, env, "ai_ask", `{"question": "`+q+`", "paths": ["Projects/Atlas.md"]}`, errs.CodeAIInputTooLarge)
+	if srv.Calls() != 1 || d["max_input_tokens"] != float64(2048) {
+		t.Errorf("calls %d details %v", srv.Calls(), d)
+	}
+}
+
+// remoteEnv is aiEnv with the runtime's settings naming a remote server
+// (for prices) while its client talks to the fake.
+func remoteEnv(t *testing.T, model string, ceiling float64) (*ops.Env, *aitest.Server) {
+	t.Helper()
+	env, srv := aiEnv(t, nil)
+	local := env.AI.Settings
+	s := local
+	s.BaseURL, s.Model, s.DailyCostUSD = "https://llm.example.com/v1", model, ceiling
+	env.AI = ai.New(s, filepath.Join(t.TempDir(), ".loci"))
+	local.Model = model
+	env.AI.Chat = ai.NewOpenAI(&local)
+	srv.Handler = askHandler
+	return env, srv
+}
+
+// TestAIPriceUnknown: a daily ceiling with a model loci has no price for
+// cannot stop anything (its calls are booked at $0); ai_status and every
+// result that called the model say so. A hosted model on loci's list is
+// priced without a prices: table; a local server costs nothing and warns
+// about nothing.
+func TestAIPriceUnknown(t *testing.T) {
+	in := `{"question": "Goals of Atlas?", "paths": ["Projects/Atlas.md"]}`
+	env, _ := remoteEnv(t, "mystery-7b", 2)
+	st := opstest.Call[aiops.AIStatusOut](t, env, "ai_status", `{}`)
+	if st.Price == nil || st.Price.Source != ai.PriceUnknown || !warned(st.Warnings, "price_unknown") {
+		t.Errorf("status %+v", st)
+	}
+	out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
+	if !warned(out.Warnings, "price_unknown") || out.Usage.CostUSD != 0 {
+		t.Errorf("ask %+v", out)
+	}
+
+	env, _ = remoteEnv(t, "gpt-4o-mini", 2)
+	st = opstest.Call[aiops.AIStatusOut](t, env, "ai_status", `{}`)
+	if st.Price == nil || st.Price.Source != ai.PriceList || st.Price.InputPerMTok != 0.15 || len(st.Warnings) != 0 {
+		t.Errorf("status %+v", st)
+	}
+	out = opstest.Call[aiops.AIAskOut](t, env, "ai_ask", in)
+	if warned(out.Warnings, "price_unknown") || out.Usage.CostUSD <= 0 {
+		t.Errorf("ask %+v", out)
+	}
+
+	env, _ = aiEnv(t, func(s *ai.Settings) { s.DailyCostUSD = 2 })
+	st = opstest.Call[aiops.AIStatusOut](t, env, "ai_status", `{}`)
+	if st.Price == nil || st.Price.Source != ai.PriceLocal || len(st.Warnings) != 0 {
+		t.Errorf("local status %+v", st)
+	}
+}
+
+// TestAIExtractSchemaCheckedFirst: a schema with an unknown type name
+// (anywhere in it) is ai_schema_invalid before any model call.
+func TestAIExtractSchemaCheckedFirst(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		n := opstest.PromptNotes(req)[0]
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"records": []any{map[string]any{"path": n[0], "data": []any{"x"}, "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}}}})}
+	}
+	for schema, where := range map[string]string{
+		`{"type": "arrayy"}`: "/type",
+		`{"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "strin"}}}}`: "/properties/tags/items/type",
+		`{"type": ["string", "nul"]}`:                               "/type",
+		`{"anyOf": [{"type": "integer"}, {"type": "bool"}]}`:        "/anyOf/1/type",
+		`{"$defs": {"p": {"type": "objekt"}}, "$ref": "#/$defs/p"}`: "/$defs/p/type",
+	} {
+		d := opstest.WantCode(t, env, "ai_extract", `{"paths": ["Projects/Atlas.md"], "schema": `+schema+`}`, errs.CodeAISchemaInvalid)
+		if es, _ := d["errors"].([]any); len(es) != 1 || !strings.Contains(es[0].(string), where) {
+			t.Errorf("%s: details %v", schema, d)
+		}
+	}
+	if srv.Calls() != 0 {
+		t.Errorf("%d model calls for invalid schemas", srv.Calls())
+	}
+}
+
+// TestAIExtractDropsInvalidItems: an array item that fails the schema is
+// dropped (extract_invalid names it) and the rest of the record is kept.
+func TestAIExtractDropsInvalidItems(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		var recs []any
+		for _, n := range opstest.PromptNotes(req) {
+			data := any(map[string]any{"name": "Atlas", "people": []any{map[string]any{"name": "Ann"}, map[string]any{"nick": 3}, map[string]any{"name": "Bo"}}})
+			if n[0] == "Projects/Beacon.md" {
+				data = map[string]any{"people": []any{}} // no name: the record fails as a whole
+			}
+			recs = append(recs, map[string]any{"path": n[0], "data": data, "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}})
+		}
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"records": recs})}
+	}
+	schema := `{"type": "object", "required": ["name"], "properties": {"name": {"type": "string"},
+		"people": {"type": "array", "items": {"$ref": "#/$defs/person"}}}, "$defs": {"person": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}}}}`
+	out := opstest.Call[aiops.AIExtractOut](t, env, "ai_extract", `{"glob": "Projects/**", "schema": `+schema+`}`)
+	if len(out.Records) != 1 || out.Records[0].Path != "Projects/Atlas.md" {
+		t.Fatalf("%+v", out)
+	}
+	b, _ := json.Marshal(out.Records[0].Data)
+	if string(b) != `{"name":"Atlas","people":[{"name":"Ann"},{"name":"Bo"}]}` {
+		t.Errorf("data %s", b)
+	}
+	var item, whole bool
+	for _, w := range out.Warnings {
+		item = item || (w.Code == "extract_invalid" && w.Path == "Projects/Atlas.md" && strings.Contains(w.Message, "/people/1"))
+		whole = whole || (w.Code == "extract_invalid" && w.Path == "Projects/Beacon.md")
+	}
+	if !item || !whole {
+		t.Errorf("warnings %+v", out.Warnings)
+	}
+	// A top-level array keeps its valid items too.
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		n := opstest.PromptNotes(req)[0]
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"records": []any{map[string]any{"path": n[0], "data": []any{"a", 3, "b"}, "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}}}})}
+	}
+	arr := opstest.Call[aiops.AIExtractOut](t, env, "ai_extract", `{"paths": ["Projects/Atlas.md"], "schema": {"type": "array", "items": {"type": "string"}, "minItems": 1}}`)
+	if b, _ := json.Marshal(arr.Records); len(arr.Records) != 1 || !strings.Contains(string(b), `"data":["a","b"]`) {
+		t.Errorf("array %s", b)
+	}
+}
+
+// TestAIMetadataListBounds: a list field's max and min bound its number of
+// items; items that fail the pattern are dropped one by one.
+func TestAIMetadataListBounds(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		n := opstest.PromptNotes(req)[0]
+		cite := []any{opstest.Cite(n[0], n[1], 6, 6)}
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"notes": []any{map[string]any{"path": n[0], "fields": []any{
+			map[string]any{"name": "topics", "value": []any{"search", "Bad Topic", "notes", "index", "local"}, "citations": cite},
+			map[string]any{"name": "owners", "value": []any{"ann"}, "citations": cite},
+		}}}})}
+	}
+	out := opstest.Call[aiops.AIMetadataOut](t, env, "ai_metadata", `{"paths": ["Projects/Atlas.md"], "fields": [
+		{"name": "topics", "type": "list", "pattern": "^[a-z]+$", "max": 3}, {"name": "owners", "type": "list", "min": 2}]}`)
+	nm := out.Notes[0]
+	b, _ := json.Marshal(nm.Fields)
+	if len(nm.Fields) != 1 || !strings.Contains(string(b), `"value":["search","notes","index"]`) {
+		t.Errorf("fields %s", b)
+	}
+	var pattern, cut, short bool
+	for _, w := range out.Warnings {
+		pattern = pattern || (w.Code == "metadata_invalid" && strings.Contains(w.Message, "Bad Topic"))
+		cut = cut || (w.Code == "metadata_invalid" && strings.Contains(w.Message, "first 3"))
+		short = short || (w.Code == "metadata_invalid" && strings.Contains(w.Message, "owners"))
+	}
+	if !pattern || !cut || !short {
+		t.Errorf("warnings %+v", out.Warnings)
+	}
+	for _, bad := range []string{
+		`{"name": "n", "type": "list", "max": 1.5}`, `{"name": "n", "type": "list", "min": -1}`,
+		`{"name": "n", "type": "number", "min": 3, "max": 1}`, `{"name": "n", "type": "string", "max": 3}`,
+	} {
+		opstest.WantCode(t, env, "ai_metadata", `{"paths": ["Projects/Atlas.md"], "fields": [`+bad+`]}`, errs.CodeInvalidInput)
+	}
+}
+
+// TestAISummarizeStreamsText: a streamed summary's ai.partial events are
+// the tldr and then the key points as a list, the way the CLI prints the
+// result.
+func TestAISummarizeStreamsText(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		n := opstest.PromptNotes(req)[0]
+		// In the schema's order, as models write it: tldr first.
+		return aitest.Reply{Content: "```json\n{\"tldr\": " + aitest.JSON("Atlas is a \"search\" engine.") + `, "key_points": [` +
+			aitest.JSON(map[string]any{"text": "Safe writes ship in June.", "citations": []any{opstest.Cite(n[0], n[1], 10, 10)}}) + ", " +
+			aitest.JSON(map[string]any{"text": "The index stays local — ünïcode.", "citations": []any{opstest.Cite(n[0], n[1], 11, 11)}}) +
+			`], "open_questions": ["Who?"]}` + "\n```"}
+	}
+	var mu sync.Mutex
+	var partial strings.Builder
+	ctx := ops.WithStream(context.Background(), func(ev string, data any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ev == "ai.partial" {
+			partial.WriteString(data.(map[string]string)["text"])
+		}
+	})
+	res := opstest.Reg.Call(ctx, env, ops.Caller{Surface: "test"}, "ai_summarize", json.RawMessage(`{"paths": ["Projects/Atlas.md"], "stream": true}`))
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	want := "Atlas is a \"search\" engine.\n\n- Safe writes ship in June.\n- The index stays local — ünïcode."
+	if partial.String() != want {
+		t.Errorf("partial text %q, want %q", partial.String(), want)
+	}
 }

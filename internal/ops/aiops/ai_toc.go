@@ -230,7 +230,7 @@ func (c *aiCall) topicGroups(ctx context.Context, in *AITocIn, out *AITocOut) er
 		} `json:"groups"`
 	}
 	sys := "You group notes of a personal knowledge vault into a few topics for a map of content. Use only the paths listed. Reply with one JSON object: {\"groups\": [{\"name\", \"paths\"}]}."
-	if err := c.generate(ctx, "moc_groups", schema, sys, sb.String(), &res, false); err != nil {
+	if err := c.generate(ctx, "moc_groups", schema, sys, sb.String(), &res, nil); err != nil {
 		return err
 	}
 	placed := map[string]bool{}

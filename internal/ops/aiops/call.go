@@ -24,6 +24,8 @@ type aiCall struct {
 	// applied lists the notes written.
 	applied []string
 	stream  func(event string, data any)
+	// priced is set once the price_unknown warning was considered.
+	priced bool
 }
 
 // beginAI starts an AI call; needChat says whether the op needs a chat model.
@@ -72,11 +74,12 @@ func (c *aiCall) finish(err error) {
 }
 
 // generate asks the model for JSON matching schema and decodes it into
-// dst; text that is not such JSON gets one repair round.
-func (c *aiCall) generate(ctx context.Context, name string, schema map[string]any, system, user string, dst any, streaming bool) error {
+// dst; text that is not such JSON gets one repair round. With text, a
+// streamed call sends the text of those fields as it grows (ai.partial).
+func (c *aiCall) generate(ctx context.Context, name string, schema map[string]any, system, user string, dst any, text *partialSpec) error {
 	req := ai.Request{Messages: []ai.Message{{Role: "system", Content: system}, {Role: "user", Content: user}}, Schema: schema, SchemaName: name}
-	if streaming && c.stream != nil {
-		req.OnDelta = func(s string) { c.stream("ai.partial", map[string]string{"text": s}) }
+	if text != nil && c.stream != nil {
+		req.OnDelta = newPartial(text, func(s string) { c.stream("ai.partial", map[string]string{"text": s}) }).feed
 	}
 	resp, err := c.rt.Complete(ctx, req)
 	if err != nil {
@@ -103,6 +106,12 @@ func (c *aiCall) generate(ctx context.Context, name string, schema map[string]an
 
 func (c *aiCall) account(resp *ai.Response) {
 	c.meta.Usage.Add(resp.Usage)
+	if s := &c.rt.Settings; !c.priced {
+		c.priced = true
+		if s.CeilingBlind() {
+			c.meta.Warnings = append(c.meta.Warnings, priceUnknown(s))
+		}
+	}
 	if resp.FinishReason == "length" {
 		c.meta.warn("truncated", "", "the model stopped at the output token limit")
 	}
@@ -176,4 +185,10 @@ func (c *aiCall) requireWrites() error {
 		return err
 	}
 	return nil
+}
+
+// priceUnknown is the warning that a daily ceiling cannot hold: the chat
+// model has no price, so its calls are booked at $0.
+func priceUnknown(s *ai.Settings) AIWarning {
+	return AIWarning{Code: "price_unknown", Message: s.CeilingBlindMessage()}
 }

@@ -187,18 +187,34 @@ func render(notes []*scopeNote) string {
 	return sb.String()
 }
 
-// batches splits notes so that each batch fits the input budget; a note
-// alone over the budget is ai_input_too_large.
-func (c *aiCall) batches(notes []*scopeNote, reserve int) ([][]*scopeNote, error) {
-	budget := c.rt.Settings.MaxInputTokens - reserve
+// batches splits notes so that each batch, with the rest of the prompt
+// (fixed: the system prompt, question, history, instructions), fits
+// ai.max_input_tokens. What is kept back scales with the budget: the fixed
+// part as estimated, plus an eighth of the budget for the estimate's error
+// (token counts are estimated, not measured), so a local model's small
+// context (2,048 tokens) still takes notes. A fixed part that leaves no
+// room, or one note alone over what is left, is ai_input_too_large.
+func (c *aiCall) batches(notes []*scopeNote, fixed ...string) ([][]*scopeNote, error) {
+	max := c.rt.Settings.MaxInputTokens
+	reserve := max / 8
+	prompt := 0
+	for _, f := range fixed {
+		prompt += ai.EstimateTokens(f)
+	}
+	budget := max - reserve - prompt
+	if budget <= 0 {
+		return nil, errs.New(errs.CodeAIInputTooLarge, "the prompt without the notes (instructions, question, history) is about %d tokens, "+
+			"which leaves no room for notes in the input budget of %d tokens (ai.max_input_tokens, an eighth of it kept for the estimate's error)", prompt, max).
+			With("tokens", prompt).With("max_input_tokens", max)
+	}
 	var out [][]*scopeNote
 	var cur []*scopeNote
 	size := 0
 	for _, n := range notes {
 		t := ai.EstimateTokens(render([]*scopeNote{n}))
 		if t > budget {
-			return nil, errs.New(errs.CodeAIInputTooLarge, "%s is about %d tokens, over the input budget of %d (ai.max_input_tokens)", n.Path, t, budget).
-				With("path", n.Path).With("tokens", t)
+			return nil, errs.New(errs.CodeAIInputTooLarge, "%s is about %d tokens, over the %d left for notes in the input budget of %d (ai.max_input_tokens)", n.Path, t, budget, max).
+				With("path", n.Path).With("tokens", t).With("budget", budget).With("max_input_tokens", max)
 		}
 		if size+t > budget && len(cur) > 0 {
 			out = append(out, cur)
