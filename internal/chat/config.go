@@ -2,6 +2,7 @@ package chat
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -85,19 +86,9 @@ type ModelConfig struct {
 }
 
 // ServerConfig declares one MCP server: url (Streamable HTTP, falling back
-// to HTTP+SSE) or command (stdio).
-type ServerConfig struct {
-	URL       string            `yaml:"url"`
-	Command   Argv              `yaml:"command"`
-	Args      []string          `yaml:"args"`
-	Env       map[string]string `yaml:"env"`
-	Dir       string            `yaml:"dir"`
-	Headers   map[string]string `yaml:"headers"`
-	Token     string            `yaml:"token"`
-	TokenEnv  string            `yaml:"token_env"`
-	Transport string            `yaml:"transport"` // "" (auto), streamable, sse
-	Disabled  bool              `yaml:"disabled"`
-}
+// to HTTP+SSE) or command (stdio). It is the configuration's own type
+// (chat.servers in the one configuration; docs/chat.md).
+type ServerConfig = config.ChatServer
 
 // CommandsConfig controls CMD: lines (the model proposing shell commands).
 type CommandsConfig struct {
@@ -193,11 +184,7 @@ func FromConfig(c *config.Config) (*Config, error) {
 		*d.dst = v
 	}
 	if len(ch.Servers) > 0 {
-		cfg.Servers = map[string]ServerConfig{}
-		for alias, sv := range ch.Servers {
-			cfg.Servers[alias] = ServerConfig{URL: sv.URL, Command: sv.Command, Args: sv.Args, Env: sv.Env, Dir: sv.Dir,
-				Headers: sv.Headers, Token: sv.Token, TokenEnv: sv.TokenEnv, Transport: sv.Transport, Disabled: sv.Disabled}
-		}
+		cfg.Servers = maps.Clone(ch.Servers)
 	}
 	return cfg, nil
 }
