@@ -30,8 +30,10 @@ func (a *BlockAnchor) check() error {
 		return errs.New(errs.CodeInvalidInput, "say where the block goes with exactly one of page (or path), parent or sibling")
 	}
 	for _, u := range []string{a.Parent, a.Sibling} {
-		if u != "" && !uuidRe.MatchString(cleanUUID(u)) {
-			return errs.New(errs.CodeInvalidInput, "%q is not a block uuid", u).With("uuid", u)
+		if u != "" {
+			if err := checkUUID(u); err != nil {
+				return err
+			}
 		}
 	}
 	switch a.Position {

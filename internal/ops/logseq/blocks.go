@@ -63,6 +63,14 @@ func cleanUUID(s string) string {
 	return strings.TrimSpace(s)
 }
 
+// checkUUID accepts a block uuid, bare or as a ((reference)).
+func checkUUID(u string) error {
+	if !uuidRe.MatchString(cleanUUID(u)) {
+		return errs.New(errs.CodeInvalidInput, "%q is not a block uuid (like 6745a1b2-0000-4000-8000-000000000001)", u).With("uuid", u)
+	}
+	return nil
+}
+
 func checkDepth(d int) error {
 	if d < 0 || d > 100 {
 		return errs.New(errs.CodeInvalidInput, "depth must be between 1 and 100").With("depth", d)

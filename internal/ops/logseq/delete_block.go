@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/noteedit"
 	"github.com/loci-dev/loci/internal/ops"
 )
@@ -19,8 +18,8 @@ type DeleteBlockIn struct {
 
 // Validate checks the uuid.
 func (in *DeleteBlockIn) Validate() error {
-	if !uuidRe.MatchString(cleanUUID(in.UUID)) {
-		return errs.New(errs.CodeInvalidInput, "%q is not a block uuid", in.UUID).With("uuid", in.UUID)
+	if err := checkUUID(in.UUID); err != nil {
+		return err
 	}
 	if _, err := in.Etag(); err != nil {
 		return err

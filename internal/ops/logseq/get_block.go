@@ -19,8 +19,8 @@ type GetBlockIn struct {
 
 // Validate checks the uuid's shape.
 func (in *GetBlockIn) Validate() error {
-	if !uuidRe.MatchString(cleanUUID(in.UUID)) {
-		return errs.New(errs.CodeInvalidInput, "uuid %q is not a block uuid (like 6745a1b2-0000-4000-8000-000000000001)", in.UUID).With("uuid", in.UUID)
+	if err := checkUUID(in.UUID); err != nil {
+		return err
 	}
 	return checkDepth(in.Depth)
 }

@@ -19,8 +19,8 @@ type MoveBlockIn struct {
 
 // Validate checks the uuid and the anchor.
 func (in *MoveBlockIn) Validate() error {
-	if !uuidRe.MatchString(cleanUUID(in.UUID)) {
-		return errs.New(errs.CodeInvalidInput, "%q is not a block uuid", in.UUID).With("uuid", in.UUID)
+	if err := checkUUID(in.UUID); err != nil {
+		return err
 	}
 	if err := in.BlockAnchor.check(); err != nil {
 		return err

@@ -22,8 +22,8 @@ type UpdateBlockIn struct {
 
 // Validate checks the uuid and that something changes.
 func (in *UpdateBlockIn) Validate() error {
-	if !uuidRe.MatchString(cleanUUID(in.UUID)) {
-		return errs.New(errs.CodeInvalidInput, "%q is not a block uuid", in.UUID).With("uuid", in.UUID)
+	if err := checkUUID(in.UUID); err != nil {
+		return err
 	}
 	if in.Content == "" && len(in.Properties) == 0 && len(in.RemoveProperties) == 0 {
 		return errs.New(errs.CodeInvalidInput, "nothing to change: pass content, properties or remove_properties")
