@@ -690,6 +690,28 @@ func TestAIExtractSchemaCheckedFirst(t *testing.T) {
 	if srv.Calls() != 0 {
 		t.Errorf("%d model calls for invalid schemas", srv.Calls())
 	}
+	// Schemas whose validation would not end (a reference to the root, a
+	// definition that reaches itself) or that are built to be costly are
+	// refused before they are used: these crashed the process with a
+	// stack overflow when the first record was validated.
+	deep := strings.Repeat(`{"type":"array","items":`, 40) + `{"type":"string"}` + strings.Repeat(`}`, 40)
+	for schema, where := range map[string]string{
+		`{"$ref": "#"}`: `"#"`,
+		`{"type": "array", "items": {"$ref": "#"}}`:                                                   `"#"`,
+		`{"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}`:                                "refers back to itself",
+		`{"$defs": {"a": {"items": {"$ref": "#/$defs/b"}}, "b": {"anyOf": [{"$ref": "#/$defs/a"}]}}}`: "refers back to itself",
+		`{"$dynamicRef": "#x"}`: "$dynamicRef",
+		`{"properties": {"x": {"$id": "http://e/x", "$ref": "#/$defs/y"}}}`: "$id",
+		deep: "levels deep",
+	} {
+		d := opstest.WantCode(t, env, "ai_extract", `{"paths": ["Projects/Atlas.md"], "schema": `+schema+`}`, errs.CodeAISchemaInvalid)
+		if es, _ := d["errors"].([]any); len(es) == 0 || !strings.Contains(es[0].(string), where) {
+			t.Errorf("%.60s: details %v", schema, d)
+		}
+	}
+	if srv.Calls() != 0 {
+		t.Errorf("%d model calls for refused schemas", srv.Calls())
+	}
 }
 
 // TestAIExtractDropsInvalidItems: an array item that fails the schema is

@@ -29,11 +29,131 @@ func compileSchema(raw any) (*jsonschema.Resolved, error) {
 	if bad := typeNames(generic, ""); len(bad) > 0 {
 		return nil, errs.New(errs.CodeAISchemaInvalid, "the schema is not a valid JSON Schema: %s", strings.Join(bad, "; ")).With("errors", bad)
 	}
+	if bad := schemaShape(b, generic); len(bad) > 0 {
+		return nil, errs.New(errs.CodeAISchemaInvalid, "the schema is not accepted: %s", strings.Join(bad, "; ")).With("errors", bad)
+	}
 	res, err := s.Resolve(nil)
 	if err != nil {
 		return nil, errs.New(errs.CodeAISchemaInvalid, "the schema is not a valid JSON Schema: %v", err).With("errors", []string{err.Error()})
 	}
 	return res, nil
+}
+
+// Bounds on a caller's schema: the validator recurses through it (and
+// through $refs) for every value, so its size, its depth and its
+// references are bounded before it is used. A schema of extraction fields
+// needs none of what is refused.
+const (
+	maxSchemaBytes = 64 << 10
+	maxSchemaDepth = 32
+)
+
+// schemaShape lists what loci refuses in a caller's schema (decoded as
+// generic JSON): more than maxSchemaBytes or maxSchemaDepth levels of
+// nesting; a $ref other than "#/$defs/<name>" or "#/definitions/<name>"
+// (so never the root, "#", whose recursion would not end); $dynamicRef,
+// $recursiveRef and a nested $id (which would move what refs resolve
+// against); and definitions that reach themselves through refs (a ->
+// ... -> a), which a value would follow without end.
+func schemaShape(b []byte, s any) []string {
+	var bad []string
+	if len(b) > maxSchemaBytes {
+		return []string{fmt.Sprintf("it is %d bytes; at most %d are accepted", len(b), maxSchemaBytes)}
+	}
+	defRefs := map[string][]string{} // "$defs/a" -> the definitions its subtree refers to
+	var walk func(v any, at string, depth int, owner string)
+	walk = func(v any, at string, depth int, owner string) {
+		if depth > maxSchemaDepth {
+			bad = append(bad, fmt.Sprintf("%s: nested more than %d levels deep", at, maxSchemaDepth))
+			return
+		}
+		switch x := v.(type) {
+		case []any:
+			for i, e := range x {
+				walk(e, fmt.Sprintf("%s/%d", at, i), depth+1, owner)
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				e, ptr := x[k], at+"/"+pointerEscape(k)
+				switch k {
+				case "$ref":
+					ref, _ := e.(string)
+					target := ""
+					for _, prefix := range []string{"#/$defs/", "#/definitions/"} {
+						if name, ok := strings.CutPrefix(ref, prefix); ok && name != "" && !strings.Contains(name, "/") {
+							target = strings.TrimPrefix(prefix, "#/") + name
+						}
+					}
+					if target == "" {
+						bad = append(bad, fmt.Sprintf("%s: %q: only references to #/$defs/<name> or #/definitions/<name> are accepted", ptr, ref))
+					} else if owner != "" {
+						defRefs[owner] = append(defRefs[owner], target)
+					}
+					continue
+				case "$dynamicRef", "$recursiveRef":
+					bad = append(bad, fmt.Sprintf("%s: %s is not accepted", ptr, k))
+					continue
+				case "$id", "$anchor", "$dynamicAnchor":
+					if at != "" || k != "$id" {
+						bad = append(bad, fmt.Sprintf("%s: %s is not accepted inside a schema", ptr, k))
+					}
+					continue
+				}
+				o := owner
+				if at == "" && (k == "$defs" || k == "definitions") {
+					if m, ok := e.(map[string]any); ok {
+						names := make([]string, 0, len(m))
+						for n := range m {
+							names = append(names, n)
+						}
+						slices.Sort(names)
+						for _, n := range names {
+							walk(m[n], ptr+"/"+pointerEscape(n), depth+2, k+"/"+n)
+						}
+						continue
+					}
+				}
+				walk(e, ptr, depth+1, o)
+			}
+		}
+	}
+	walk(s, "", 0, "")
+	// A definition that reaches itself through references.
+	state := map[string]int{} // 0 new, 1 on the path, 2 done
+	var visit func(d string) bool
+	visit = func(d string) bool {
+		switch state[d] {
+		case 1:
+			return true
+		case 2:
+			return false
+		}
+		state[d] = 1
+		for _, t := range defRefs[d] {
+			if visit(t) {
+				return true
+			}
+		}
+		state[d] = 2
+		return false
+	}
+	defs := make([]string, 0, len(defRefs))
+	for d := range defRefs {
+		defs = append(defs, d)
+	}
+	slices.Sort(defs)
+	for _, d := range defs {
+		if visit(d) {
+			bad = append(bad, fmt.Sprintf("/%s: refers back to itself through $ref (recursive schemas are not accepted)", d))
+			break
+		}
+	}
+	return bad
 }
 
 // validateAgainst validates JSON data against a schema given as a map.
