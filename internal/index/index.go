@@ -25,9 +25,9 @@ import (
 // DBName is the index file inside the index directory.
 const DBName = "index.db"
 
-// DBFiles are the files SQLite keeps for the index, and the index's own
+// dbFiles are the files SQLite keeps for the index, and the index's own
 // files beside it.
-var DBFiles = []string{DBName, DBName + "-wal", DBName + "-shm", DBName + "-journal", "index.lock", "vectors.cache"}
+var dbFiles = []string{DBName, DBName + "-wal", DBName + "-shm", DBName + "-journal", "index.lock", "vectors.cache"}
 
 // Index is an open index for one vault.
 type Index struct {
@@ -93,7 +93,7 @@ func Open(ctx context.Context, v *vault.Vault, opt Options) (*Index, error) {
 	}
 	// SQLite opens these by path; none may be a link planted in the vault
 	// (.loci/index.db-wal → ~/.bashrc would be written through).
-	if err := loc.Check(DBFiles...); err != nil {
+	if err := loc.Check(dbFiles...); err != nil {
 		return nil, err
 	}
 	q := url.Values{}
