@@ -150,16 +150,19 @@ func RunMain(m *testing.M) int {
 }
 
 // Tree lists every entry below dir (files with their content, folders with
-// a trailing slash, links as "-> target"): a snapshot to compare before
-// and after an operation that must not touch dir.
+// a trailing slash, links as "-> target", anything else — a FIFO, a socket,
+// a device — by its mode, never opened): a snapshot to compare before and
+// after an operation that must not touch dir. A dir that cannot be walked
+// fails the test (a missing folder would otherwise snapshot as empty); an
+// entry that cannot be read is recorded with its error.
 // Entries for which a skip function returns true (given the
 // slash-separated relative path) are left out.
 func Tree(tb testing.TB, dir string, skip ...func(rel string) bool) map[string]string {
 	tb.Helper()
 	m := map[string]string{}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return nil
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if p == dir {
+			return err // the root itself: fail below
 		}
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
@@ -168,18 +171,35 @@ func Tree(tb testing.TB, dir string, skip ...func(rel string) bool) map[string]s
 				return nil
 			}
 		}
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			t, _ := os.Readlink(p)
-			m[rel] = "-> " + t
+		if err != nil {
+			m[rel] = "error: " + err.Error()
+			return nil
+		}
+		switch t := d.Type(); {
+		case t&fs.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			if err != nil {
+				l = "error: " + err.Error()
+			}
+			m[rel] = "-> " + l
 		case d.IsDir():
 			m[rel+"/"] = ""
+		case t.IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				m[rel] = "error: " + err.Error()
+			} else {
+				m[rel] = string(b)
+			}
 		default:
-			b, _ := os.ReadFile(p)
-			m[rel] = string(b)
+			// Opening a FIFO would block until a writer came.
+			m[rel] = "special file " + t.String()
 		}
 		return nil
 	})
+	if err != nil {
+		tb.Fatalf("testutil.Tree(%s): %v", dir, err)
+	}
 	return m
 }
 
