@@ -91,7 +91,7 @@ func (d *Dir) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error
 			return nil, SymlinkError(d.sub(name))
 		}
 		if !st.Mode().IsRegular() {
-			return nil, notRegularError(d.sub(name))
+			return nil, NotRegularError(d.sub(name))
 		}
 	}
 	return os.OpenFile(d.Path(name), flag, perm)

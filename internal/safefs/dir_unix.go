@@ -104,7 +104,7 @@ func classify(parent int, name, sub string, err error, wantDir bool) error {
 		return notDirError(sub)
 	case !wantDir && t != unix.S_IFREG:
 		// A FIFO opened for writing without a reader fails with ENXIO.
-		return notRegularError(sub)
+		return NotRegularError(sub)
 	}
 	return err
 }
@@ -140,7 +140,7 @@ func (d *Dir) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return nil, notRegularError(d.sub(name))
+		return nil, NotRegularError(d.sub(name))
 	}
 	if flag&unix.O_NONBLOCK == 0 {
 		unix.SetNonblock(fd, false)

@@ -83,7 +83,9 @@ func notDirError(rel string) error {
 	return denied(rel, "not a folder")
 }
 
-func notRegularError(rel string) error {
+// NotRegularError is the path_denied error for a file at rel that is not a
+// regular file (a FIFO, a device, a socket, a folder where a file belongs).
+func NotRegularError(rel string) error {
 	return errs.New(errs.CodePathDenied, "%s is not a regular file", rel).With("path", rel).With("reason", "not a regular file")
 }
 

@@ -84,7 +84,7 @@ func writeFileAtomic(r safefs.Root, rel string, data []byte, noReplace bool) (er
 		return errExist
 	}
 	if exists && !old.Mode().IsRegular() {
-		return errors.New("not a regular file")
+		return safefs.NotRegularError(rel)
 	}
 	sweepTemps(d, name)
 	tmp := tempName(name)
