@@ -9,6 +9,7 @@ import (
 	"path"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loci-dev/loci/internal/safefs"
 )
@@ -30,10 +31,15 @@ func splitRel(rel string) (string, string) {
 
 // tempPrefix is the start of the temporary names beside a file called
 // name: hidden and not .md, so the walk never indexes them and Obsidian
-// does not show them.
+// does not show them. A long name is cut to its first 100 bytes, at a
+// character boundary: a name that is not valid UTF-8 is refused by APFS.
 func tempPrefix(name string) string {
 	if len(name) > 100 {
-		name = name[:100]
+		n := 100
+		for n > 0 && !utf8.RuneStart(name[n]) {
+			n--
+		}
+		name = name[:n]
 	}
 	return "." + name + ".loci-"
 }
