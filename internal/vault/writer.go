@@ -200,8 +200,9 @@ var reservedName = regexp.MustCompile(`(?i)^(con|prn|aux|nul|com[0-9¹²³]|lpt[
 // NameProblem says why seg cannot be the name of a new folder (folder) or
 // note, or "" when it can: a folder named like a note (Home.md/) would
 // stand where the note's path is; Windows reserves device names and drops
-// a trailing dot or space (two names would become one); a name of spaces
-// is invisible.
+// a trailing dot or space (two names would become one); Windows and
+// Obsidian refuse < > : " | ? * in a name (and on NTFS "a:b" names a
+// stream of "a"); a name of spaces is invisible.
 func NameProblem(seg string, folder bool) string {
 	switch {
 	case strings.TrimSpace(seg) == "":
@@ -219,9 +220,16 @@ func NameProblem(seg string, folder bool) string {
 		if r < 0x20 || r == 0x7f {
 			return fmt.Sprintf("%q holds a control character", seg)
 		}
+		if strings.ContainsRune(windowsForbidden, r) {
+			return fmt.Sprintf("%q holds %q, which Windows and Obsidian do not allow in a name (%s)", seg, r, windowsForbidden)
+		}
 	}
 	return ""
 }
+
+// windowsForbidden are the characters Windows refuses in a file name
+// (besides the separators); Obsidian refuses them on every OS.
+const windowsForbidden = `<>:"|?*`
 
 // Lock takes the write locks of the given vault-relative paths (or other
 // keys) and returns their release. Hold them from reading a note until its

@@ -408,3 +408,23 @@ func TestIdempotencyStore(t *testing.T) {
 		t.Errorf("lookup: %+v %v", r, err)
 	}
 }
+
+// TestNewNamesRefuseWindowsCharacters: a name a write creates may not hold
+// < > : " | ? * (Windows and Obsidian refuse them; "a:b" names an NTFS
+// stream of "a"); a note or folder that already has one stays writable.
+func TestNewNamesRefuseWindowsCharacters(t *testing.T) {
+	w, _ := newTestWriter(t, map[string]string{"Old: notes/a?.md": "a"}, WriterOptions{})
+	for _, c := range []string{"<", ">", ":", `"`, "|", "?", "*"} {
+		for _, p := range []string{"a" + c + "b.md", "Dir" + c + "/x.md", "Old: notes/new" + c + ".md"} {
+			_, _, err := w.Target(p)
+			if errs.Code(err) != errs.CodePathDenied || !strings.Contains(err.Error(), c) {
+				t.Errorf("Target(%q) = %v, want path_denied naming %s", p, err, c)
+			}
+		}
+	}
+	for _, p := range []string{"Old: notes/a?.md", "Old: notes/b.md"} {
+		if _, _, err := w.Target(p); err != nil {
+			t.Errorf("Target(%q) refused: %v", p, err)
+		}
+	}
+}
