@@ -220,3 +220,79 @@ func TestReadFIFO(t *testing.T) {
 }
 
 func mkfifo(p string) error { return syscall.Mkfifo(p, 0o644) }
+
+// TestFailedRollbackKeepsTheJournalEntry: a change fails at its third file
+// (its name was taken after the policy check); restoring the second fails
+// too, because its folder was replaced by a link meanwhile. The journal
+// entry, the only copy of that file's old bytes, must survive, and the
+// error must name it.
+func TestFailedRollbackKeepsTheJournalEntry(t *testing.T) {
+	w, root := newTestWriter(t, map[string]string{"b.md": "B\n", "A/a.md": "A\n"}, WriterOptions{})
+	out := outsideDir(t, root)
+	w.afterApply = func(i int) {
+		if i != 1 {
+			return
+		}
+		writeFile(t, root, "c.md", "taken\n")
+		if err := os.Rename(filepath.Join(root, "A"), filepath.Join(root, "A-moved")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(out, filepath.Join(root, "A")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	beforeOut := testutil.Tree(t, out)
+	_, err := w.Commit(context.Background(), &Change{Operation: "t", Ops: []FileOp{
+		{Kind: OpPut, Path: "b.md", Data: []byte("B2\n")},
+		{Kind: OpPut, Path: "A/a.md", Data: []byte("A2\n")},
+		{Kind: OpCreate, Path: "c.md", Data: []byte("C\n")},
+	}})
+	if errs.Code(err) != errs.CodeInternal {
+		t.Fatalf("got %v, want internal", err)
+	}
+	id, _ := errs.As(err).Details["undo_id"].(string)
+	if id == "" || !strings.Contains(err.Error(), id) {
+		t.Fatalf("the error does not name the journal entry it kept: %v (details %v)", err, errs.As(err).Details)
+	}
+	if nr, _ := errs.As(err).Details["not_restored"].([]string); strings.Join(nr, ",") != "A/a.md" {
+		t.Errorf("not_restored = %v, want [A/a.md]", errs.As(err).Details["not_restored"])
+	}
+	e, jerr := w.JournalEntry(id)
+	if jerr != nil {
+		t.Fatalf("the journal entry named by the error is gone: %v", jerr)
+	}
+	if len(e.Files) != 2 {
+		t.Fatalf("the kept entry lists %+v; want the two files applied (c.md never was)", e.Files)
+	}
+	if b, err := w.JournalBlob(id, e.Files[1].Blob); err != nil || string(b) != "A\n" {
+		t.Errorf("the old bytes of A/a.md in the journal: %q %v", b, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "b.md")); string(b) != "B\n" {
+		t.Errorf("b.md was not restored: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "A-moved", "a.md")); string(b) != "A2\n" {
+		t.Errorf("A/a.md (moved away): %q", b)
+	}
+	if d := testutil.TreeDiff(beforeOut, testutil.Tree(t, out)); d != "" {
+		t.Errorf("the rollback wrote through the link: %s", d)
+	}
+
+	// When every file is restored, the entry goes and the error says so.
+	os.Remove(filepath.Join(root, "A"))
+	os.Rename(filepath.Join(root, "A-moved"), filepath.Join(root, "A"))
+	os.Remove(filepath.Join(root, "c.md"))
+	w.afterApply = func(i int) { writeFile(t, root, "c.md", "taken\n") }
+	_, err = w.Commit(context.Background(), &Change{Operation: "t", Ops: []FileOp{
+		{Kind: OpPut, Path: "b.md", Data: []byte("B3\n")},
+		{Kind: OpCreate, Path: "c.md", Data: []byte("C\n")},
+	}})
+	if errs.Code(err) != errs.CodeConflict || errs.As(err).Details["undo_id"] != nil {
+		t.Fatalf("second change: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "b.md")); string(b) != "B\n" {
+		t.Errorf("b.md was not restored: %q", b)
+	}
+	if es, _ := w.Journal(); len(es) != 1 || es[0].ID != id {
+		t.Errorf("journal after a fully restored change: %v", es)
+	}
+}

@@ -47,6 +47,8 @@ type Writer struct {
 	journal *journal
 	idem    *idemStore
 	audit   *auditLog
+
+	afterApply func(i int) // test hook: runs after the i-th file of a change is applied
 }
 
 // NewWriter returns the write pipeline of v.
@@ -322,7 +324,9 @@ type applied struct {
 // and compared with its guard; ops that would not change anything are
 // dropped; the undo journal entry is written (and fsynced) first; then each
 // file is written atomically, in order; the audit log gets one line. If a
-// file fails, the files already written are restored and the entry dropped.
+// file fails, the files already written are restored and the entry
+// dropped; if one of them cannot be restored, the entry is kept (it holds
+// their old bytes) and the error names it (details.undo_id).
 // The caller must hold the locks of every path (Lock).
 func (w *Writer) Commit(ctx context.Context, c *Change) (*Receipt, error) {
 	now := w.opt.Now()
@@ -420,17 +424,10 @@ func (w *Writer) Commit(ctx context.Context, c *Change) (*Receipt, error) {
 	rewrite := false
 	for i, a := range todo {
 		if err := w.apply(a); err != nil {
-			for k := i - 1; k >= 0; k-- {
-				w.rollback(todo[k])
-			}
-			w.journal.drop(e.ID)
-			if errors.Is(err, errExist) {
-				return nil, errs.New(errs.CodeConflict, "%s already exists; loci never overwrites it", a.op.Path).With("path", a.op.Path)
-			}
-			if safefs.IsDenied(err) {
-				return nil, err
-			}
-			return nil, errs.Wrap(err, errs.CodeInternal, "cannot write "+a.op.Path+"; every file of the change was restored").With("path", a.op.Path)
+			return nil, w.abort(e, todo[:i], a, err)
+		}
+		if w.afterApply != nil {
+			w.afterApply(i)
 		}
 		if a.trashRel != e.Files[i].TrashPath {
 			e.Files[i].TrashPath = a.trashRel
@@ -482,15 +479,55 @@ func (w *Writer) apply(a *applied) error {
 	return nil
 }
 
+// abort ends a change whose file failed (cause) after the files done were
+// applied: it restores those, newest first, and drops the journal entry
+// only when every one was restored. If any could not be, the entry stays
+// (it holds the only copy of their old bytes) and the error names it.
+func (w *Writer) abort(e *JournalEntry, done []*applied, failed *applied, cause error) error {
+	var notRestored []string
+	var rbErr error
+	for k := len(done) - 1; k >= 0; k-- {
+		if err := w.rollback(done[k]); err != nil {
+			notRestored = append(notRestored, done[k].op.Path)
+			if rbErr == nil {
+				rbErr = err
+			}
+		}
+	}
+	if len(notRestored) > 0 {
+		// The entry keeps the files that were applied (the failed one and
+		// the ones after it never were: undo would refuse a file that is
+		// neither as before nor as after) and points at the trash copies
+		// the deletes really made.
+		e.Files = e.Files[:len(done)]
+		for i, a := range done {
+			e.Files[i].TrashPath = a.trashRel
+		}
+		w.journal.rewrite(e)
+		return errs.Wrap(cause, errs.CodeInternal, fmt.Sprintf(
+			"cannot write %s, and %s could not be restored (%v); the undo journal keeps the old bytes in entry %s: undo %s restores them",
+			failed.op.Path, strings.Join(notRestored, ", "), rbErr, e.ID, e.ID)).
+			With("path", failed.op.Path).With("undo_id", e.ID).With("not_restored", notRestored)
+	}
+	w.journal.drop(e.ID)
+	switch {
+	case errors.Is(cause, errExist):
+		return errs.New(errs.CodeConflict, "%s already exists; loci never overwrites it", failed.op.Path).With("path", failed.op.Path)
+	case safefs.IsDenied(cause):
+		return cause
+	}
+	return errs.Wrap(cause, errs.CodeInternal, "cannot write "+failed.op.Path+"; every file of the change was restored").With("path", failed.op.Path)
+}
+
 // rollback restores a file applied earlier in a change that failed.
-func (w *Writer) rollback(a *applied) {
+func (w *Writer) rollback(a *applied) error {
 	switch {
 	case a.op.Kind == OpTrash:
-		moveNoReplace(w.root, a.trashRel, a.op.Path)
+		return moveNoReplace(w.root, a.trashRel, a.op.Path)
 	case a.existed:
-		writeFileAtomic(w.root, a.op.Path, a.before, false)
+		return writeFileAtomic(w.root, a.op.Path, a.before, false)
 	default:
-		removeFile(w.root, a.op.Path)
+		return removeFile(w.root, a.op.Path)
 	}
 }
 
