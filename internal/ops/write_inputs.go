@@ -88,7 +88,7 @@ func WriteTarget(ctx context.Context, vh *VaultHandle, w *vault.Writer, p, ref s
 		}
 		rel = r
 	}
-	clean, _, err := w.Target(rel)
+	clean, err := w.Target(rel)
 	return clean, err
 }
 

@@ -47,7 +47,7 @@ type Stage struct {
 
 // Read reads a note under its lock. A missing note is Exists=false.
 func (s *Stage) Read(rel string) (*NoteFile, error) {
-	clean, _, err := s.w.Target(rel)
+	clean, err := s.w.Target(rel)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +175,7 @@ func RunWrite(ctx context.Context, env *Env, spec WriteSpec) (*WriteResult, erro
 	}
 	locks := make([]string, 0, len(spec.Locks))
 	for _, p := range spec.Locks {
-		if clean, _, err := w.Target(p); err == nil {
+		if clean, err := w.Target(p); err == nil {
 			locks = append(locks, clean)
 		} else {
 			return nil, err

@@ -98,29 +98,36 @@ func IsDenied(err error) bool { return errs.Code(err) == errs.CodePathDenied }
 // missing component ends the check (what does not exist cannot be a
 // link). It is for paths handed to code that opens them itself (SQLite).
 func (r Root) Check(rel string) error {
+	_, err := r.Missing(rel)
+	return err
+}
+
+// Missing is Check, and returns the components of rel from the first one
+// that does not exist (what creating rel would make; nil when rel exists).
+func (r Root) Missing(rel string) ([]string, error) {
 	parts, err := split(rel)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p := string(r)
 	for i, s := range parts {
 		p = filepath.Join(p, s)
 		st, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil
+			return parts[i:], nil
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sub := strings.Join(parts[:i+1], "/")
 		if st.Mode()&fs.ModeSymlink != 0 {
-			return SymlinkError(sub)
+			return nil, SymlinkError(sub)
 		}
 		if i < len(parts)-1 && !st.IsDir() {
-			return notDirError(sub)
+			return nil, notDirError(sub)
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // MkdirAll creates rel and its missing parents (perm), refusing links.

@@ -246,7 +246,7 @@ func (v *Vault) NoteRule(clean string) string {
 		return "excluded by the exclude config"
 	}
 	if !strings.EqualFold(path.Ext(clean), ".md") {
-		return "only Markdown notes (.md) are read"
+		return "only Markdown files (.md) are notes"
 	}
 	return ""
 }

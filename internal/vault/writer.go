@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -121,29 +119,23 @@ func (w *Writer) checkState() error {
 func (w *Writer) AuditPath() string { return w.root.Join(w.audit.rel) }
 
 // Target checks that a caller-supplied path may be written and returns its
-// canonical vault-relative form and absolute location. Refused: everything
-// CleanRel refuses (absolute paths, '..', encoded traversal, .obsidian/,
-// .git/, .trash/, .loci/), hidden files and folders, files other than .md,
-// paths excluded from the index, paths outside write_paths or inside
-// deny_paths, and any path that goes through a symbolic link.
-func (w *Writer) Target(rel string) (string, string, error) {
+// canonical vault-relative form. Refused: everything CleanRel refuses
+// (absolute paths, '..', encoded traversal, .obsidian/, .git/, .trash/,
+// .loci/), whatever is not a note by NoteRule (hidden files and folders,
+// files other than .md, a Logseq graph's logseq/ folder, excluded paths),
+// paths outside write_paths or inside deny_paths, any path that goes
+// through a symbolic link (safefs's check), a new name NameProblem
+// refuses, and an existing target that is not a regular file.
+func (w *Writer) Target(rel string) (string, error) {
 	clean, err := CleanRel(rel)
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
-	deny := func(reason string) (string, string, error) {
-		return "", "", errs.New(errs.CodePathDenied, "path %q may not be written: %s", clean, reason).With("path", clean).With("reason", reason)
+	deny := func(reason string) (string, error) {
+		return "", errs.New(errs.CodePathDenied, "path %q may not be written: %s", clean, reason).With("path", clean).With("reason", reason)
 	}
-	for _, seg := range strings.Split(clean, "/") {
-		if strings.HasPrefix(seg, ".") {
-			return deny("hidden files and folders are not written")
-		}
-	}
-	if !strings.EqualFold(path.Ext(clean), ".md") {
-		return deny("only Markdown notes (.md) are written")
-	}
-	if w.v.Excluded(clean) {
-		return deny("the path is excluded from the vault by the exclude config")
+	if why := w.v.NoteRule(clean); why != "" {
+		return deny(why)
 	}
 	for _, g := range w.opt.DenyPaths {
 		if ok, _ := doublestar.Match(g, clean); ok {
@@ -162,37 +154,40 @@ func (w *Writer) Target(rel string) (string, string, error) {
 			return deny("it is outside write_paths (" + strings.Join(w.opt.WritePaths, ", ") + ")")
 		}
 	}
-	// Every existing component must be a real folder (or, last, a regular
-	// file): a write never follows a symbolic link, even one inside the vault.
-	abs := w.v.Root
-	segs := strings.Split(clean, "/")
-	for i, seg := range segs {
-		abs = filepath.Join(abs, seg)
-		st, err := os.Lstat(abs)
-		if errors.Is(err, fs.ErrNotExist) {
-			// What does not exist yet will be created: its names must be
-			// names every OS and the apps can hold.
-			for k := i; k < len(segs); k++ {
-				if why := NameProblem(segs[k], k < len(segs)-1); why != "" {
-					return deny(why)
-				}
+	// No existing component may be a link (a write never follows one, even
+	// one inside the vault), and the folders on the way must be folders.
+	missing, err := w.root.Missing(clean)
+	if err != nil {
+		e := errs.As(err)
+		if link, ok := e.Details["symlink"].(string); ok {
+			return "", errs.New(errs.CodePathDenied, "path %q may not be written: it goes through a symbolic link (%s); write the real path", clean, link).
+				With("path", clean).With("reason", "symlink").With("symlink", link)
+		}
+		if safefs.IsDenied(err) {
+			return deny(e.Message)
+		}
+		return "", errs.Wrap(err, errs.CodePathDenied, "cannot check path").With("path", clean)
+	}
+	// What does not exist yet will be created: its names must be names
+	// every OS and the apps can hold.
+	for k, seg := range missing {
+		if why := NameProblem(seg, k < len(missing)-1); why != "" {
+			return deny(why)
+		}
+	}
+	if len(missing) == 0 {
+		st, err := w.root.Lstat(clean)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if safefs.IsDenied(err) {
+				return "", err
 			}
-			break
+			return "", errs.Wrap(err, errs.CodePathDenied, "cannot check path").With("path", clean)
 		}
-		if err != nil {
-			return "", "", errs.Wrap(err, errs.CodePathDenied, "cannot check path").With("path", clean)
-		}
-		if st.Mode()&fs.ModeSymlink != 0 {
-			return deny("it goes through a symbolic link (" + strings.Join(segs[:i+1], "/") + "); write the real path")
-		}
-		if i < len(segs)-1 && !st.IsDir() {
-			return deny(strings.Join(segs[:i+1], "/") + " is not a folder")
-		}
-		if i == len(segs)-1 && !st.Mode().IsRegular() {
+		if err == nil && !st.Mode().IsRegular() {
 			return deny("it is not a regular file")
 		}
 	}
-	return clean, filepath.Join(w.v.Root, filepath.FromSlash(clean)), nil
+	return clean, nil
 }
 
 // reservedName matches the names Windows reserves for devices, with or
@@ -243,7 +238,7 @@ func (w *Writer) Lock(ctx context.Context, keys ...string) (func(), error) {
 
 // ReadState reads a note for a change: its bytes and etag, or exists=false.
 func (w *Writer) ReadState(rel string) (data []byte, etag string, exists bool, err error) {
-	clean, _, err := w.Target(rel)
+	clean, err := w.Target(rel)
 	if err != nil {
 		return nil, "", false, err
 	}
@@ -310,7 +305,6 @@ type Receipt struct {
 
 type applied struct {
 	op        FileOp
-	abs       string
 	before    []byte
 	existed   bool
 	trashRel  string
@@ -335,12 +329,12 @@ func (w *Writer) Commit(ctx context.Context, c *Change) (*Receipt, error) {
 	}
 	var todo []*applied
 	for _, op := range c.Ops {
-		clean, abs, err := w.Target(op.Path)
+		clean, err := w.Target(op.Path)
 		if err != nil {
 			return nil, err
 		}
 		op.Path = clean
-		a := &applied{op: op, abs: abs}
+		a := &applied{op: op}
 		b, err := w.root.ReadFile(clean)
 		switch {
 		case err == nil:

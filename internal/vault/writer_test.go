@@ -133,20 +133,20 @@ func TestTargetPolicy(t *testing.T) {
 		".hidden/x.md", "dir/.x.md", "notes.txt", "image.png", "noext", "escape.md", "outdir/secret.md", "inner.md", "linkdir/real.md",
 		"Private/p.md", "node_modules/x.md", "dir", "ok.md/x.md",
 	} {
-		if _, _, err := w.Target(p); errs.Code(err) != errs.CodePathDenied {
+		if _, err := w.Target(p); errs.Code(err) != errs.CodePathDenied {
 			t.Errorf("Target(%q) = %v, want path_denied", p, err)
 		}
 	}
 	for _, p := range []string{"ok.md", "new/deep/n.md", "dir/real.md", "Public/a.md", "Café.md"} {
-		if _, _, err := w.Target(p); err != nil {
+		if _, err := w.Target(p); err != nil {
 			t.Errorf("Target(%q) refused: %v", p, err)
 		}
 	}
 	w2, _ := newTestWriter(t, nil, WriterOptions{WritePaths: []string{"Inbox/**"}})
-	if _, _, err := w2.Target("Projects/x.md"); errs.Code(err) != errs.CodePathDenied {
+	if _, err := w2.Target("Projects/x.md"); errs.Code(err) != errs.CodePathDenied {
 		t.Errorf("outside write_paths: %v", err)
 	}
-	if _, _, err := w2.Target("Inbox/x.md"); err != nil {
+	if _, err := w2.Target("Inbox/x.md"); err != nil {
 		t.Errorf("inside write_paths: %v", err)
 	}
 	if _, err := NewWriter(w2.v, WriterOptions{DenyPaths: []string{"[bad"}}); errs.Code(err) != errs.CodeInvalidInput {
@@ -416,14 +416,14 @@ func TestNewNamesRefuseWindowsCharacters(t *testing.T) {
 	w, _ := newTestWriter(t, map[string]string{"Old: notes/a?.md": "a"}, WriterOptions{})
 	for _, c := range []string{"<", ">", ":", `"`, "|", "?", "*"} {
 		for _, p := range []string{"a" + c + "b.md", "Dir" + c + "/x.md", "Old: notes/new" + c + ".md"} {
-			_, _, err := w.Target(p)
+			_, err := w.Target(p)
 			if errs.Code(err) != errs.CodePathDenied || !strings.Contains(err.Error(), c) {
 				t.Errorf("Target(%q) = %v, want path_denied naming %s", p, err, c)
 			}
 		}
 	}
 	for _, p := range []string{"Old: notes/a?.md", "Old: notes/b.md"} {
-		if _, _, err := w.Target(p); err != nil {
+		if _, err := w.Target(p); err != nil {
 			t.Errorf("Target(%q) refused: %v", p, err)
 		}
 	}

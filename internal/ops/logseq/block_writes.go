@@ -96,7 +96,7 @@ func blockPage(ctx context.Context, env *ops.Env, vault, uuid string) (*ops.Vaul
 	if err != nil {
 		return nil, "", err
 	}
-	rel, _, err := w.Target(p)
+	rel, err := w.Target(p)
 	return vh, rel, err
 }
 

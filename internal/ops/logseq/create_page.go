@@ -59,7 +59,7 @@ func createPage(ctx context.Context, env *ops.Env, in *CreatePageIn) (*ops.Write
 	}
 	file, _ := pageFileName(in.Name)
 	rel := path.Join(g, "pages", file)
-	if rel, _, err = w.Target(rel); err != nil {
+	if rel, err = w.Target(rel); err != nil {
 		return nil, err
 	}
 	name := strings.TrimSpace(in.Name)

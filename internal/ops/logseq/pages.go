@@ -195,7 +195,7 @@ func pageFor(ctx context.Context, env *ops.Env, vault, name, p string) (*ops.Vau
 		return nil, "", err
 	}
 	if p != "" {
-		if _, _, err := w.Target(p); err != nil {
+		if _, err := w.Target(p); err != nil {
 			return nil, "", err
 		}
 	}
@@ -203,6 +203,6 @@ func pageFor(ctx context.Context, env *ops.Env, vault, name, p string) (*ops.Vau
 	if err != nil {
 		return nil, "", err
 	}
-	rel, _, err := w.Target(n.Path)
+	rel, err := w.Target(n.Path)
 	return vh, rel, err
 }

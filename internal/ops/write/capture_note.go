@@ -109,7 +109,7 @@ func captureNote(ctx context.Context, env *ops.Env, in *CaptureNoteIn) (*ops.Wri
 			if folder == "" || folder == "." {
 				rel = file
 			}
-			clean, _, err := w.Target(rel)
+			clean, err := w.Target(rel)
 			if err != nil {
 				return nil, err
 			}

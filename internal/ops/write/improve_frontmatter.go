@@ -3,7 +3,6 @@ package write
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -87,8 +86,8 @@ func improveFrontmatter(ctx context.Context, env *ops.Env, in *ImproveFrontmatte
 				return errs.New(errs.CodeInvalidInput, "%s is a Logseq page: its properties are key:: value lines; use update_page to set them", rel).With("path", rel)
 			}
 			var mtime time.Time
-			if _, abs, err := w.Target(rel); err == nil {
-				if st, err := os.Stat(abs); err == nil {
+			if clean, err := w.Target(rel); err == nil {
+				if st, err := vh.Vault.FS().Lstat(clean); err == nil {
 					mtime = st.ModTime()
 				}
 			}

@@ -72,7 +72,7 @@ func relocateNote(ctx context.Context, env *ops.Env, in *RelocateNoteIn) (*ops.W
 	if strings.HasSuffix(to, "/") {
 		to += path.Base(rel)
 	}
-	to, _, err = w.Target(to)
+	to, err = w.Target(to)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func relocateNote(ctx context.Context, env *ops.Env, in *RelocateNoteIn) (*ops.W
 	return ops.Idempotent(ctx, env, vh, "relocate_note", in, &in.WriteOpts, func() (*ops.WriteResult, error) {
 		var locks []string
 		for _, p := range append([]string{rel, to}, sources...) {
-			if _, _, err := w.Target(p); err == nil {
+			if _, err := w.Target(p); err == nil {
 				locks = append(locks, p)
 			}
 		}

@@ -53,7 +53,7 @@ func writeNote(ctx context.Context, env *ops.Env, in *WriteNoteIn) (*ops.WriteRe
 	if err != nil {
 		return nil, err
 	}
-	rel, _, err := w.Target(in.Path)
+	rel, err := w.Target(in.Path)
 	if err != nil {
 		return nil, err
 	}
