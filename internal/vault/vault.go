@@ -45,7 +45,8 @@ type Vault struct {
 }
 
 // Open resolves root and detects its kind. exclude are extra doublestar globs
-// (vault-relative, e.g. "Archive/**", "*.excalidraw.md").
+// (vault-relative, e.g. "Archive/**", "*.excalidraw.md"), matched in any
+// case (matchAnyFold).
 func Open(root string, exclude []string) (*Vault, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -381,13 +382,35 @@ func (v *Vault) Excluded(rel string) bool {
 }
 
 func (v *Vault) excludedByConfig(rel string) bool {
-	for _, g := range v.exclude {
+	return matchAnyFold(v.exclude, rel)
+}
+
+// matchAnyFold reports whether rel matches one of the doublestar globs as
+// written or with both folded to one case (and NFC): the rule for globs
+// that fence paths off (exclude, deny_paths). On a case-insensitive file
+// system (macOS, Windows) private/x.md is the file Private/x.md, so
+// Private/** must fence every spelling of it; on Linux the other
+// spellings are other files, fenced too (fail closed). Matching the glob
+// as written as well keeps what a folded glob would lose (a negated
+// class such as [!a-z]).
+func matchAnyFold(globs []string, rel string) bool {
+	if len(globs) == 0 {
+		return false
+	}
+	folded := foldCase(rel)
+	for _, g := range globs {
 		if ok, _ := doublestar.Match(g, rel); ok {
+			return true
+		}
+		if ok, _ := doublestar.Match(foldCase(g), folded); ok {
 			return true
 		}
 	}
 	return false
 }
+
+// foldCase is s in NFC, lower case.
+func foldCase(s string) string { return strings.ToLower(norm.NFC.String(s)) }
 
 // logseqInternal reports whether rel is (inside) the logseq/ folder of a
 // Logseq graph: the app keeps its config, custom CSS, page backups

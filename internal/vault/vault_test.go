@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/loci-dev/loci/internal/errs"
@@ -188,4 +189,52 @@ func FuzzCleanRel(f *testing.F) {
 			t.Fatalf("Abs(%q) = %q is outside %q", p, abs, v.Root)
 		}
 	})
+}
+
+// TestFencesMatchAnyCase: on a case-insensitive file system (macOS,
+// Windows) private/x.md is the file Private/x.md, so exclude and
+// deny_paths globs must fence every spelling of a path, for reads (the
+// note rule, ReadNote, the walk) and writes (Target). On Linux the other
+// spellings are other files, fenced too: the rule fails closed.
+// write_paths, an allow-list, matches as written (which fails closed too).
+func TestFencesMatchAnyCase(t *testing.T) {
+	root := t.TempDir()
+	for _, rel := range []string{"Private/a.md", "private/x.md", "PRIVATE/y.md", "Public/ok.md", "Été/e.md"} {
+		writeFile(t, root, rel, "secret")
+	}
+	v, err := Open(root, []string{"Private/**", "été/**"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fenced := []string{"Private/a.md", "private/x.md", "PRIVATE/y.md", "pRiVaTe/new.md", "Été/e.md", "ÉTÉ/e.md"}
+	for _, p := range fenced {
+		if v.NoteRule(p) == "" {
+			t.Errorf("NoteRule(%q) lets it through", p)
+		}
+		if b, _, err := v.ReadNote(p); errs.Code(err) != errs.CodePathDenied {
+			t.Errorf("ReadNote(%q) = %q, %v; want path_denied", p, b, err)
+		}
+	}
+	var walked []string
+	v.Walk(context.Background(), func(f File) error { walked = append(walked, f.Rel); return nil })
+	if strings.Join(walked, ",") != "Public/ok.md" {
+		t.Errorf("walk = %v, want only Public/ok.md", walked)
+	}
+
+	w, err := NewWriter(v, WriterOptions{DenyPaths: []string{"Secret/**"}, WritePaths: []string{"Public/**", "Secret/**", "secret/**", "SECRET/**", "Private/**", "private/**"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(fenced, "Secret/n.md", "secret/n.md", "SECRET/n.md") {
+		if _, err := w.Target(p); errs.Code(err) != errs.CodePathDenied {
+			t.Errorf("Target(%q) = %v, want path_denied", p, err)
+		}
+	}
+	if _, err := w.Target("Public/ok.md"); err != nil {
+		t.Errorf("Target(Public/ok.md): %v", err)
+	}
+	// write_paths matches as written: public/ is not Public/.
+	if _, err := w.Target("public/new.md"); errs.Code(err) != errs.CodePathDenied {
+		t.Errorf("Target(public/new.md) outside write_paths as written: %v", err)
+	}
 }

@@ -18,8 +18,9 @@ import (
 
 // WriterOptions configure a vault's write pipeline.
 type WriterOptions struct {
-	// WritePaths, when set, are the only doublestar globs writes may touch;
-	// DenyPaths are never touched (deny wins).
+	// WritePaths, when set, are the only doublestar globs writes may touch
+	// (matched as written); DenyPaths are never touched (deny wins), in
+	// any case: Private/** fences private/ and PRIVATE/ too.
 	WritePaths []string
 	DenyPaths  []string
 	// Journal bounds (defaults DefaultJournalMaxBytes, DefaultJournalMaxAge).
@@ -138,7 +139,7 @@ func (w *Writer) Target(rel string) (string, error) {
 		return deny(why)
 	}
 	for _, g := range w.opt.DenyPaths {
-		if ok, _ := doublestar.Match(g, clean); ok {
+		if matchAnyFold([]string{g}, clean) {
 			return deny("it matches deny_paths " + g)
 		}
 	}
