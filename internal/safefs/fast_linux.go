@@ -11,8 +11,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// noOpenat2 is set once the kernel says it has no openat2 (before 5.6).
+// noOpenat2 is set once openat2 proves unusable: the kernel has none
+// (ENOSYS, before 5.6) or a seccomp profile refuses it (EPERM, and
+// ENOSYS from some container runtimes).
 var noOpenat2 atomic.Bool
+
+// openat2 is the system call (tests replace it to play a refusing kernel).
+var openat2 = unix.Openat2
 
 // openFast opens an existing file rel below r in one openat2 call that
 // refuses a link at any component (RESOLVE_NO_SYMLINKS) and any escape
@@ -20,7 +25,7 @@ var noOpenat2 atomic.Bool
 // reports ok=false when the walk must decide instead (no openat2, a link
 // or other refusal to describe precisely, a missing file).
 func (r Root) openFast(rel string, flag int) (*os.File, bool) {
-	if noOpenat2.Load() || flag&os.O_CREATE != 0 || rel == "" || strings.HasPrefix(rel, "/") || strings.Contains(rel, "..") || strings.ContainsRune(rel, 0) {
+	if noOpenat2.Load() || forceWalk.Load() || flag&os.O_CREATE != 0 || rel == "" || strings.HasPrefix(rel, "/") || strings.Contains(rel, "..") || strings.ContainsRune(rel, 0) {
 		return nil, false
 	}
 	root, err := unix.Open(string(r), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -34,11 +39,11 @@ func (r Root) openFast(rel string, flag int) (*os.File, bool) {
 	}
 	var fd int
 	err = retryEINTR(func() (e error) {
-		fd, e = unix.Openat2(root, rel, how)
+		fd, e = openat2(root, rel, how)
 		return e
 	})
 	if err != nil {
-		if errors.Is(err, unix.ENOSYS) {
+		if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) && !openat2Works(root) {
 			noOpenat2.Store(true)
 		}
 		return nil, false
@@ -52,4 +57,21 @@ func (r Root) openFast(rel string, flag int) (*os.File, bool) {
 		unix.SetNonblock(fd, false)
 	}
 	return os.NewFile(uintptr(fd), r.Join(rel)), true
+}
+
+// openat2Works tells a filtered system call from a file that refuses to be
+// opened (EPERM also comes from an immutable file opened for writing, or
+// O_NOATIME on another user's file): it opens the base folder itself,
+// which a seccomp filter refuses like any other path.
+func openat2Works(root int) bool {
+	var fd int
+	err := retryEINTR(func() (e error) {
+		fd, e = openat2(root, ".", &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH})
+		return e
+	})
+	if err != nil {
+		return !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.ENOSYS)
+	}
+	unix.Close(fd)
+	return true
 }

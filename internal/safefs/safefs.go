@@ -26,9 +26,14 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/loci-dev/loci/internal/errs"
 )
+
+// forceWalk makes every open take the component walk, never Linux's
+// one-call openat2 (a test hook: both paths must hold the same rule).
+var forceWalk atomic.Bool
 
 // Root is a trusted base folder (absolute, symlinks already resolved by
 // whoever chose it). Paths given to its methods are relative to it, with

@@ -48,7 +48,27 @@ func wantSymlinkDenied(t *testing.T, err error, link string) {
 	}
 }
 
+// bothWays runs f with Linux's one-call openat2 shortcut (where there is
+// one) and with the component walk every other platform (and every
+// refusal) takes: both must hold the same rule.
+func bothWays(t *testing.T, f func(t *testing.T)) {
+	for _, walk := range []bool{false, true} {
+		name := "openat2"
+		if walk {
+			name = "walk"
+		}
+		t.Run(name, func(t *testing.T) {
+			defer safefs.ForceWalk(walk)()
+			f(t)
+		})
+	}
+}
+
 func TestEveryOperationRefusesLinksAtEveryComponent(t *testing.T) {
+	bothWays(t, everyOperationRefusesLinks)
+}
+
+func everyOperationRefusesLinks(t *testing.T) {
 	ops := map[string]func(r safefs.Root, rel string) error{
 		"OpenFile create": func(r safefs.Root, rel string) error {
 			f, err := r.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
@@ -139,6 +159,10 @@ func TestRemoveDeletesTheLinkNotItsTarget(t *testing.T) {
 }
 
 func TestSpecialFilesAreRefusedWithoutBlocking(t *testing.T) {
+	bothWays(t, specialFilesAreRefused)
+}
+
+func specialFilesAreRefused(t *testing.T) {
 	r, _ := world(t)
 	if err := syscall.Mkfifo(r.Join("fifo"), 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
@@ -164,7 +188,9 @@ func TestSpecialFilesAreRefusedWithoutBlocking(t *testing.T) {
 	}
 }
 
-func TestOrdinaryUse(t *testing.T) {
+func TestOrdinaryUse(t *testing.T) { bothWays(t, ordinaryUse) }
+
+func ordinaryUse(t *testing.T) {
 	r, _ := world(t)
 	if err := r.WriteFileAtomic("x/y/z.txt", []byte("one"), 0o640); err != nil {
 		t.Fatal(err)
