@@ -162,3 +162,15 @@ func (d *Dir) Sync() error { return nil }
 
 // Close releases d.
 func (d *Dir) Close() error { return nil }
+
+// renameOpenTemp: Windows does not rename a file that is open, so a
+// temporary file is closed before its rename.
+const renameOpenTemp = false
+
+// lockTemp: without flock, an open file is protected by the OS itself
+// (Windows refuses to remove a file another process has open).
+func lockTemp(*os.File) bool { return true }
+
+// removeStaleTemp removes the temporary file n; one still open by its
+// writer is not removed on Windows.
+func (d *Dir) removeStaleTemp(n string) { d.Remove(n) }

@@ -333,3 +333,42 @@ func (i *info) Mode() fs.FileMode {
 	}
 	return m
 }
+
+// renameOpenTemp: on Unix a temporary file stays open (and locked) until
+// it has been renamed into place.
+const renameOpenTemp = true
+
+// lockTemp takes the lock that tells sweeps a temporary file is being
+// written (an exclusive flock, released when its writer closes it or
+// dies). It reports false only when someone else holds it already; a file
+// system without flock cannot protect the file, and the write goes on
+// (removeStaleTemp then never removes anything there).
+func lockTemp(f *os.File) bool {
+	return !errors.Is(flockNB(f), unix.EWOULDBLOCK)
+}
+
+func flockNB(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) {
+		ferr = retryEINTR(func() error { return unix.Flock(int(fd), unix.LOCK_EX|unix.LOCK_NB) })
+	}); err != nil {
+		return err
+	}
+	return ferr
+}
+
+// removeStaleTemp removes the temporary file n if no writer holds its lock.
+func (d *Dir) removeStaleTemp(n string) {
+	f, err := d.OpenFile(n, os.O_RDONLY, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if flockNB(f) == nil {
+		d.Remove(n)
+	}
+}

@@ -260,14 +260,17 @@ func (d *Dir) writeAtomic(name string, data []byte, perm fs.FileMode, durable bo
 	if err := d.noLink(name); err != nil {
 		return err
 	}
-	tmp := "." + name + ".tmp-" + randHex()
-	f, err := d.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	d.sweepTemps(name)
+	f, tmp, err := d.createTemp(name, perm)
 	if err != nil {
 		return err
 	}
+	open := true
 	defer func() {
-		if err != nil {
+		if open {
 			f.Close()
+		}
+		if err != nil {
 			d.Remove(tmp)
 		}
 	}()
@@ -279,16 +282,77 @@ func (d *Dir) writeAtomic(name string, data []byte, perm fs.FileMode, durable bo
 			return err
 		}
 	}
-	if err = f.Close(); err != nil {
-		return err
+	if !renameOpenTemp {
+		open = false
+		if err = f.Close(); err != nil {
+			return err
+		}
 	}
 	if err = d.Rename(tmp, d, name); err != nil {
 		return err
 	}
 	if durable {
-		return d.Sync()
+		if err = d.Sync(); err != nil {
+			return err
+		}
+	}
+	if open {
+		// The lock that kept sweepers away goes with the descriptor.
+		open = false
+		return f.Close()
 	}
 	return nil
+}
+
+// tempPrefix starts the names of the temporary files beside name: hidden,
+// so no walk takes them for notes.
+func tempPrefix(name string) string { return "." + name + ".tmp-" }
+
+// createTemp creates a temporary file beside name and locks it (lockTemp)
+// so that no other process's sweep removes it while it is written.
+func (d *Dir) createTemp(name string, perm fs.FileMode) (*os.File, string, error) {
+	for try := 0; try < 4; try++ {
+		tmp := tempPrefix(name) + randHex()
+		f, err := d.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err != nil {
+			return nil, "", err
+		}
+		if lockTemp(f) {
+			return f, tmp, nil
+		}
+		// A sweep locked it between its creation and our lock: that
+		// sweep removes it; take another name.
+		f.Close()
+	}
+	return nil, "", &os.PathError{Op: "create", Path: d.Path(tempPrefix(name) + "*"), Err: errors.New("every temporary file was taken by a sweep")}
+}
+
+// sweepTemps removes the temporary files that writers of name killed
+// before their rename left beside it. A temporary file still being
+// written is kept: its writer holds its lock (lockTemp), and a sweep
+// removes only a file whose lock it gets (staleTemp).
+func (d *Dir) sweepTemps(name string) {
+	ents, err := d.ReadDir()
+	if err != nil {
+		return
+	}
+	prefix := tempPrefix(name)
+	for _, e := range ents {
+		n := e.Name()
+		if len(n) != len(prefix)+16 || !strings.HasPrefix(n, prefix) || !e.Type().IsRegular() || !isHex(n[len(prefix):]) {
+			continue
+		}
+		d.removeStaleTemp(n)
+	}
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // AppendLine appends one line with a single write(2) on an O_APPEND file

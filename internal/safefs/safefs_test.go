@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/safefs"
 	"github.com/loci-dev/loci/internal/testutil"
@@ -268,4 +270,53 @@ func umask() fs.FileMode {
 	m := syscall.Umask(0)
 	syscall.Umask(m)
 	return fs.FileMode(m)
+}
+
+// TestWriteAtomicSweepsStaleTemps: a writer killed before its rename
+// leaves .<name>.tmp-<hex> behind; the next atomic write of that name
+// removes it, but not the temporary file another process is still writing
+// (it holds its lock), nor the temporary files of other names.
+func TestWriteAtomicSweepsStaleTemps(t *testing.T) {
+	r, _ := world(t)
+	if err := os.MkdirAll(r.Join("d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stale := "d/.x.json.tmp-0123456789abcdef"
+	live := "d/.x.json.tmp-fedcba9876543210"
+	keep := []string{live, "d/.y.json.tmp-0123456789abcdef", "d/.x.json.tmp-notahexnumber!!!", "d/.x.json.tmp-0123"}
+	for _, p := range append([]string{stale}, keep...) {
+		if err := os.WriteFile(r.Join(p), []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.Open(r.Join(live))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Skipf("flock: %v", err)
+	}
+	if err := r.WriteCacheFile("d/x.json", []byte("whole"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(r.Join(stale)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("stale temporary file still there: %v", err)
+	}
+	for _, p := range keep {
+		if _, err := os.Lstat(r.Join(p)); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
+		}
+	}
+	if b, _ := os.ReadFile(r.Join("d/x.json")); string(b) != "whole" {
+		t.Errorf("x.json = %q", b)
+	}
+	// Its writer gone, the next write sweeps it too.
+	f.Close()
+	if err := r.WriteFileAtomic("d/x.json", []byte("again"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(r.Join(live)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the temporary file of a writer that is gone was kept: %v", err)
+	}
 }
