@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"runtime"
 	"sort"
@@ -167,24 +166,22 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 		}
 	} else {
 		for _, p := range paths {
-			rel, err := vault.CleanRel(p)
-			if err != nil {
+			// A malformed path (absolute, '..', NUL, encoded traversal, an
+			// ignored folder) is the caller's error. Anything else the note
+			// rule refuses (a link out of the vault or to a hidden file, an
+			// excluded path, a FIFO) is not a note, as in the walk: gone
+			// from the index if it was in it, else skipped, and the other
+			// paths are still synced.
+			if _, err := vault.CleanRel(p); err != nil {
 				return nil, err
 			}
-			abs, rel, err := ix.Vault.Abs(rel)
-			if err != nil {
-				return nil, err
-			}
-			st, err := os.Stat(abs)
-			if err == nil && !st.IsDir() {
-				// Only what the walk would index: a note, not a link to a
-				// hidden or ignored file.
-				if _, _, rerr := ix.Vault.Resolve(rel); rerr != nil {
-					err = rerr
-				}
+			rel, real, err := ix.Vault.Resolve(p)
+			var st fs.FileInfo
+			if err == nil {
+				st, err = ix.Vault.FS().Lstat(real)
 			}
 			switch {
-			case err == nil && st.Mode().IsRegular() && !ix.Vault.Excluded(rel) && strings.EqualFold(path.Ext(rel), ".md"):
+			case err == nil && st.Mode().IsRegular():
 				files = append(files, vault.File{Rel: rel, Size: st.Size(), ModTime: st.ModTime().UnixNano()})
 			case err == nil && st.IsDir():
 				return nil, errs.New(errs.CodeInvalidInput, "--paths takes files, %q is a folder", rel)

@@ -349,3 +349,43 @@ func TestSyncCancelledMidBuildHeals(t *testing.T) {
 		t.Fatalf("next sync = %+v, want a no-op", res)
 	}
 }
+
+// TestSyncPathsWithRefusedLinks: a --paths batch (the watcher's) holding a
+// link out of the vault and a link to a hidden file still syncs its other
+// paths; a refused path that was indexed leaves the index, one that was
+// not is skipped.
+func TestSyncPathsWithRefusedLinks(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	testutil.WriteFiles(t, outside, map[string]string{"secret.md": "outside secret"})
+	testutil.WriteFiles(t, root, map[string]string{"a.md": "alpha", "b.md": "bravo", ".hidden/h.md": "hidden words", "was.md": "will become a link"})
+	ix := openTest(t, root)
+	mustSync(t, ix, SyncOptions{})
+	testutil.WriteFiles(t, root, map[string]string{"a.md": "alpha two", "new.md": "fresh"})
+	bump(t, filepath.Join(root, "a.md"), time.Hour)
+	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(root, "out.md")); err != nil {
+		t.Skip("symlinks unsupported:", err)
+	}
+	os.Symlink(filepath.Join(root, ".hidden", "h.md"), filepath.Join(root, "hid.md"))
+	os.Remove(filepath.Join(root, "was.md"))
+	os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(root, "was.md"))
+
+	res, err := ix.Sync(context.Background(), SyncOptions{Paths: []string{"out.md", "a.md", "hid.md", "new.md", "was.md"}})
+	if err != nil {
+		t.Fatalf("a link out of the vault failed the whole batch: %v", err)
+	}
+	if res.Indexed != 2 || res.Removed != 1 {
+		t.Errorf("sync = %+v, want a.md and new.md indexed, was.md removed", res)
+	}
+	if n := count(t, ix, "SELECT COUNT(*) FROM chunks WHERE text IN ('alpha two', 'fresh')"); n != 2 {
+		t.Errorf("the good paths were not indexed (%d of 2)", n)
+	}
+	for _, p := range []string{"out.md", "hid.md", "was.md"} {
+		if n := count(t, ix, "SELECT COUNT(*) FROM notes WHERE path=?", p); n != 0 {
+			t.Errorf("%s is indexed", p)
+		}
+	}
+	if n := count(t, ix, "SELECT COUNT(*) FROM chunks WHERE text LIKE '%secret%' OR text LIKE '%hidden%'"); n != 0 {
+		t.Errorf("what a refused link leads to was indexed")
+	}
+}
