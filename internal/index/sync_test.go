@@ -389,3 +389,26 @@ func TestSyncPathsWithRefusedLinks(t *testing.T) {
 		t.Errorf("what a refused link leads to was indexed")
 	}
 }
+
+// TestSyncIndexesNFDNames: a note whose name on disk is NFD (synced from a
+// Mac) is indexed under its NFC name, and a --paths sync of that name
+// finds it too.
+func TestSyncIndexesNFDNames(t *testing.T) {
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{"Cafe\u0301.md": "espresso"})
+	ix := openTest(t, root)
+	if res := mustSync(t, ix, SyncOptions{}); res.Indexed != 1 || res.Failed != 0 {
+		t.Fatalf("sync = %+v", res)
+	}
+	if n := count(t, ix, "SELECT COUNT(*) FROM notes WHERE path=?", "Café.md"); n != 1 {
+		t.Fatalf("Café.md is not indexed under its NFC name")
+	}
+	testutil.WriteFiles(t, root, map[string]string{"Cafe\u0301.md": "ristretto"})
+	bump(t, filepath.Join(root, "Cafe\u0301.md"), time.Hour)
+	if res := mustSync(t, ix, SyncOptions{Paths: []string{"Café.md"}}); res.Indexed != 1 || res.Removed != 0 {
+		t.Fatalf("paths sync = %+v", res)
+	}
+	if n := count(t, ix, "SELECT COUNT(*) FROM chunks WHERE text='ristretto'"); n != 1 {
+		t.Fatalf("the change was not indexed")
+	}
+}

@@ -256,8 +256,10 @@ func (v *Vault) NoteRule(clean string) string {
 // the real path it resolves to through any symlinks must both be notes by
 // NoteRule, and the real one must be inside the vault. It returns the
 // canonical requested path and the real vault-relative path, which has no
-// link at any component (read it with v.FS()). A note that does not exist
-// is note_not_found; anything else refused is path_denied.
+// link at any component and keeps the names' bytes on disk (read it with
+// v.FS()); a note whose name on disk differs from the requested one only
+// by Unicode normalization (NFD from a Mac) is found. A note that does not
+// exist is note_not_found; anything else refused is path_denied.
 func (v *Vault) Resolve(rel string) (clean, real string, err error) {
 	clean, err = CleanRel(rel)
 	if err != nil {
@@ -268,6 +270,12 @@ func (v *Vault) Resolve(rel string) (clean, real string, err error) {
 	}
 	abs := filepath.Join(v.Root, filepath.FromSlash(clean))
 	realAbs, err := filepath.EvalSymlinks(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		if disk, ok := v.onDisk(clean); ok {
+			abs = filepath.Join(v.Root, filepath.FromSlash(disk))
+			realAbs, err = filepath.EvalSymlinks(abs)
+		}
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		// Missing: say so only when the folders on the way are fine; a
 		// link among them that leaves the vault or leads into a closed
@@ -288,23 +296,76 @@ func (v *Vault) Resolve(rel string) (clean, real string, err error) {
 		return clean, "", errs.New(errs.CodePathDenied, "%s resolves outside the vault through a symbolic link", clean).
 			With("path", clean).With("reason", "symlink escapes the vault")
 	}
-	realRel = norm.NFC.String(realRel)
+	// The rule speaks of names in NFC; the real path keeps the bytes of
+	// the names on disk, which is what opening it needs.
+	realNFC := norm.NFC.String(realRel)
 	missing := errors.Is(err, fs.ErrNotExist)
-	if realRel != clean {
+	if realNFC != clean {
 		// A link inside the vault (Notes/lci → ../.loci) must not open what
 		// the rule keeps closed: the rule holds for where it leads too.
-		if realRel == "" {
+		if realNFC == "" {
 			return clean, "", errs.New(errs.CodePathDenied, "%s resolves to the vault root", clean).With("path", clean).With("reason", "symlink")
 		}
-		if why := v.NoteRule(realRel); why != "" {
-			return clean, "", errs.New(errs.CodePathDenied, "%s is a symbolic link to %s, which is not a note loci reads: %s", clean, realRel, why).
-				With("path", clean).With("resolved", realRel).With("reason", why)
+		if why := v.NoteRule(realNFC); why != "" {
+			return clean, "", errs.New(errs.CodePathDenied, "%s is a symbolic link to %s, which is not a note loci reads: %s", clean, realNFC, why).
+				With("path", clean).With("resolved", realNFC).With("reason", why)
 		}
 	}
 	if missing {
 		return clean, "", errs.New(errs.CodeNotFound, "note not found: %s", clean).With("path", clean)
 	}
 	return clean, realRel, nil
+}
+
+// onDisk finds the names on disk of clean (NFC) when they differ from it
+// only by Unicode normalization: a note synced from a Mac can keep its
+// NFD name on Linux, where a name is its bytes, and the walk and the index
+// know it by its NFC name. It reports false when clean is ASCII (its own
+// every normalization), when some name has no such twin, or when two
+// names on disk are the same in NFC (which one is meant is unknowable).
+func (v *Vault) onDisk(clean string) (string, bool) {
+	if isASCII(clean) {
+		return "", false
+	}
+	dir, changed := v.Root, false
+	var out []string
+	for _, seg := range strings.Split(clean, "/") {
+		name := seg
+		if _, err := os.Lstat(filepath.Join(dir, seg)); err != nil {
+			if isASCII(seg) {
+				return "", false
+			}
+			ents, err := os.ReadDir(dir)
+			if err != nil {
+				return "", false
+			}
+			name = ""
+			for _, e := range ents {
+				if n := e.Name(); norm.NFC.String(n) == seg {
+					if name != "" {
+						return "", false
+					}
+					name = n
+				}
+			}
+			if name == "" {
+				return "", false
+			}
+			changed = true
+		}
+		out = append(out, name)
+		dir = filepath.Join(dir, name)
+	}
+	return strings.Join(out, "/"), changed
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // resolveMissing resolves the deepest existing folder of abs (which does

@@ -238,3 +238,32 @@ func TestFencesMatchAnyCase(t *testing.T) {
 		t.Errorf("Target(public/new.md) outside write_paths as written: %v", err)
 	}
 }
+
+// TestNFDNamesOnDisk: a note synced from a Mac can keep its NFD name (e +
+// combining acute) on a file system that keeps a name's bytes (Linux).
+// The walk lists it by its NFC name, so reading that name must find it.
+func TestNFDNamesOnDisk(t *testing.T) {
+	root := t.TempDir()
+	nfdDir, nfdNote := "Re\u0301sume\u0301", "Cafe\u0301.md"
+	writeFile(t, root, nfdDir+"/"+nfdNote, "nfd note")
+	writeFile(t, root, "Plain.md", "plain")
+	v, err := Open(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walked []string
+	v.Walk(context.Background(), func(f File) error { walked = append(walked, f.Rel); return nil })
+	sort.Strings(walked)
+	if strings.Join(walked, ",") != "Plain.md,Résumé/Café.md" {
+		t.Fatalf("walk = %q", walked)
+	}
+	for _, p := range []string{"Résumé/Café.md", nfdDir + "/" + nfdNote, "Résumé/" + nfdNote} {
+		b, clean, err := v.ReadNote(p)
+		if err != nil || string(b) != "nfd note" || clean != "Résumé/Café.md" {
+			t.Errorf("ReadNote(%q) = %q, %q, %v", p, b, clean, err)
+		}
+	}
+	if _, _, err := v.ReadNote("Résumé/Thé.md"); errs.Code(err) != errs.CodeNotFound {
+		t.Errorf("a missing note next to an NFD one: %v", err)
+	}
+}
