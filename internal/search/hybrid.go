@@ -138,14 +138,15 @@ type fusedNote struct {
 }
 
 // fused runs the lexical and/or vector retrievers, fuses their rankings,
-// expands along links when asked, and returns one page.
-func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms []term) (*Response, error) {
+// expands along links when asked, and returns one page. terms is the whole
+// query (embedded), lex what FTS5 matches and the snippets highlight.
+func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex []term) (*Response, error) {
 	f := s.Fusion
 	if q.Fusion != nil {
 		f = *q.Fusion
 	}
 	f = f.withDefaults()
-	strict, relaxed := buildMatch(terms)
+	strict, relaxed := buildMatch(lex)
 	resp := &Response{Results: []Result{}, Mode: mode}
 	allowed, err := s.filter(ctx, q)
 	if err != nil {
@@ -164,7 +165,7 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms []term
 	}
 	more := false
 	if mode != ModeSemantic && strict != "" {
-		hits, skipped, err := s.lexHits(ctx, terms, strict, relaxed, allowed, cand)
+		hits, skipped, err := s.lexHits(ctx, lex, strict, relaxed, allowed, cand)
 		if err != nil {
 			return nil, err
 		}
@@ -184,7 +185,7 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms []term
 		if err != nil {
 			return nil, err
 		}
-		excluded, err := s.excluded(ctx, terms)
+		excluded, err := s.excluded(ctx, lex)
 		if err != nil {
 			return nil, err
 		}
@@ -236,7 +237,7 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms []term
 			seedPaths[id] = p
 		}
 	}
-	hl := highlighter(terms)
+	hl := highlighter(lex)
 	for _, n := range list {
 		r := Result{NoteID: n.note, Score: round6(n.score)}
 		switch {

@@ -2,6 +2,7 @@ package search_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
@@ -168,4 +169,60 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// TestSemanticQueriesAreNotHeldToTermLimits: the limits on terms and tokens
+// bound what FTS5 matches. A semantic query only gets embedded (its bytes
+// are bounded), so a long question is accepted; hybrid matches as many of
+// its terms as the limits allow, and every exclusion, wherever it stands.
+func TestSemanticQueriesAreNotHeldToTermLimits(t *testing.T) {
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, hybridVault)
+	ix := indexVault(t, root)
+	s := &search.Searcher{DB: ix.DB, Vectors: ix}
+	ctx := context.Background()
+	var filler []string
+	for i := 0; i < search.MaxTerms+8; i++ {
+		filler = append(filler, fmt.Sprintf("zq%dx", i))
+	}
+	long := "hotkeys keyboard shortcuts " + strings.Join(filler, " ")
+	if _, err := s.Search(ctx, search.Query{Text: long, Mode: search.ModeLexical}); errs.Code(err) != errs.CodeInvalidInput {
+		t.Fatalf("lexical: %v, want validation_failed", err)
+	}
+	sem, err := s.Search(ctx, search.Query{Text: long, Mode: search.ModeSemantic})
+	if err != nil {
+		t.Fatalf("semantic refused a query of %d terms: %v", search.MaxTerms+11, err)
+	}
+	if sem.Mode != search.ModeSemantic {
+		t.Errorf("semantic mode = %s", sem.Mode)
+	}
+	hyb, err := s.Search(ctx, search.Query{Text: long, Mode: search.ModeHybrid, Explain: true})
+	if err != nil {
+		t.Fatalf("hybrid refused a query of %d terms: %v", search.MaxTerms+11, err)
+	}
+	if len(hyb.Results) == 0 || hyb.Results[0].Path != "Keyboard.md" || hyb.Results[0].Explain.LexicalRank != 1 {
+		t.Fatalf("hybrid: the clipped lexical half did not find Keyboard.md first: %v", paths(hyb))
+	}
+	// An exclusion after more terms than the limits allow still excludes.
+	q := "vegetables soil kitchen scraps " + strings.Join(filler, " ") + " -compost"
+	for _, mode := range []string{search.ModeSemantic, search.ModeHybrid} {
+		r, err := s.Search(ctx, search.Query{Text: q, Mode: mode, Limit: 20})
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if slices.Contains(paths(r), "Compost.md") {
+			t.Errorf("%s: excluded note returned: %v", mode, paths(r))
+		}
+	}
+	// Too many exclusions are refused in every mode: each one is matched.
+	neg := "soil -" + strings.Join(filler, " -")
+	for _, mode := range []string{search.ModeSemantic, search.ModeHybrid} {
+		if _, err := s.Search(ctx, search.Query{Text: neg, Mode: mode}); errs.Code(err) != errs.CodeInvalidInput {
+			t.Errorf("%s with %d exclusions: %v, want validation_failed", mode, len(filler), err)
+		}
+	}
+	// Over the byte limit, every mode refuses.
+	if _, err := s.Search(ctx, search.Query{Text: strings.Repeat("soil ", search.MaxQueryBytes), Mode: search.ModeSemantic}); errs.Code(err) != errs.CodeInvalidInput {
+		t.Errorf("semantic over the byte limit: %v", err)
+	}
 }

@@ -45,15 +45,53 @@ const (
 	MaxOffset = 10000
 )
 
-// compileQuery parses a query and checks it against the limits.
+// compileQuery parses a query and checks it against the limits: the
+// query of lexical mode, where FTS5 matches every term.
 func compileQuery(q string) ([]term, error) {
-	if len(q) > MaxQueryBytes {
-		return nil, errs.New(errs.CodeInvalidInput, "the query is %d bytes long; at most %d are accepted", len(q), MaxQueryBytes).
-			With("bytes", len(q)).With("max_bytes", MaxQueryBytes)
+	if err := checkBytes(q); err != nil {
+		return nil, err
 	}
 	terms := parseQuery(q)
+	if err := checkTerms(terms, "the query has"); err != nil {
+		return nil, err
+	}
+	return terms, nil
+}
+
+// compileSemantic parses the query of semantic and hybrid modes. Its words
+// are embedded whole (a cost bounded by MaxQueryBytes); only its
+// -exclusions must all reach FTS5, so only they are held to the limits on
+// terms. Hybrid's BM25 half matches lexicalPart(terms).
+func compileSemantic(q string) ([]term, error) {
+	if err := checkBytes(q); err != nil {
+		return nil, err
+	}
+	terms := parseQuery(q)
+	var neg []term
+	for _, t := range terms {
+		if t.neg {
+			neg = append(neg, t)
+		}
+	}
+	if err := checkTerms(neg, "the query's -exclusions have"); err != nil {
+		return nil, err
+	}
+	return terms, nil
+}
+
+func checkBytes(q string) error {
+	if len(q) > MaxQueryBytes {
+		return errs.New(errs.CodeInvalidInput, "the query is %d bytes long; at most %d are accepted", len(q), MaxQueryBytes).
+			With("bytes", len(q)).With("max_bytes", MaxQueryBytes)
+	}
+	return nil
+}
+
+// checkTerms holds terms to the limits on terms, tokens and prefixes; what
+// starts the message ("the query has").
+func checkTerms(terms []term, what string) error {
 	if len(terms) > MaxTerms {
-		return nil, errs.New(errs.CodeInvalidInput, "the query has %d distinct terms; at most %d are accepted", len(terms), MaxTerms).
+		return errs.New(errs.CodeInvalidInput, "%s %d distinct terms; at most %d are accepted", what, len(terms), MaxTerms).
 			With("terms", len(terms)).With("max_terms", MaxTerms)
 	}
 	tokens, prefixes := 0, 0
@@ -64,14 +102,57 @@ func compileQuery(q string) ([]term, error) {
 		}
 	}
 	if tokens > MaxTokens {
-		return nil, errs.New(errs.CodeInvalidInput, "the query has %d words to match (each word of a phrase and each character pair of Chinese, Japanese, Korean or Thai text counts); at most %d are accepted", tokens, MaxTokens).
+		return errs.New(errs.CodeInvalidInput, "%s %d words to match (each word of a phrase and each character pair of Chinese, Japanese, Korean or Thai text counts); at most %d are accepted", what, tokens, MaxTokens).
 			With("tokens", tokens).With("max_tokens", MaxTokens)
 	}
 	if prefixes > MaxPrefixTerms {
-		return nil, errs.New(errs.CodeInvalidInput, "the query has %d prefix* terms; at most %d are accepted", prefixes, MaxPrefixTerms).
+		return errs.New(errs.CodeInvalidInput, "%s %d prefix* terms; at most %d are accepted", what, prefixes, MaxPrefixTerms).
 			With("prefix_terms", prefixes).With("max_prefix_terms", MaxPrefixTerms)
 	}
-	return terms, nil
+	return nil
+}
+
+// lexicalPart is what FTS5 matches of a semantic-mode query (hybrid's BM25
+// half, the highlighted words): every -exclusion (compileSemantic checked
+// them), then its other terms in order while they fit the limits; a
+// term that does not fit is left out (an unspaced run too long for the
+// tokens left is cut to its start). Unlike ClipQuery on the text, it
+// never drops an exclusion, so excluded notes stay out of both halves.
+func lexicalPart(terms []term) []term {
+	keep := make([]bool, len(terms))
+	n, tokens, prefixes := 0, 0, 0
+	for i, t := range terms {
+		if t.neg {
+			keep[i] = true
+			n++
+			tokens += termTokens(t)
+			if t.prefix {
+				prefixes++
+			}
+		}
+	}
+	out := make([]term, 0, len(terms))
+	for i, t := range terms {
+		if !t.neg && n < MaxTerms && (!t.prefix || prefixes < MaxPrefixTerms) {
+			left := MaxTokens - tokens
+			if tk := termTokens(t); tk > left && left >= 1 && len(t.words) == 1 && t.words[0].Segmented {
+				r := []rune(t.words[0].Text)
+				t.words = []textseg.Word{{Text: string(r[:left+1]), Segmented: true}}
+			}
+			if tk := termTokens(t); tk <= left {
+				keep[i] = true
+				n++
+				tokens += tk
+				if t.prefix {
+					prefixes++
+				}
+			}
+		}
+		if keep[i] {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // termTokens is the number of FTS5 tokens a term becomes (see ftsTerm).

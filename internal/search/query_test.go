@@ -230,3 +230,39 @@ func TestClipQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestLexicalPart: hybrid's BM25 half keeps every exclusion, wherever it
+// stands, then the other terms in order while they fit the limits; an
+// unspaced run too long for the tokens left is cut to its start.
+func TestLexicalPart(t *testing.T) {
+	var words []string
+	for i := 0; i < 40; i++ {
+		words = append(words, fmt.Sprintf("w%d", i))
+	}
+	terms, err := compileSemantic(strings.Join(words, " ") + " -late a* b* c* d* e* f*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lex := lexicalPart(terms)
+	if err := checkTerms(lex, "the lexical part has"); err != nil {
+		t.Fatalf("lexical part over the limits: %v", err)
+	}
+	if len(lex) != MaxTerms || !lex[len(lex)-1].neg || lex[0].words[0].Text != "w0" || lex[MaxTerms-2].words[0].Text != "w30" {
+		t.Fatalf("lexical part = %d terms, first %q, last neg %v", len(lex), lex[0].words[0].Text, lex[len(lex)-1].neg)
+	}
+	terms, _ = compileSemantic("a* b* c* d* e* f* plain")
+	lex = lexicalPart(terms)
+	var kept []string
+	for _, t := range lex {
+		kept = append(kept, t.words[0].Text)
+	}
+	if strings.Join(kept, " ") != "a b c d plain" {
+		t.Errorf("prefixes kept: %v", kept)
+	}
+	run := strings.Repeat("漢字", 100) // 199 character pairs
+	terms, _ = compileSemantic("note " + run)
+	lex = lexicalPart(terms)
+	if len(lex) != 2 || termTokens(lex[0])+termTokens(lex[1]) != MaxTokens {
+		t.Errorf("a long unspaced run: %d terms, %d tokens", len(lex), termTokens(lex[len(lex)-1]))
+	}
+}

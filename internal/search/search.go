@@ -108,18 +108,32 @@ func (s *Searcher) Search(ctx context.Context, q Query) (*Response, error) {
 		return nil, errs.New(errs.CodeInvalidInput, "at most %d tags and %d frontmatter filters are accepted (got %d and %d)", MaxFilterValues, MaxFilterValues, len(q.Tags), len(q.Frontmatter)).
 			With("tags", len(q.Tags)).With("frontmatter", len(q.Frontmatter)).With("max", MaxFilterValues)
 	}
-	terms, err := compileQuery(q.Text)
-	if err != nil {
+	if err := checkBytes(q.Text); err != nil {
 		return nil, err
 	}
 	mode, err := s.resolveMode(ctx, q.Mode)
 	if err != nil {
 		return nil, err
 	}
-	if mode != ModeLexical || q.ExpandLinks || q.Explain {
-		return s.fused(ctx, q, mode, terms)
+	// Lexical mode matches every term, so the query is held to every
+	// limit. Semantic mode embeds the query whole and matches only its
+	// exclusions; hybrid matches its exclusions and as many of its other
+	// terms as the limits allow (docs/search.md, "Limits").
+	var terms, lex []term
+	if mode == ModeLexical {
+		terms, err = compileQuery(q.Text)
+		lex = terms
+	} else {
+		terms, err = compileSemantic(q.Text)
+		lex = lexicalPart(terms)
 	}
-	return s.lexical(ctx, q, terms)
+	if err != nil {
+		return nil, err
+	}
+	if mode != ModeLexical || q.ExpandLinks || q.Explain {
+		return s.fused(ctx, q, mode, terms, lex)
+	}
+	return s.lexical(ctx, q, lex)
 }
 
 // lexical is BM25 search alone: strict pass, then relaxed.

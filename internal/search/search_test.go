@@ -153,8 +153,8 @@ func TestSearchRefusesOversizedInput(t *testing.T) {
 		"5000 frontmatter keys": {Text: "note", Frontmatter: fm},
 		"long glob":             {Text: "note", PathGlob: strings.Repeat("*a", search.MaxPathGlobBytes)},
 		"long query":            {Text: strings.Repeat("note ", 1000)},
-		"33 distinct terms":     {Text: strings.Join(many[:33], " ")},
-		"5 prefixes":            {Text: "a* b* c* d* e*"},
+		"33 exclusions":         {Text: "note -" + strings.Join(many[:33], " -")},
+		"5 prefix exclusions":   {Text: "note -a* -b* -c* -d* -e*"},
 	}
 	for name, q := range cases {
 		for _, mode := range []string{search.ModeLexical, search.ModeSemantic, search.ModeHybrid} {
@@ -163,6 +163,14 @@ func TestSearchRefusesOversizedInput(t *testing.T) {
 			if errs.Code(err) != errs.CodeInvalidInput {
 				t.Errorf("%s (%s): err %v, want invalid_input", name, mode, err)
 			}
+		}
+	}
+	// Lexical mode matches every term, so it refuses more of them;
+	// semantic mode only embeds them and hybrid clips its lexical half
+	// (TestSemanticQueriesAreNotHeldToTermLimits).
+	for name, text := range map[string]string{"33 distinct terms": strings.Join(many[:33], " "), "5 prefixes": "a* b* c* d* e*"} {
+		if _, err := s.Search(context.Background(), search.Query{Text: text, Mode: search.ModeLexical}); errs.Code(err) != errs.CodeInvalidInput {
+			t.Errorf("%s (lexical): err %v, want invalid_input", name, err)
 		}
 	}
 	// Repeats are not refused: they count once.
