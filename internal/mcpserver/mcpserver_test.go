@@ -39,13 +39,6 @@ func demoCopy(t *testing.T, name string) string {
 	return dst
 }
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string
-)
-
 func TestMain(m *testing.M) { os.Exit(testutil.RunMain(m)) }
 
 // lociBinary is the real binary (built once per test run).
