@@ -77,7 +77,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// with error code 0 ("invalid during session initialization").
 		writeReply(jw, http.StatusBadRequest, invalidRequest(req.ID,
 			"%s needs a session: send initialize first (without %s), then this request with the %s it returns",
-			clip([]byte(req.Method)), sessionHeader, sessionHeader))
+			clip(req.Method, maxQuoted), sessionHeader, sessionHeader))
 		return
 	}
 	// A POST without a session id carrying initialize opens a session. (Other

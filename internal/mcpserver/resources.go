@@ -205,7 +205,7 @@ func (r *resources) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mc
 func resourceError(uri string, err error) error {
 	e := errs.As(err)
 	data := func(m map[string]any) json.RawMessage {
-		m["uri"] = clipString(uri, 1024)
+		m["uri"] = clip(uri, 1024)
 		b, _ := json.Marshal(m)
 		return b
 	}
