@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,7 +128,8 @@ func (r *resources) noteURI(vaultName, rel string) string {
 }
 
 // parseURI maps a resource URI back to a vault and a cleaned vault-relative
-// path, through the same confinement as every path argument.
+// path, through the same confinement as every path argument, and refuses a
+// path that is not a note.
 func (r *resources) parseURI(uri string) (*ops.VaultHandle, string, error) {
 	rest, ok := strings.CutPrefix(uri, uriScheme)
 	if !ok {
@@ -159,8 +159,10 @@ func (r *resources) parseURI(uri string) (*ops.VaultHandle, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if !strings.EqualFold(path.Ext(clean), ".md") || vh.Vault.Excluded(clean) {
-		return nil, "", errs.New(errs.CodeNotFound, "%s is not a note of vault %s", clean, vh.Name).With("path", clean)
+	// The one rule of what a note is (vault.NoteRule), refused as
+	// vault.Resolve refuses it, so a non-note gets the answer read_note gives.
+	if why := vh.Vault.NoteRule(clean); why != "" {
+		return nil, "", errs.New(errs.CodePathDenied, "%s is not a note loci reads: %s", clean, why).With("path", clean).With("reason", why)
 	}
 	return vh, clean, nil
 }
