@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -267,5 +270,52 @@ func TestResourceReadNonNotes(t *testing.T) {
 	_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Missing.md"})
 	if we := rpcError(t, "read Missing.md", err); dataCode(we) != errs.CodeNotFound || !strings.HasPrefix(we.Message, "Resource not found") {
 		t.Errorf("resources/read Missing.md: %q %s", we.Message, we.Data)
+	}
+}
+
+// TestResourceReadIsBounded: a note over the result limit is refused from
+// its size, never loaded: a 5 GiB (sparse) note gets payload_too_large with
+// its size, and reading it allocates nothing near that. A folder named like
+// a note is not one.
+func TestResourceReadIsBounded(t *testing.T) {
+	const huge = 5 << 30
+	env, url := smallServer(t, map[string]string{"Home.md": "# Home\n", "Folder.md/inside.md": "# In\n"})
+	f, err := os.Create(filepath.Join(env.Vaults[0].Vault.Root, "Huge.md")) // after the sync: never indexed
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(huge); err != nil {
+		f.Close()
+		t.Skipf("no sparse file of %d bytes here: %v", huge, err)
+	}
+	f.Close()
+	cs := httpClient(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Huge.md"})
+	runtime.ReadMemStats(&after)
+	we := rpcError(t, "read Huge.md", err)
+	var data struct {
+		Code    string         `json:"code"`
+		Details map[string]any `json:"details"`
+	}
+	json.Unmarshal(we.Data, &data)
+	if data.Code != errs.CodeTooLarge || data.Details["bytes"] != float64(huge) || data.Details["limit"] != float64(ops.DefaultMaxResultBytes) || data.Details["tool"] != "read_note" {
+		t.Errorf("read Huge.md: %d %s %s", we.Code, we.Message, we.Data)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Errorf("reading the refused note allocated %d MiB", grew>>20)
+	}
+
+	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Folder.md"})
+	if we := rpcError(t, "read Folder.md", err); !strings.Contains(we.Message, "is a folder, not a note") {
+		t.Errorf("read Folder.md: %s %s", we.Message, we.Data)
+	}
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Home.md"})
+	if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "# Home\n" || res.Contents[0].Meta["loci/etag"] == nil {
+		t.Errorf("read Home.md: %v %+v", err, res)
 	}
 }
