@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"runtime"
@@ -143,27 +144,39 @@ func writeClose(f *os.File, token string) error {
 	return err
 }
 
+// tokenChecked, set by tests only, runs between checking the token file
+// and reading it.
+var tokenChecked func()
+
+// readToken opens the token file once, without following a link, and
+// checks and reads that open file: the mode checked is the mode of the
+// bytes read.
 func readToken(dir safefs.Loc) (string, error) {
 	p := TokenPath(dir)
-	st, err := dir.Root.Lstat(dir.Name(TokenFile))
+	f, err := dir.Root.OpenFile(dir.Name(TokenFile), os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", err
 		}
-		if safefs.IsDenied(err) {
-			return "", errs.New(errs.CodeForbidden, "the token file %s is not safe to read (%s); remove the link and run `loci token --rotate`", p, errs.As(err).Message).With("path", p)
+		if safefs.IsDenied(err) { // a link on the way, or not a regular file
+			return "", errs.New(errs.CodeForbidden, "the token file %s is not safe to read (%s); remove it and run `loci token --rotate`", p, errs.As(err).Message).With("path", p)
 		}
 		return "", errs.Wrap(err, errs.CodeInternal, "cannot read the token file").With("path", p)
 	}
-	if !st.Mode().IsRegular() {
-		return "", errs.New(errs.CodeForbidden, "the token file %s is not a regular file (a symlink?); remove it and run `loci token --rotate`", p).With("path", p)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", errs.Wrap(err, errs.CodeInternal, "cannot read the token file").With("path", p)
 	}
 	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 {
 		return "", errs.New(errs.CodeForbidden,
 			"the token file %s is accessible to other users (mode %04o); treat the token as leaked: run `loci token --rotate` (it writes a new one with mode 0600)",
 			p, st.Mode().Perm()).With("path", p).With("mode", st.Mode().Perm().String())
 	}
-	b, err := dir.Root.ReadFile(dir.Name(TokenFile))
+	if tokenChecked != nil {
+		tokenChecked()
+	}
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return "", errs.Wrap(err, errs.CodeInternal, "cannot read the token file").With("path", p)
 	}
