@@ -94,8 +94,11 @@ func dirErr(err error, dir safefs.Loc) error {
 	return errs.Wrap(err, errs.CodeInternal, "cannot create the index directory").With("dir", dir.Path())
 }
 
-// RotateToken replaces the stored token with a new one (written to a
-// private temporary file, then renamed over the old one) and returns it.
+// RotateToken replaces the stored token with a new one and returns it. The
+// new token is written to a private temporary file, fsynced, renamed over
+// the old one and the folder fsynced (safefs.Root.WriteFileAtomic), so
+// after a crash the old token, leaked or not, does not come back. A link
+// at the token path (or on the way to it) is refused, not replaced.
 func RotateToken(dir safefs.Loc) (string, error) {
 	if err := dir.MkdirAll(0o755); err != nil {
 		return "", dirErr(err, dir)
@@ -104,27 +107,7 @@ func RotateToken(dir safefs.Loc) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := dir.Name(".token-" + base64.RawURLEncoding.EncodeToString(rnd[:]))
-	f, err := dir.Root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		if safefs.IsDenied(err) {
-			return "", err
-		}
-		return "", errs.Wrap(err, errs.CodeInternal, "cannot create the token file").With("dir", dir.Path())
-	}
-	if err := f.Chmod(0o600); err != nil && runtime.GOOS != "windows" {
-		f.Close()
-		dir.Root.Remove(tmp)
-		return "", errs.Wrap(err, errs.CodeInternal, "cannot protect the token file")
-	}
-	if err := writeClose(f, t); err != nil {
-		dir.Root.Remove(tmp)
-		return "", errs.Wrap(err, errs.CodeInternal, "cannot write the token file")
-	}
-	if err := dir.Root.Rename(tmp, dir.Name(TokenFile)); err != nil {
-		dir.Root.Remove(tmp)
+	if err := dir.Root.WriteFileAtomic(dir.Name(TokenFile), []byte(t+"\n"), 0o600); err != nil {
 		if safefs.IsDenied(err) {
 			return "", err
 		}

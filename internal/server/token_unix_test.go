@@ -71,3 +71,39 @@ func TestTokenFIFO(t *testing.T) {
 		t.Errorf("a FIFO at the token path: %q %v", got, err)
 	}
 }
+
+// TestRotateRefusesALinkAtTheTokenPath: rotating never writes through, nor
+// replaces, a link planted at the token path, and leaves no temporary file.
+// (That the rotation is durable, the folder fsynced after the rename, is
+// safefs.Root.WriteFileAtomic's; a crash is not simulated here.)
+func TestRotateRefusesALinkAtTheTokenPath(t *testing.T) {
+	t.Setenv(EnvToken, "")
+	vaultRoot := t.TempDir()
+	dirPath := filepath.Join(vaultRoot, ".loci")
+	dir := safefs.At(dirPath, vaultRoot)
+	if _, err := RotateToken(dir); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "elsewhere")
+	os.WriteFile(outside, []byte("outside\n"), 0o600)
+	link := filepath.Join(dirPath, TokenFile)
+	os.Remove(link)
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	if tok, err := RotateToken(dir); errs.Code(err) != errs.CodePathDenied {
+		t.Errorf("rotate over a link: %q %v, want path_denied", tok, err)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "outside\n" {
+		t.Errorf("the link's target changed: %q", b)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", st, err)
+	}
+	entries, _ := os.ReadDir(dirPath)
+	for _, e := range entries {
+		if e.Name() != TokenFile {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}
