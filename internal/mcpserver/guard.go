@@ -99,7 +99,7 @@ func checkURI(uri string) error {
 	if problem == "" {
 		return nil
 	}
-	data, _ := json.Marshal(map[string]any{"uri": clipString(uri, 256), "code": errs.CodeInvalidInput})
+	data, _ := json.Marshal(map[string]any{"uri": clip(uri, 256), "code": errs.CodeInvalidInput})
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: errs.CodeInvalidInput + ": " + problem, Data: data}
 }
 
@@ -115,20 +115,9 @@ func wireSafe(err error, uri string, hasURI bool) error {
 	}
 	fixed := &jsonrpc.Error{Code: we.Code, Message: err.Error()}
 	if hasURI {
-		fixed.Data, _ = json.Marshal(map[string]any{"uri": clipString(uri, 256)})
+		fixed.Data, _ = json.Marshal(map[string]any{"uri": clip(uri, 256)})
 	}
 	return fixed
-}
-
-// clipString cuts s to at most n bytes on a rune boundary.
-func clipString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }
 
 // badUTF8 is the offset of the first byte of b that is not valid UTF-8.

@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/mcpserver"
 	"github.com/loci-dev/loci/internal/ops"
@@ -226,5 +230,92 @@ func TestResourceReadGovernor(t *testing.T) {
 	}
 	if res := call(t, cs, "read_note", map[string]any{"path": "Small.md"}); !strings.HasPrefix(text(res), "payload_too_large") {
 		t.Errorf("read_note under a 100-byte limit: %s", text(res))
+	}
+}
+
+// TestResourceReadNonNotes: a path that is not a note (hidden, not .md, in
+// .obsidian/) gets one answer, the one read_note gives: path_denied, in
+// resources/read and resources/subscribe alike; a note that does not exist
+// is "Resource not found".
+func TestResourceReadNonNotes(t *testing.T) {
+	_, url := smallServer(t, map[string]string{
+		"Home.md": "# Home\n", ".hidden/Secret.md": "# Secret\n", "notes.txt": "plain\n", ".obsidian/app.md": "# app\n",
+	})
+	cs := httpClient(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	dataCode := func(we *jsonrpc.Error) string {
+		var d struct {
+			Code string `json:"code"`
+		}
+		json.Unmarshal(we.Data, &d)
+		return d.Code
+	}
+	for _, p := range []string{".hidden/Secret.md", "notes.txt", ".obsidian/app.md", ".hidden/Missing.md", "missing.txt"} {
+		tool := failed(t, "read_note "+p, call(t, cs, "read_note", map[string]any{"path": p}))
+		if tool != errs.CodePathDenied {
+			t.Errorf("read_note %s: %s, want path_denied", p, tool)
+		}
+		uri := "loci://vault/" + p
+		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		we := rpcError(t, "read "+uri, err)
+		if got := dataCode(we); got != tool || we.Code != jsonrpc.CodeInvalidParams || !strings.HasPrefix(we.Message, tool+": ") {
+			t.Errorf("resources/read %s: %d %q (data.code %q), want read_note's %s", uri, we.Code, we.Message, got, tool)
+		}
+		err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+		if we := rpcError(t, "subscribe "+uri, err); dataCode(we) != tool {
+			t.Errorf("resources/subscribe %s: %q %s, want %s", uri, we.Message, we.Data, tool)
+		}
+	}
+	_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Missing.md"})
+	if we := rpcError(t, "read Missing.md", err); dataCode(we) != errs.CodeNotFound || !strings.HasPrefix(we.Message, "Resource not found") {
+		t.Errorf("resources/read Missing.md: %q %s", we.Message, we.Data)
+	}
+}
+
+// TestResourceReadIsBounded: a note over the result limit is refused from
+// its size, never loaded: a 5 GiB (sparse) note gets payload_too_large with
+// its size, and reading it allocates nothing near that. A folder named like
+// a note is not one.
+func TestResourceReadIsBounded(t *testing.T) {
+	const huge = 5 << 30
+	env, url := smallServer(t, map[string]string{"Home.md": "# Home\n", "Folder.md/inside.md": "# In\n"})
+	f, err := os.Create(filepath.Join(env.Vaults[0].Vault.Root, "Huge.md")) // after the sync: never indexed
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(huge); err != nil {
+		f.Close()
+		t.Skipf("no sparse file of %d bytes here: %v", huge, err)
+	}
+	f.Close()
+	cs := httpClient(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Huge.md"})
+	runtime.ReadMemStats(&after)
+	we := rpcError(t, "read Huge.md", err)
+	var data struct {
+		Code    string         `json:"code"`
+		Details map[string]any `json:"details"`
+	}
+	json.Unmarshal(we.Data, &data)
+	if data.Code != errs.CodeTooLarge || data.Details["bytes"] != float64(huge) || data.Details["limit"] != float64(ops.DefaultMaxResultBytes) || data.Details["tool"] != "read_note" {
+		t.Errorf("read Huge.md: %d %s %s", we.Code, we.Message, we.Data)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Errorf("reading the refused note allocated %d MiB", grew>>20)
+	}
+
+	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Folder.md"})
+	if we := rpcError(t, "read Folder.md", err); !strings.Contains(we.Message, "is a folder, not a note") {
+		t.Errorf("read Folder.md: %s %s", we.Message, we.Data)
+	}
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Home.md"})
+	if err != nil || len(res.Contents) != 1 || res.Contents[0].Text != "# Home\n" || res.Contents[0].Meta["loci/etag"] == nil {
+		t.Errorf("read Home.md: %v %+v", err, res)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -77,7 +78,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// with error code 0 ("invalid during session initialization").
 		writeReply(jw, http.StatusBadRequest, invalidRequest(req.ID,
 			"%s needs a session: send initialize first (without %s), then this request with the %s it returns",
-			clip([]byte(req.Method)), sessionHeader, sessionHeader))
+			clip(req.Method, maxQuoted), sessionHeader, sessionHeader))
 		return
 	}
 	// A POST without a session id carrying initialize opens a session. (Other
@@ -103,23 +104,37 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // sessionless reports whether a request without a session id may go to the
-// SDK: initialize, ping (allowed before initialize), and requests of the
-// session-less protocol (2026-07-28 and later), which the SDK answers
-// itself.
+// SDK: initialize, ping (allowed before initialize) and server/discover (a
+// client's probe for the session-less protocol), and any request that
+// declares the session-less protocol, 2026-07-28 or later, in its
+// Mcp-Protocol-Version header or in params._meta (the SDK answers those
+// itself). A version is a YYYY-MM-DD date compared as a date: "9" or
+// "2026-13-01" declares nothing.
 func sessionless(r *http.Request, req *jsonrpc.Request) bool {
 	switch req.Method {
 	case "initialize", "ping", "server/discover":
 		return true
 	}
-	if v := r.Header.Get("Mcp-Protocol-Version"); v >= "2026-07-28" {
+	if sessionlessVersion(r.Header.Get("Mcp-Protocol-Version")) {
 		return true
 	}
 	var p struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
 	json.Unmarshal(req.Params, &p)
-	_, ok := p.Meta[mcp.MetaKeyProtocolVersion]
-	return ok
+	var v string
+	json.Unmarshal(p.Meta[mcp.MetaKeyProtocolVersion], &v)
+	return sessionlessVersion(v)
+}
+
+// firstSessionlessVersion is the first protocol version without sessions.
+var firstSessionlessVersion = time.Date(2026, time.July, 28, 0, 0, 0, 0, time.UTC)
+
+// sessionlessVersion reports whether v is a protocol version (a YYYY-MM-DD
+// date) of the session-less protocol.
+func sessionlessVersion(v string) bool {
+	d, err := time.Parse(time.DateOnly, v)
+	return err == nil && !d.Before(firstSessionlessVersion)
 }
 
 // readMessage reads and checks a POST body (at most MaxMessageBytes). On

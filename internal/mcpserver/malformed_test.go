@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/mcpserver"
 	"github.com/loci-dev/loci/internal/ops"
@@ -543,4 +545,83 @@ func TestMalformedHTTP(t *testing.T) {
 		}
 	}
 	t.Logf("HTTP: %s", n)
+}
+
+// TestSessionlessVersions: without a session id, only initialize, ping,
+// server/discover and requests declaring the session-less protocol
+// (2026-07-28 or later, a YYYY-MM-DD date compared as a date, in the
+// Mcp-Protocol-Version header or in params._meta) reach the SDK; anything
+// else is told to initialize first. A version that is not a date declares
+// nothing, however it sorts as a string.
+func TestSessionlessVersions(t *testing.T) {
+	_, url := smallServer(t, map[string]string{"Home.md": "# Home\n"})
+	postMethod := func(method, header, meta string) (int, wireMsg) {
+		t.Helper()
+		params := `{}`
+		if meta != "" {
+			params = `{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + meta + `"}}`
+		}
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":"q","method":"`+method+`","params":`+params+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if header != "" {
+			req.Header.Set("Mcp-Protocol-Version", header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			_, data, _ := strings.Cut(string(raw), "\ndata:")
+			raw, _, _ = bytes.Cut([]byte(data), []byte("\n"))
+		}
+		var m wireMsg
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("%s, header %q, _meta %q: HTTP %d, not JSON-RPC: %q", method, header, meta, resp.StatusCode, raw)
+		}
+		return resp.StatusCode, m
+	}
+	post := func(header, meta string) (int, wireMsg) { return postMethod("tools/list", header, meta) }
+	code := func(m wireMsg) int64 {
+		if m.Error == nil || m.Error.Code == nil {
+			return 0
+		}
+		return *m.Error.Code
+	}
+	toldToInitialize := func(status int, m wireMsg) bool {
+		return status == http.StatusBadRequest && code(m) == -32600 &&
+			string(m.ID) == `"q"` && strings.Contains(m.Error.Message, "needs a session: send initialize first")
+	}
+	for _, v := range []string{"", "9", "2026-13-01", "2026-07-32", "garbage", "2026-7-28", "2026-07-28x", "2025-06-18", "2026-07-27"} {
+		if status, m := post(v, ""); !toldToInitialize(status, m) {
+			t.Errorf("Mcp-Protocol-Version %q without a session: HTTP %d %s, want 400 and -32600 telling to initialize first", v, status, show([]wireMsg{m}))
+		}
+		if v == "" {
+			continue
+		}
+		if status, m := post("", v); !toldToInitialize(status, m) {
+			t.Errorf("_meta protocol version %q without a session: HTTP %d %s, want 400 and -32600 telling to initialize first", v, status, show([]wireMsg{m}))
+		}
+	}
+	// ping is allowed before initialize.
+	for _, v := range []string{"", "2025-06-18"} {
+		if status, m := postMethod("ping", v, ""); status != http.StatusOK || m.Error != nil || m.Result == nil {
+			t.Errorf("ping without a session, Mcp-Protocol-Version %q: HTTP %d %s", v, status, show([]wireMsg{m}))
+		}
+	}
+	// The session-less protocol reaches the SDK, which answers it (loci's
+	// sessions are stateful: it says which versions it speaks).
+	for _, v := range []string{"2026-07-28", "2027-01-05"} {
+		for _, hm := range [][2]string{{v, ""}, {"", v}, {v, v}} {
+			status, m := post(hm[0], hm[1])
+			if code(m) != mcp.CodeUnsupportedProtocolVersion || string(m.ID) != `"q"` {
+				t.Errorf("header %q, _meta %q: HTTP %d %s, want the SDK's unsupported-version answer", hm[0], hm[1], status, show([]wireMsg{m}))
+			}
+		}
+	}
 }

@@ -39,13 +39,6 @@ func demoCopy(t *testing.T, name string) string {
 	return dst
 }
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string
-)
-
 func TestMain(m *testing.M) { os.Exit(testutil.RunMain(m)) }
 
 // lociBinary is the real binary (built once per test run).
@@ -696,7 +689,7 @@ func TestHTTPResourcesPromptsNotifications(t *testing.T) {
 		"loci://vault/../secret.md":              "path_denied",
 		"loci://vault/.obsidian/workspace.md":    "path_denied",
 		"loci://vault/.loci/index.db":            "path_denied",
-		"loci://vault/Ideas":                     "not found",
+		"loci://vault/Ideas":                     "path_denied", // not .md: read_note's answer too
 		"file:///etc/passwd":                     "not found",
 		"loci://vault/Ideas/Zettelkasten.md?x=1": "",
 	} {

@@ -1,12 +1,16 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"net/url"
-	"path"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +22,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/safefs"
 	"github.com/loci-dev/loci/internal/vault"
 )
 
@@ -129,7 +134,8 @@ func (r *resources) noteURI(vaultName, rel string) string {
 }
 
 // parseURI maps a resource URI back to a vault and a cleaned vault-relative
-// path, through the same confinement as every path argument.
+// path, through the same confinement as every path argument, and refuses a
+// path that is not a note.
 func (r *resources) parseURI(uri string) (*ops.VaultHandle, string, error) {
 	rest, ok := strings.CutPrefix(uri, uriScheme)
 	if !ok {
@@ -159,8 +165,10 @@ func (r *resources) parseURI(uri string) (*ops.VaultHandle, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if !strings.EqualFold(path.Ext(clean), ".md") || vh.Vault.Excluded(clean) {
-		return nil, "", errs.New(errs.CodeNotFound, "%s is not a note of vault %s", clean, vh.Name).With("path", clean)
+	// The one rule of what a note is (vault.NoteRule), refused as
+	// vault.Resolve refuses it, so a non-note gets the answer read_note gives.
+	if why := vh.Vault.NoteRule(clean); why != "" {
+		return nil, "", errs.New(errs.CodePathDenied, "%s is not a note loci reads: %s", clean, why).With("path", clean).With("reason", why)
 	}
 	return vh, clean, nil
 }
@@ -173,29 +181,78 @@ func (r *resources) parseURI(uri string) (*ops.VaultHandle, string, error) {
 func (r *resources) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	vh, rel, err := r.parseURI(uri)
-	if err == nil {
-		var b []byte
-		b, rel, err = vh.Vault.ReadNote(rel)
-		if err == nil {
-			c := &mcp.ResourceContents{URI: uri, MIMEType: markdownMIME, Meta: mcp.Meta{etagMetaKey: vault.Etag(b)}}
-			size := len(b)
-			if utf8.Valid(b) {
-				c.Text = string(b)
-			} else {
-				c.Blob = b
-				size = base64.StdEncoding.EncodedLen(len(b))
-			}
-			if limit := r.s.resultLimit(); size > limit {
-				err = errs.New(errs.CodeTooLarge, "note %s is %d bytes, over the %d-byte limit of one result; read it in parts with the read_note tool (start_line and end_line, or heading)", rel, size, limit).
-					With("path", rel).With("bytes", size).With("limit", limit).With("tool", "read_note")
-				return nil, resourceError(uri, err)
-			}
-			res := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}
-			res.CacheScope = "private" // personal notes, as resources/list
-			return res, nil
+	if err != nil {
+		return nil, resourceError(uri, err)
+	}
+	limit := r.s.resultLimit()
+	b, err := readNote(vh.Vault, rel, limit)
+	if err != nil {
+		return nil, resourceError(uri, err)
+	}
+	c := &mcp.ResourceContents{URI: uri, MIMEType: markdownMIME, Meta: mcp.Meta{etagMetaKey: vault.Etag(b)}}
+	if utf8.Valid(b) {
+		c.Text = string(b)
+	} else {
+		c.Blob = b
+		if size := base64.StdEncoding.EncodedLen(len(b)); size > limit {
+			return nil, resourceError(uri, noteTooLarge(rel, int64(size), limit))
 		}
 	}
-	return nil, resourceError(uri, err)
+	res := &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}
+	res.CacheScope = "private" // personal notes, as resources/list
+	return res, nil
+}
+
+// readNote reads a note as vault.ReadNote does (Resolve's rule, then the
+// real path opened without following links), but bounded: a file over
+// limit bytes is refused from its size, before any of it is read. (The
+// file is already known to be a readable note, so its size tells nothing
+// new.)
+func readNote(v *vault.Vault, rel string, limit int) ([]byte, error) {
+	clean, real, err := v.Resolve(rel)
+	if err != nil {
+		return nil, err
+	}
+	f, err := v.FS().OpenFile(real, os.O_RDONLY, 0)
+	if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, errs.New(errs.CodeNotFound, "note not found: %s", clean).With("path", clean)
+		case safefs.IsDenied(err):
+			if st, serr := v.FS().Lstat(real); serr == nil && st.IsDir() {
+				return nil, errs.New(errs.CodeNotFound, "%s is a folder, not a note", clean).With("path", clean).With("reason", "folder")
+			}
+			return nil, errs.New(errs.CodePathDenied, "%s is not a note loci reads: %s", clean, errs.As(err).Message).With("path", clean).With("reason", "not a regular file")
+		}
+		return nil, errs.Wrap(err, errs.CodeInternal, "cannot read note").With("path", clean)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, errs.Wrap(err, errs.CodeInternal, "cannot read note").With("path", clean)
+	}
+	if st.Size() > int64(limit) {
+		return nil, noteTooLarge(clean, st.Size(), limit)
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(st.Size()) + 1)
+	if _, err := buf.ReadFrom(io.LimitReader(f, int64(limit)+1)); err != nil {
+		return nil, errs.Wrap(err, errs.CodeInternal, "cannot read note").With("path", clean)
+	}
+	if buf.Len() > limit { // it grew since Stat
+		size := int64(buf.Len())
+		if st, err := f.Stat(); err == nil {
+			size = max(size, st.Size())
+		}
+		return nil, noteTooLarge(clean, size, limit)
+	}
+	return buf.Bytes(), nil
+}
+
+// noteTooLarge refuses a note over the result governor's limit.
+func noteTooLarge(rel string, size int64, limit int) error {
+	return errs.New(errs.CodeTooLarge, "note %s is %d bytes, over the %d-byte limit of one result; read it in parts with the read_note tool (start_line and end_line, or heading)", rel, size, limit).
+		With("path", rel).With("bytes", size).With("limit", limit).With("tool", "read_note")
 }
 
 // resourceError maps a loci error to the MCP error for resource requests.
@@ -205,7 +262,7 @@ func (r *resources) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mc
 func resourceError(uri string, err error) error {
 	e := errs.As(err)
 	data := func(m map[string]any) json.RawMessage {
-		m["uri"] = clipString(uri, 1024)
+		m["uri"] = clip(uri, 1024)
 		b, _ := json.Marshal(m)
 		return b
 	}

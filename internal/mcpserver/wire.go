@@ -37,6 +37,9 @@ const MaxMessageBytes = 4 << 20
 // more than 1000 levels, which used to end the session).
 const maxNesting = 100
 
+// maxQuoted bounds a value of the message quoted back in an error.
+const maxQuoted = 64
+
 // maxSafeID is the largest integer id that survives the SDK's decoding
 // exactly (it reads ids as float64).
 const maxSafeID = 1 << 53
@@ -129,7 +132,7 @@ func checkMessage(data []byte) (jsonrpc.Message, *reply) {
 		if v == nil {
 			return nil, invalidRequest(id, `"jsonrpc": "2.0" is missing`)
 		}
-		return nil, invalidRequest(id, `"jsonrpc" must be "2.0", not %s`, clip(v))
+		return nil, invalidRequest(id, `"jsonrpc" must be "2.0", not %s`, clip(string(v), maxQuoted))
 	}
 	if methodRaw, isRequest := top["method"]; isRequest {
 		var method string
@@ -151,7 +154,7 @@ func checkMessage(data []byte) (jsonrpc.Message, *reply) {
 				}
 				return nil, invalidRequest(id, `"params" must be an object, not %s`, kindOf(params))
 			}
-			return nil, &reply{id: id, code: jsonrpc.CodeInvalidParams, msg: fmt.Sprintf(`invalid params: "params" of %s must be an object, not %s`, clip([]byte(method)), kindOf(params))}
+			return nil, &reply{id: id, code: jsonrpc.CodeInvalidParams, msg: fmt.Sprintf(`invalid params: "params" of %s must be an object, not %s`, clip(method, maxQuoted), kindOf(params))}
 		}
 		if method == "initialize" && hasID {
 			// The SDK answers a malformed initialize with error code 0.
@@ -210,11 +213,11 @@ func parseID(raw json.RawMessage) (jsonrpc.ID, error) {
 		return jsonrpc.MakeID(s)
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		if bytes.ContainsAny(raw, ".eE") {
-			return jsonrpc.ID{}, fmt.Errorf(`a numeric "id" must be a plain integer, not %s`, clip(raw))
+			return jsonrpc.ID{}, fmt.Errorf(`a numeric "id" must be a plain integer, not %s`, clip(string(raw), maxQuoted))
 		}
 		n, err := strconv.ParseInt(string(raw), 10, 64)
 		if err != nil || n > maxSafeID || n < -maxSafeID {
-			return jsonrpc.ID{}, fmt.Errorf(`a numeric "id" must be within ±2^53, not %s`, clip(raw))
+			return jsonrpc.ID{}, fmt.Errorf(`a numeric "id" must be within ±2^53, not %s`, clip(string(raw), maxQuoted))
 		}
 		return jsonrpc.MakeID(float64(n))
 	}
@@ -329,15 +332,14 @@ func kindOf(v []byte) string {
 	return "a number"
 }
 
-// clip shortens a value quoted in an error message.
-func clip(v []byte) string {
-	const max = 64
-	if len(v) <= max {
-		return string(v)
+// clip cuts s to at most n bytes on a rune boundary, marking the cut with
+// "...": a value quoted in an error message or its data.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(v[cut]) {
-		cut--
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return string(v[:cut]) + "..."
+	return s[:n] + "..."
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -156,6 +157,29 @@ func TestParseID(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("parseID(%s) = %s (%v), want %s", raw, got, err, want)
+		}
+	}
+}
+
+// TestClip: the one clip (error messages and error data) cuts on a rune
+// boundary and marks the cut.
+func TestClip(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 64, "short"},
+		{"abcdef", 3, "abc..."},
+		{"aé", 2, "a..."}, // é is two bytes: never cut inside it
+		{"日本語", 4, "日..."},
+		{"", 0, ""},
+	} {
+		if got := clip(c.in, c.n); got != c.want {
+			t.Errorf("clip(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+		if got := clip(c.in, c.n); !utf8.ValidString(got) {
+			t.Errorf("clip(%q, %d) is not UTF-8", c.in, c.n)
 		}
 	}
 }

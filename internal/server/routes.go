@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +28,11 @@ const (
 // routes builds the handler: recovery and logging, then the Host and Origin
 // checks for every route, then authentication and the body limit for the
 // protected ones.
+//
+// /mcp is not wrapped in limitBody: the MCP handler bounds each POSTed
+// message itself (mcpserver.MaxMessageBytes) and answers an oversized one
+// in JSON-RPC's shape, with the request's id when it can be read. It too
+// is behind auth, so no body is read before authentication.
 func (s *Server) routes() http.Handler {
 	protected := func(h http.Handler) http.Handler {
 		if h == nil {
@@ -36,10 +40,9 @@ func (s *Server) routes() http.Handler {
 				api.WriteError(w, errs.New(errs.CodeRouteNotFound, "no such route: %s", r.URL.Path))
 			})
 		}
-		return s.auth(s.limitBody(h, api.WriteError))
+		return s.auth(s.limitBody(h))
 	}
-	// /mcp speaks JSON-RPC: an oversized body gets a JSON-RPC error there.
-	mcp := s.auth(s.limitBody(s.mcpStreams(s.opt.MCP), writeJSONRPCError))
+	mcp := s.auth(s.mcpStreams(s.opt.MCP))
 	if s.opt.MCP == nil {
 		mcp = protected(nil)
 	}
@@ -47,7 +50,7 @@ func (s *Server) routes() http.Handler {
 	events := protected(s.longLived(s.opt.API))
 	var web http.Handler
 	if s.opt.Web != nil {
-		web = s.limitBody(s.opt.Web, api.WriteError)
+		web = s.limitBody(s.opt.Web)
 	}
 	mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
@@ -243,7 +246,7 @@ func normOrigin(o string) string {
 // limitBody bounds request bodies. The body is read here (up to the limit),
 // so an oversized body gets the same 413 JSON error whether it announced its
 // length or streamed it chunked, and whichever handler is behind.
-func (s *Server) limitBody(next http.Handler, writeErr func(http.ResponseWriter, *errs.Error)) http.Handler {
+func (s *Server) limitBody(next http.Handler) http.Handler {
 	max := s.opt.MaxBodyBytes
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
@@ -252,40 +255,23 @@ func (s *Server) limitBody(next http.Handler, writeErr func(http.ResponseWriter,
 		}
 		if r.ContentLength > max {
 			w.Header().Set("Connection", "close")
-			writeErr(w, tooLarge(max))
+			api.WriteError(w, tooLarge(max))
 			return
 		}
 		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				writeErr(w, tooLarge(max))
+				api.WriteError(w, tooLarge(max))
 				return
 			}
-			writeErr(w, errs.Wrap(err, errs.CodeInvalidInput, "cannot read the request body"))
+			api.WriteError(w, errs.Wrap(err, errs.CodeInvalidInput, "cannot read the request body"))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(b))
 		r.ContentLength = int64(len(b))
 		next.ServeHTTP(w, r)
 	})
-}
-
-// writeJSONRPCError answers a request to /mcp that never reached the MCP
-// handler (its body was too large or unreadable) in JSON-RPC's shape, as
-// an MCP client expects: HTTP 413 or 400 with {"jsonrpc":"2.0","id":null,
-// "error":{...}}.
-func writeJSONRPCError(w http.ResponseWriter, e *errs.Error) {
-	status := http.StatusBadRequest
-	if e.Code == errs.CodeTooLarge {
-		status = http.StatusRequestEntityTooLarge
-	}
-	data, _ := json.Marshal(map[string]any{"code": e.Code, "details": e.Details})
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
-		"error": map[string]any{"code": -32600, "message": e.Code + ": " + e.Message, "data": json.RawMessage(data)}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	w.Write(body)
 }
 
 func tooLarge(max int64) *errs.Error {

@@ -45,7 +45,9 @@ type Options struct {
 	// AllowedHosts are extra Host header values (host or host:port) allowed
 	// besides loopback names, e.g. a LAN name when binding beyond loopback.
 	AllowedHosts []string
-	// MaxBodyBytes bounds request bodies (default 4 MiB).
+	// MaxBodyBytes bounds request bodies on the REST routes and the web UI
+	// (default 4 MiB). /mcp is bounded by the MCP handler itself
+	// (mcpserver.MaxMessageBytes).
 	MaxBodyBytes int64
 
 	ReadHeaderTimeout time.Duration

@@ -18,6 +18,7 @@ import (
 	"github.com/loci-dev/loci/internal/api"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/mcpserver"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/safefs"
@@ -72,9 +73,8 @@ type fixture struct {
 	done   chan error
 }
 
-// start serves a real listener on 127.0.0.1:0 with the REST API over a copy
-// of the demo vault.
-func start(t *testing.T, mod func(*Options)) *fixture {
+// demoEnv opens and indexes a copy of the demo vault.
+func demoEnv(t *testing.T) *ops.Env {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "vault")
 	testutil.CopyTree(t, testutil.DemoVault(), dir)
@@ -88,6 +88,14 @@ func start(t *testing.T, mod func(*Options)) *fixture {
 	if _, err := env.Sync(ctx, vh, index.SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	return env
+}
+
+// start serves a real listener on 127.0.0.1:0 with the REST API over a copy
+// of the demo vault.
+func start(t *testing.T, mod func(*Options)) *fixture {
+	t.Helper()
+	env := demoEnv(t)
 	m := &fakeMCP{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	opt := Options{
 		Addr: "127.0.0.1:0", Token: testToken, MaxBodyBytes: 64 << 10,
@@ -262,51 +270,81 @@ func TestHostAndOrigin(t *testing.T) {
 	f.req(t, "OPTIONS", "/mcp", nil, map[string]string{"Origin": "http://evil.com", "Access-Control-Request-Method": "POST"}).wantErr(t, 403, errs.CodeForbidden)
 }
 
+// endless is a request body that never ends (sent chunked).
+type endless struct{ prefix io.Reader }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if n, err := e.prefix.Read(p); n > 0 || err != io.EOF {
+		return n, err
+	}
+	for i := range p {
+		p[i] = 'b'
+	}
+	return len(p), nil
+}
+
+// TestBodyLimit: REST bodies are cut at MaxBodyBytes in REST's error shape;
+// /mcp bodies are bounded by the real MCP handler itself
+// (mcpserver.MaxMessageBytes, whatever MaxBodyBytes says), whose 413 is a
+// JSON-RPC error with the request's id and data.limit. A body that never
+// ends is cut at the limit on both, and nothing is read before
+// authentication.
 func TestBodyLimit(t *testing.T) {
-	f := start(t, nil)
+	ms := mcpserver.New(catalog.All(), demoEnv(t), mcpserver.Options{})
+	t.Cleanup(func() { ms.Close() })
+	f := start(t, func(o *Options) { o.MCP = ms.HTTPHandler() })
+	mcpHeaders := with(auth(), "Content-Type", "application/json", "Accept", "application/json, text/event-stream")
+
+	// REST: announced length, and a body that never ends.
 	big := `{"query":"` + strings.Repeat("a", 100<<10) + `"}`
-	// /mcp answers in JSON-RPC's shape, the REST routes in REST's.
-	wantTooLarge := func(r resp, p string) {
+	f.req(t, "POST", "/v1/ops/search_notes", strings.NewReader(big), auth()).wantErr(t, 413, errs.CodeTooLarge)
+	f.req(t, "POST", "/v1/ops/search_notes", &endless{strings.NewReader(`{"query":"`)}, auth()).wantErr(t, 413, errs.CodeTooLarge)
+
+	// /mcp: the MCP handler's answer.
+	type rpcAnswer struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      any    `json:"id"`
+		Error   struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Data    struct {
+				Code  string   `json:"code"`
+				Limit int      `json:"limit"`
+				Bytes *float64 `json:"bytes"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	wantTooLarge := func(what string, r resp, size int) {
 		t.Helper()
-		if p != "/mcp" {
-			r.wantErr(t, 413, errs.CodeTooLarge)
+		var m rpcAnswer
+		if err := json.Unmarshal(r.body, &m); err != nil || r.status != 413 || m.JSONRPC != "2.0" || m.ID != "big" ||
+			m.Error.Code != -32600 || !strings.HasPrefix(m.Error.Message, errs.CodeTooLarge+":") ||
+			m.Error.Data.Code != errs.CodeTooLarge || m.Error.Data.Limit != mcpserver.MaxMessageBytes {
+			t.Errorf("%s: %d %.300s, want 413 and the MCP handler's JSON-RPC error with id \"big\" and data.limit", what, r.status, r.body)
 			return
 		}
-		var m struct {
-			JSONRPC string
-			ID      any
-			Error   struct {
-				Code    int
-				Message string
-			}
-		}
-		if r.status != 413 || json.Unmarshal([]byte(r.body), &m) != nil || m.JSONRPC != "2.0" || m.Error.Code != -32600 || !strings.HasPrefix(m.Error.Message, errs.CodeTooLarge) {
-			t.Errorf("%s: %d %s, want 413 with a JSON-RPC error", p, r.status, r.body)
+		switch {
+		case size < 0 && m.Error.Data.Bytes != nil:
+			t.Errorf("%s: data.bytes %v for a body of unknown length", what, *m.Error.Data.Bytes)
+		case size >= 0 && (m.Error.Data.Bytes == nil || *m.Error.Data.Bytes != float64(size)):
+			t.Errorf("%s: data.bytes %v, want %d", what, m.Error.Data.Bytes, size)
 		}
 	}
-	for _, p := range []string{"/v1/ops/search_notes", "/mcp"} {
-		// Announced length.
-		wantTooLarge(f.req(t, "POST", p, strings.NewReader(big), auth()), p)
-		// Streamed (chunked, no Content-Length).
-		pr, pw := io.Pipe()
-		go func() {
-			for i := 0; i < 100; i++ {
-				if _, err := pw.Write([]byte(strings.Repeat("b", 1<<10))); err != nil {
-					return
-				}
-			}
-			pw.Close()
-		}()
-		r := f.req(t, "POST", p, pr, auth())
-		pr.Close()
-		wantTooLarge(r, p)
+	prefix := `{"jsonrpc":"2.0","id":"big","method":"ping","params":{"pad":"`
+	huge := prefix + strings.Repeat("a", mcpserver.MaxMessageBytes) + `"}}`
+	wantTooLarge("announced", f.req(t, "POST", "/mcp", strings.NewReader(huge), mcpHeaders), len(huge))
+	wantTooLarge("never ending", f.req(t, "POST", "/mcp", &endless{strings.NewReader(prefix)}, mcpHeaders), -1)
+
+	// A message over MaxBodyBytes (64 KiB here) but within the MCP limit
+	// reaches the MCP handler: a ping, allowed before initialize.
+	ping := prefix + strings.Repeat("a", 1<<20) + `"}}`
+	if r := f.req(t, "POST", "/mcp", strings.NewReader(ping), mcpHeaders); r.status != 200 || !strings.Contains(string(r.body), `"id":"big","result":{}`) {
+		t.Errorf("1 MiB ping: %d %.300s", r.status, r.body)
 	}
+
 	// An unauthenticated client cannot make the server read a body at all.
 	f.req(t, "POST", "/v1/ops/search_notes", strings.NewReader(big), nil).wantErr(t, 401, errs.CodeUnauthorized)
-	// Under the limit is fine.
-	if r := f.req(t, "POST", "/mcp", strings.NewReader(strings.Repeat("c", 60<<10)), auth()); r.status != 200 {
-		t.Errorf("60 KiB body: %d %s", r.status, r.body)
-	}
+	f.req(t, "POST", "/mcp", &endless{strings.NewReader(prefix)}, with(mcpHeaders, "Authorization", "Bearer wrong")).wantErr(t, 401, errs.CodeUnauthorized)
 }
 
 func TestBindRules(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"runtime"
@@ -93,8 +94,11 @@ func dirErr(err error, dir safefs.Loc) error {
 	return errs.Wrap(err, errs.CodeInternal, "cannot create the index directory").With("dir", dir.Path())
 }
 
-// RotateToken replaces the stored token with a new one (written to a
-// private temporary file, then renamed over the old one) and returns it.
+// RotateToken replaces the stored token with a new one and returns it. The
+// new token is written to a private temporary file, fsynced, renamed over
+// the old one and the folder fsynced (safefs.Root.WriteFileAtomic), so
+// after a crash the old token, leaked or not, does not come back. A link
+// at the token path (or on the way to it) is refused, not replaced.
 func RotateToken(dir safefs.Loc) (string, error) {
 	if err := dir.MkdirAll(0o755); err != nil {
 		return "", dirErr(err, dir)
@@ -103,27 +107,7 @@ func RotateToken(dir safefs.Loc) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := dir.Name(".token-" + base64.RawURLEncoding.EncodeToString(rnd[:]))
-	f, err := dir.Root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		if safefs.IsDenied(err) {
-			return "", err
-		}
-		return "", errs.Wrap(err, errs.CodeInternal, "cannot create the token file").With("dir", dir.Path())
-	}
-	if err := f.Chmod(0o600); err != nil && runtime.GOOS != "windows" {
-		f.Close()
-		dir.Root.Remove(tmp)
-		return "", errs.Wrap(err, errs.CodeInternal, "cannot protect the token file")
-	}
-	if err := writeClose(f, t); err != nil {
-		dir.Root.Remove(tmp)
-		return "", errs.Wrap(err, errs.CodeInternal, "cannot write the token file")
-	}
-	if err := dir.Root.Rename(tmp, dir.Name(TokenFile)); err != nil {
-		dir.Root.Remove(tmp)
+	if err := dir.Root.WriteFileAtomic(dir.Name(TokenFile), []byte(t+"\n"), 0o600); err != nil {
 		if safefs.IsDenied(err) {
 			return "", err
 		}
@@ -143,27 +127,39 @@ func writeClose(f *os.File, token string) error {
 	return err
 }
 
+// tokenChecked, set by tests only, runs between checking the token file
+// and reading it.
+var tokenChecked func()
+
+// readToken opens the token file once, without following a link, and
+// checks and reads that open file: the mode checked is the mode of the
+// bytes read.
 func readToken(dir safefs.Loc) (string, error) {
 	p := TokenPath(dir)
-	st, err := dir.Root.Lstat(dir.Name(TokenFile))
+	f, err := dir.Root.OpenFile(dir.Name(TokenFile), os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", err
 		}
-		if safefs.IsDenied(err) {
-			return "", errs.New(errs.CodeForbidden, "the token file %s is not safe to read (%s); remove the link and run `loci token --rotate`", p, errs.As(err).Message).With("path", p)
+		if safefs.IsDenied(err) { // a link on the way, or not a regular file
+			return "", errs.New(errs.CodeForbidden, "the token file %s is not safe to read (%s); remove it and run `loci token --rotate`", p, errs.As(err).Message).With("path", p)
 		}
 		return "", errs.Wrap(err, errs.CodeInternal, "cannot read the token file").With("path", p)
 	}
-	if !st.Mode().IsRegular() {
-		return "", errs.New(errs.CodeForbidden, "the token file %s is not a regular file (a symlink?); remove it and run `loci token --rotate`", p).With("path", p)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", errs.Wrap(err, errs.CodeInternal, "cannot read the token file").With("path", p)
 	}
 	if runtime.GOOS != "windows" && st.Mode().Perm()&0o077 != 0 {
 		return "", errs.New(errs.CodeForbidden,
 			"the token file %s is accessible to other users (mode %04o); treat the token as leaked: run `loci token --rotate` (it writes a new one with mode 0600)",
 			p, st.Mode().Perm()).With("path", p).With("mode", st.Mode().Perm().String())
 	}
-	b, err := dir.Root.ReadFile(dir.Name(TokenFile))
+	if tokenChecked != nil {
+		tokenChecked()
+	}
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return "", errs.Wrap(err, errs.CodeInternal, "cannot read the token file").With("path", p)
 	}
