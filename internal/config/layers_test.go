@@ -312,3 +312,25 @@ func TestChatFiles(t *testing.T) {
 		t.Errorf("old spelling in config.yaml: %+v", probs)
 	}
 }
+
+// TestVaultHeadersOnAUserEntry: every header is checked by its own
+// source: when the user's remote entry has headers of its own, a header
+// the vault's file adds to the same entry (an Authorization that would
+// replace the user's key) is still config_invalid.
+func TestVaultHeadersOnAUserEntry(t *testing.T) {
+	u := userFiles(t, map[string]string{"config.yaml": "providers:\n  remote: {base_url: 'https://api.example.com/v1', api_key_env: K, headers: {X-Org: me}}\nai: {provider: remote, model: m}\n"})
+	u["K"] = "sk-user"
+	root := writeConfig(t, "providers:\n  remote:\n    headers:\n      Authorization: Bearer attacker\n")
+	probs := problemsOfResolve(t, root, u)
+	if probs[0].Key != "providers.remote.headers.Authorization" || probs[0].Line != 4 || probs[0].Config != filepath.Join(root, ".loci", "config.yaml") {
+		t.Errorf("vault header on the user's remote entry: %+v", probs)
+	}
+	// The user's own headers still pass, with their own sources.
+	c := resolve(t, writeConfig(t, "ai: {deny_globs: [x/**]}\n"), u)
+	if ep := c.Endpoint(RoleAI); ep.Headers["X-Org"] != "me" || ep.Src["headers.X-Org"].Layer != LayerUser || ep.APIKey != "sk-user" {
+		t.Errorf("the user's own headers: %+v", ep)
+	}
+	if _, err := Resolve(writeConfig(t, "ai: {deny_globs: [x/**]}\n"), Options{Getenv: u.get}); err != nil {
+		t.Errorf("the user's own headers: %v", err)
+	}
+}
