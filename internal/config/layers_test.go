@@ -334,3 +334,24 @@ func TestVaultHeadersOnAUserEntry(t *testing.T) {
 		t.Errorf("the user's own headers: %v", err)
 	}
 }
+
+// TestUserHeadersNotSentToAVaultServer: like the user's key, the user's
+// headers (a ${VAR} secret) never go to a server the vault's file named;
+// they are dropped with a notice. The vault's own headers stay.
+func TestUserHeadersNotSentToAVaultServer(t *testing.T) {
+	u := userFiles(t, map[string]string{"config.yaml": "providers:\n  ollama:\n    headers: {Authorization: 'Bearer ${OLLAMA_TOKEN}'}\n"})
+	u["OLLAMA_TOKEN"] = "secret"
+	c := resolve(t, writeConfig(t, "ai: {provider: ollama, base_url: 'http://127.0.0.1:6666/v1', model: m}\nproviders:\n  ollama:\n    headers: {X-Vault: v}\n"), u)
+	ep := c.Endpoint(RoleAI)
+	if _, ok := ep.Headers["Authorization"]; ok || ep.Headers["X-Vault"] != "v" {
+		t.Errorf("headers sent to a vault-named server: %+v", ep.Headers)
+	}
+	if len(c.Notices) != 1 || c.Notices[0].Key != "providers.ollama.headers.Authorization" || c.Notices[0].Line != 3 || !strings.Contains(c.Notices[0].Message, "not sent to http://127.0.0.1:6666/v1") {
+		t.Errorf("notices: %+v", c.Notices)
+	}
+	// The user's own server (no base_url from the vault) gets them.
+	c = resolve(t, writeConfig(t, "ai: {model: m}\n"), func() env { e := userFiles(t, map[string]string{"config.yaml": "providers:\n  ollama:\n    base_url: 'http://127.0.0.1:7777/v1'\n    headers: {Authorization: 'Bearer ${OLLAMA_TOKEN}'}\nai: {provider: ollama}\n"}); e["OLLAMA_TOKEN"] = "secret"; return e }())
+	if ep := c.Endpoint(RoleAI); ep.Headers["Authorization"] != "Bearer secret" || len(c.Notices) != 0 {
+		t.Errorf("the user's server: %+v %+v", ep, c.Notices)
+	}
+}

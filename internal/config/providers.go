@@ -237,11 +237,22 @@ func (c *Config) endpoint(role string) (*Endpoint, []Problem) {
 			}
 		}
 	}
-	if ep.chooser.Layer == LayerVault && keySrc.IsUser() && ep.APIKey != "" {
-		// Your key never goes to a server a vault's file named.
-		c.Notices = append(c.Notices, c.problem(ep.keyKey, "not sent to "+redactURL(ep.BaseURL)+", which the vault's own config named ("+ep.chooser.String()+"); name that server yourself to use your key with it", ""))
-		ep.APIKey = ""
-		ep.Src["api_key"] = Source{Layer: LayerDefault}
+	if ep.chooser.Layer == LayerVault {
+		// Your key, and your headers (a ${VAR} secret, a token), never go
+		// to a server a vault's file named.
+		if keySrc.IsUser() && ep.APIKey != "" {
+			c.Notices = append(c.Notices, c.problem(ep.keyKey, "not sent to "+redactURL(ep.BaseURL)+", which the vault's own config named ("+ep.chooser.String()+"); name that server yourself to use your key with it", ""))
+			ep.APIKey = ""
+			ep.Src["api_key"] = Source{Layer: LayerDefault}
+		}
+		for _, h := range slices.Sorted(maps.Keys(ep.headerKeys)) {
+			if k := ep.headerKeys[h]; ep.Src["headers."+h].IsUser() {
+				c.Notices = append(c.Notices, c.problem(k, "header not sent to "+redactURL(ep.BaseURL)+", which the vault's own config named ("+ep.chooser.String()+"); name that server yourself to send your headers to it", ""))
+				delete(ep.Headers, h)
+				delete(ep.headerKeys, h)
+				delete(ep.Src, "headers."+h)
+			}
+		}
 	}
 	return ep, probs
 }
