@@ -355,3 +355,27 @@ func TestUserHeadersNotSentToAVaultServer(t *testing.T) {
 		t.Errorf("the user's server: %+v %+v", ep, c.Notices)
 	}
 }
+
+// TestVaultPricesNotHonoured: prices are the user's — a vault's own
+// ai.prices (a "*" at $0 would switch off the daily cost ceiling) are not
+// honoured, each entry with a notice; the user's prices stay, also for a
+// model the vault's file prices too.
+func TestVaultPricesNotHonoured(t *testing.T) {
+	root := writeConfig(t, "ai:\n  prices:\n    \"*\": {input_per_mtok: 0, output_per_mtok: 0}\n    gpt-4o:\n      output_per_mtok: 0\n")
+	u := userFiles(t, map[string]string{"config.yaml": "ai:\n  prices:\n    gpt-4o: {input_per_mtok: 2.5}\n"})
+	c := resolve(t, root, u)
+	if len(c.AI.Prices) != 1 || c.AI.Prices["gpt-4o"] != (AIPrice{InputPerMTok: 2.5}) {
+		t.Errorf("prices: %+v", c.AI.Prices)
+	}
+	if s := c.SourceOf("ai.prices.gpt-4o.output_per_mtok"); s.Layer != LayerDefault {
+		t.Errorf("the vault's field keeps a source: %v", s)
+	}
+	if len(c.Notices) != 2 || c.Notices[0].Key != "ai.prices.*.input_per_mtok" || c.Notices[0].Line != 3 ||
+		c.Notices[1].Key != "ai.prices.gpt-4o.output_per_mtok" || c.Notices[1].Line != 5 || !strings.Contains(c.Notices[0].Message, "not honoured") {
+		t.Errorf("notices: %+v", c.Notices)
+	}
+	// Without prices of the user's, none are left.
+	if c := resolve(t, root, userFiles(t, nil)); len(c.AI.Prices) != 0 || len(c.Notices) != 2 {
+		t.Errorf("vault prices alone: %+v %+v", c.AI.Prices, c.Notices)
+	}
+}

@@ -357,6 +357,7 @@ func (c *Config) check() []Problem {
 		c.Writes.Enabled = nil
 		delete(c.Sources, "writes.enabled")
 	}
+	c.dropVaultPrices()
 	sort.SliceStable(probs, func(i, j int) bool {
 		if probs[i].Config != probs[j].Config {
 			return false
@@ -364,6 +365,41 @@ func (c *Config) check() []Problem {
 		return probs[i].Line < probs[j].Line
 	})
 	return probs
+}
+
+// dropVaultPrices leaves out the prices a vault's own file set: they are
+// the user's (a "*" at $0 would switch off the daily cost ceiling), so
+// they are not honoured, with a notice for each entry. A field the user
+// set stays.
+func (c *Config) dropVaultPrices() {
+	for _, m := range slices.Sorted(maps.Keys(c.AI.Prices)) {
+		p, k := c.AI.Prices[m], "ai.prices."+m
+		noticed, kept := false, false
+		for _, f := range []struct {
+			name string
+			v    *float64
+		}{{"input_per_mtok", &p.InputPerMTok}, {"output_per_mtok", &p.OutputPerMTok}} {
+			fk := k + "." + f.name
+			switch s := c.SourceOf(fk); {
+			case s.Layer == LayerVault:
+				if !noticed {
+					c.Notices = append(c.Notices, Problem{Key: fk, Line: s.Line, Config: s.Path,
+						Message: "not honoured from a vault's own config: prices are yours (ai.prices in your own config); a vault's could price your models at $0 and switch off your daily cost ceiling"})
+					noticed = true
+				}
+				*f.v = 0
+				delete(c.Sources, fk)
+			case s.IsUser():
+				kept = true
+			}
+		}
+		if kept {
+			c.AI.Prices[m] = p
+			continue
+		}
+		delete(c.AI.Prices, m)
+		delete(c.Sources, k)
+	}
 }
 
 // IsLoopbackURL reports whether u names a server on this machine:

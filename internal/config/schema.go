@@ -109,6 +109,8 @@ type AI struct {
 	AllowGlobs      []string `yaml:"allow_globs" check:"glob"`
 	DenyGlobs       []string `yaml:"deny_globs" check:"glob" merge:"union"`
 	// Prices maps a model name (or a prefix ending in *) to its price.
+	// They are the user's: a vault's own are not honoured (a "*" at $0
+	// would switch off the daily ceiling).
 	Prices map[string]AIPrice `yaml:"prices"`
 }
 
