@@ -422,7 +422,10 @@ func (g *globals) showConfig() error {
 	a.set("structured", as.Structured, src("ai.structured"))
 	a.set("daily_cost_usd", as.DailyCostUSD, src("ai.daily_cost_usd"))
 	for _, m := range sortedKeys(as.Prices) {
-		a.section("prices").set(m, as.Prices[m], src("ai.prices."+m))
+		// Sources are recorded per field of an entry.
+		p, k := a.section("prices").section(m), "ai.prices."+m
+		p.set("input_per_mtok", as.Prices[m].InputPerMTok, src(k+".input_per_mtok"))
+		p.set("output_per_mtok", as.Prices[m].OutputPerMTok, src(k+".output_per_mtok"))
 	}
 	a.set("allow_globs", nonNil(as.AllowGlobs), src("ai.allow_globs"))
 	ag := a.set("deny_globs", nonNil(as.DenyGlobs), src("ai.deny_globs"))

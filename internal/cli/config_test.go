@@ -252,6 +252,34 @@ ai:
 	}
 }
 
+// TestConfigShowPrices: each price is shown with the source of its own
+// field (sources are recorded per field), not "default".
+func TestConfigShowPrices(t *testing.T) {
+	for _, k := range []string{"LOCI_CONFIG", "LOCI_AI_PROVIDER", "LOCI_AI_MODEL"} {
+		t.Setenv(k, "")
+	}
+	userDir := t.TempDir()
+	t.Setenv("LOCI_CONFIG_DIR", userDir)
+	user := filepath.Join(userDir, "config.yaml")
+	os.WriteFile(user, []byte("ai:\n  prices:\n    my-*:\n      input_per_mtok: 1.5\n      output_per_mtok: 3\n    other: {output_per_mtok: 2}\n"), 0o600)
+	v := filepath.Join(t.TempDir(), "vault")
+	testutil.WriteFiles(t, v, map[string]string{"n.md": "# N\n"})
+	out, errOut, code := run(t, "config", "show", v)
+	if code != 0 {
+		t.Fatalf("show: %d %s", code, errOut)
+	}
+	for _, want := range []string{
+		"input_per_mtok: 1.5 # user " + user + ":4",
+		"output_per_mtok: 3 # user " + user + ":5",
+		"output_per_mtok: 2 # user " + user + ":6",
+		"input_per_mtok: 0 # default",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // TestMCPProcessRefusesInvalidConfig: the real `loci mcp` process exits 2
 // before serving when a vault's config is invalid.
 func TestMCPProcessRefusesInvalidConfig(t *testing.T) {
