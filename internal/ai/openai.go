@@ -36,10 +36,7 @@ func (o *OpenAI) Model() string { return o.S.Model }
 // 5xx are retried S.MaxRetries times, never once the answer has started.
 func (o *OpenAI) client() *llm.Client {
 	r := o.Retry
-	r.Max = o.S.MaxRetries
-	if r.Max <= 0 {
-		r.Max = -1 // Settings.Defaults made "unset" 2: 0 here means none
-	}
+	r.Max = o.S.MaxRetries // as llm's: 0 the default, negative none
 	if r.Base <= 0 {
 		r.Base = 250 * time.Millisecond
 	}

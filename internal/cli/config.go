@@ -418,7 +418,7 @@ func (g *globals) showConfig() error {
 		a.set("seed", *as.Seed, src("ai.seed"))
 	}
 	a.set("timeout", as.Timeout.String(), src("ai.timeout_seconds"))
-	a.set("max_retries", as.MaxRetries, src("ai.max_retries"))
+	a.set("max_retries", max(as.MaxRetries, 0), src("ai.max_retries"))
 	a.set("structured", as.Structured, src("ai.structured"))
 	a.set("daily_cost_usd", as.DailyCostUSD, src("ai.daily_cost_usd"))
 	for _, m := range sortedKeys(as.Prices) {

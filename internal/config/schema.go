@@ -103,7 +103,7 @@ type AI struct {
 	Temperature     float64  `yaml:"temperature" check:"nonneg"`
 	Seed            *int     `yaml:"seed"`
 	TimeoutSeconds  float64  `yaml:"timeout_seconds" check:"nonneg"`
-	MaxRetries      int      `yaml:"max_retries" check:"nonneg"`
+	MaxRetries      *int     `yaml:"max_retries" check:"nonneg"`                    // retries of a failed call (unset: 2; 0: none)
 	Structured      string   `yaml:"structured" check:"enum=auto|json_schema|json"` // auto | json_schema | json
 	DailyCostUSD    float64  `yaml:"daily_cost_usd" check:"nonneg"`
 	AllowGlobs      []string `yaml:"allow_globs" check:"glob"`
