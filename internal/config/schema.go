@@ -72,7 +72,7 @@ type Embed struct {
 	Dims         int     `yaml:"dims" check:"nonneg"`
 	BatchSize    int     `yaml:"batch_size" check:"nonneg"`
 	Concurrency  int     `yaml:"concurrency" check:"nonneg"`
-	MaxRetries   int     `yaml:"max_retries" check:"nonneg"`
+	MaxRetries   *int    `yaml:"max_retries" check:"nonneg"`            // unset: 4; 0: none
 	PricePerMTok float64 `yaml:"price_per_mtok" check:"nonneg"`         // USD per million tokens, for the cost estimate
 	OnMismatch   string  `yaml:"on_mismatch" check:"enum=fail|reembed"` // fail (default) | reembed
 	Int8         bool    `yaml:"int8"`                                  // int8 vectors in memory

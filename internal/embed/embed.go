@@ -89,7 +89,7 @@ type Settings struct {
 	Dims         int               // openai: requested dimensions (0: the model's own)
 	BatchSize    int               // texts per request (default 64)
 	Concurrency  int               // requests in flight (default 4)
-	MaxRetries   int               // retries of a failed request (default 4)
+	MaxRetries   int               // retries of a failed request (default 4; 0: none)
 	Timeout      time.Duration     // per request (default 60s)
 	PricePerMTok float64           // USD per million tokens, for the cost estimate
 	OnMismatch   string            // fail (default) | reembed
@@ -135,8 +135,8 @@ func FromConfig(c *config.Config) (Settings, error) {
 	if e.Concurrency > 0 {
 		s.Concurrency = e.Concurrency
 	}
-	if e.MaxRetries > 0 {
-		s.MaxRetries = e.MaxRetries
+	if e.MaxRetries != nil {
+		s.MaxRetries = *e.MaxRetries // 0: no retries
 	}
 	s.PricePerMTok = e.PricePerMTok
 	if e.OnMismatch != "" {
