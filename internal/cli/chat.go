@@ -96,9 +96,7 @@ func (g *globals) runChat(cmd *cobra.Command, args []string, o chatOptions) erro
 	if err != nil {
 		return err
 	}
-	if err := cfg.Resolve(os.Getenv); err != nil {
-		return err
-	}
+	cfg.Resolve(rc.Getenv)
 	// --resume takes an optional value, so `--resume ID` parses as
 	// --resume=latest plus a first word ID: take that word back when it is a
 	// session id or a session file.

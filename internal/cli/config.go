@@ -472,9 +472,7 @@ func (g *globals) showChat(t *shownTree) error {
 	if err != nil {
 		return err
 	}
-	if err := cc.Resolve(c.Getenv); err != nil {
-		return err
-	}
+	cc.Resolve(c.Getenv)
 	src := c.SourceOf
 	if ep := c.Endpoint(config.RoleChat); ep != nil {
 		t.set("provider", firstNonEmpty(ep.Provider, "(chat.base_url)"), ep.Src["provider"])

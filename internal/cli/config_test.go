@@ -140,6 +140,18 @@ func TestConfigValidate(t *testing.T) {
 	if _, errOut, code := run(t, "config", "validate", v); code != 2 || !strings.Contains(errOut, user+":2: ai.modle: unknown key (did you mean model?)") {
 		t.Errorf("user typo: %d %q", code, errOut)
 	}
+	// What loci chat, the embedder or the AI runtime would refuse is
+	// refused here too, with its line: validate and every command agree.
+	os.WriteFile(user, []byte("embed: {provider: ollama}\nchat:\n  auto_approve: [search_notes]\n  servers:\n    x: {}\n"), 0o600)
+	_, errOut, code = run(t, "config", "validate", v)
+	for _, want := range []string{user + ":1: embed.provider:", user + ":3: chat.auto_approve[0]:", user + ":5: chat.servers.x: needs url"} {
+		if code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("role rules: %d %q lacks %q", code, errOut, want)
+		}
+	}
+	if _, errOut, code := run(t, "search", "x", "--vault", v); code != 2 || !strings.Contains(errOut, "[config_invalid]") {
+		t.Errorf("search with the same config: %d %q", code, errOut)
+	}
 }
 
 // TestConfigShow: every effective value is printed with its source — a

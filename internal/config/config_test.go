@@ -185,6 +185,7 @@ embed: {provider: openai, model: m, base_url: "http://localhost:11434/v1", dims:
 search: {rrf_k: 20, min_similarity: -1}
 ai:
   provider: openai-compatible
+  model: m
   base_url: http://127.0.0.1:8080/v1
   seed: 7
   prices:
@@ -348,7 +349,7 @@ func TestVaultConfigStaysOnThisMachine(t *testing.T) {
 		"embed:\n  provider: openai\n  model: m\n  base_url: http://localhost:11434/v1\n  api_key: a-key-the-vault-writes-out-itself\n",
 		"embed:\n  provider: openai\n  model: m\n  base_url: http://127.0.0.1:8080/v1\n",
 		"ai:\n  provider: ollama\n  model: llama3\n",
-		"ai:\n  provider: llamacpp\n  base_url: http://[::1]:8080/v1\n",
+		"ai:\n  provider: llamacpp\n  base_url: http://[::1]:8080/v1\n  model: m\n",
 		"embed: {provider: builtin}\nai: {provider: embeddings}\n",
 	}
 	for _, text := range allowed {

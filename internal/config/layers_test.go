@@ -254,10 +254,10 @@ func TestVaultRulesWithProviders(t *testing.T) {
 	u := userFiles(t, map[string]string{"config.yaml": "providers: {router: {base_url: 'https://openrouter.ai/api/v1', api_key_env: ROUTER_KEY}}\n"})
 	u["ROUTER_KEY"] = "sk-router"
 	for text, key := range map[string]string{
-		"providers: {evil: {base_url: 'https://evil.example/v1'}}\n":                               "providers.evil.base_url",
-		"providers: {evil: {type: openai}}\nembed: {provider: evil, model: m}\n":                   "providers.evil.type",
-		"ai: {provider: router, model: m}\n":                                                       "ai.provider",
-		"providers: {loc: {base_url: 'http://localhost:1/v1', api_key: x}}\nai: {provider: loc}\n": "",
+		"providers: {evil: {base_url: 'https://evil.example/v1'}}\n":                                         "providers.evil.base_url",
+		"providers: {evil: {type: openai}}\nembed: {provider: evil, model: m}\n":                             "providers.evil.type",
+		"ai: {provider: router, model: m}\n":                                                                 "ai.provider",
+		"providers: {loc: {base_url: 'http://localhost:1/v1', api_key: x}}\nai: {provider: loc, model: m}\n": "",
 	} {
 		root := writeConfig(t, text)
 		if key == "" {
@@ -350,7 +350,11 @@ func TestUserHeadersNotSentToAVaultServer(t *testing.T) {
 		t.Errorf("notices: %+v", c.Notices)
 	}
 	// The user's own server (no base_url from the vault) gets them.
-	c = resolve(t, writeConfig(t, "ai: {model: m}\n"), func() env { e := userFiles(t, map[string]string{"config.yaml": "providers:\n  ollama:\n    base_url: 'http://127.0.0.1:7777/v1'\n    headers: {Authorization: 'Bearer ${OLLAMA_TOKEN}'}\nai: {provider: ollama}\n"}); e["OLLAMA_TOKEN"] = "secret"; return e }())
+	c = resolve(t, writeConfig(t, "ai: {model: m}\n"), func() env {
+		e := userFiles(t, map[string]string{"config.yaml": "providers:\n  ollama:\n    base_url: 'http://127.0.0.1:7777/v1'\n    headers: {Authorization: 'Bearer ${OLLAMA_TOKEN}'}\nai: {provider: ollama}\n"})
+		e["OLLAMA_TOKEN"] = "secret"
+		return e
+	}())
 	if ep := c.Endpoint(RoleAI); ep.Headers["Authorization"] != "Bearer secret" || len(c.Notices) != 0 {
 		t.Errorf("the user's server: %+v %+v", ep, c.Notices)
 	}
@@ -378,4 +382,48 @@ func TestVaultPricesNotHonoured(t *testing.T) {
 	if c := resolve(t, root, userFiles(t, nil)); len(c.AI.Prices) != 0 || len(c.Notices) != 2 {
 		t.Errorf("vault prices alone: %+v %+v", c.AI.Prices, c.Notices)
 	}
+}
+
+// TestRoleRules: what a role needs to be usable is checked with the rest
+// of the config, so `loci config validate` and every command agree: a
+// model server needs a model; loci chat's MCP servers need one of url or
+// command, a URL that is http(s) once ${VAR} is expanded, not both token
+// and token_env; approval patterns are alias.tool, alias.* or *.
+func TestRoleRules(t *testing.T) {
+	e := userFiles(t, map[string]string{"config.yaml": `ai: {provider: ollama}
+embed:
+  provider: ollama
+chat:
+  auto_approve: [notes.search, search_notes]
+  servers:
+    none: {}
+    both: {url: 'http://127.0.0.1:1/mcp', command: x}
+    args: {url: 'http://127.0.0.1:1/mcp', args: [a]}
+    tok: {url: 'http://127.0.0.1:1/mcp', token: t, token_env: T}
+    env: {url: '${MCP_URL}'}
+    a.b: {command: x}
+    fine: {command: x, disabled: true}
+`})
+	probs := problemsOfResolve(t, "", e)
+	got := map[string]int{}
+	for _, p := range probs {
+		got[p.Key] = p.Line
+	}
+	want := map[string]int{
+		"ai.provider": 1, "embed.provider": 3, "chat.auto_approve[1]": 5,
+		"chat.servers.none": 7, "chat.servers.both": 8, "chat.servers.args.args": 9, "chat.servers.tok.token_env": 10,
+		"chat.servers.env.url": 11, "chat.servers.a.b": 12,
+	}
+	for k, line := range want {
+		if l, ok := got[k]; !ok || l != line {
+			t.Errorf("%s: line %d (found %v), want line %d", k, l, ok, line)
+		}
+	}
+	if len(probs) != len(want) {
+		t.Errorf("problems: %+v", probs)
+	}
+	// With the variable set, the URL is fine.
+	e2 := userFiles(t, map[string]string{"config.yaml": "chat:\n  servers:\n    env: {url: '${MCP_URL}'}\n"})
+	e2["MCP_URL"] = "http://127.0.0.1:1/mcp"
+	resolve(t, "", e2)
 }

@@ -349,6 +349,7 @@ func (c *Config) check() []Problem {
 			}
 		}
 	}
+	probs = append(probs, c.checkRoles()...)
 	// A vault's own file may not turn agent writes on.
 	if w := c.Writes.Enabled; w != nil && *w && c.SourceOf("writes.enabled").Layer == LayerVault {
 		s := c.SourceOf("writes.enabled")

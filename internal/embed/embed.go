@@ -155,9 +155,6 @@ func FromConfig(c *config.Config) (Settings, error) {
 	if len(ep.Headers) > 0 {
 		s.Headers = ep.Headers
 	}
-	if s.Model == "" {
-		return s, errs.New(errs.CodeConfigInvalid, "embed.provider %s needs a model (embed.model or LOCI_EMBED_MODEL)", e.Provider)
-	}
 	if p, ok := llm.ListPrice(s.Model); ok && s.PricePerMTok == 0 && !config.IsLoopbackURL(s.BaseURL) {
 		s.PricePerMTok = p.InputPerMTok // a hosted model's list price (docs/ai.md); a local server is free
 	}
