@@ -78,7 +78,7 @@ type ModelConfig struct {
 	Temperature  *float64          `yaml:"temperature"`
 	MaxTokens    int               `yaml:"max_tokens"`
 	SystemPrompt string            `yaml:"system_prompt"` // appended to the built-in one
-	Headers      map[string]string `yaml:"headers"`       // extra request headers (${VAR} expanded)
+	Headers      map[string]string `yaml:"headers"`       // extra request headers (${VAR} already expanded by config.Endpoint)
 
 	// APIKey is resolved from the environment by Resolve.
 	APIKey string `yaml:"-"`

@@ -175,7 +175,7 @@ func (g *globals) runChat(cmd *cobra.Command, args []string, o chatOptions) erro
 	} else {
 		in = chat.NewPipeReader(chatStdin)
 	}
-	app := chat.NewApp(cfg, chat.NewModel(cfg.Model, os.Getenv), mgr, r, in, tty)
+	app := chat.NewApp(cfg, chat.NewModel(cfg.Model), mgr, r, in, tty)
 
 	if o.resume != "" && (o.noHistory || !cfg.HistoryEnabled()) {
 		msgs, err := readChatSession(cfg.History.Dir, o.resume)
