@@ -243,3 +243,72 @@ func TestCeilingHoldsUnderParallelCalls(t *testing.T) {
 		t.Errorf("ok %d refused %d calls %d ledger %+v", ok, refused, fake.Calls(), sp)
 	}
 }
+
+// TestFailedCallsAreBooked: a call the provider may have billed is booked
+// even when it fails: one cancelled (or cut) after its answer started at
+// its input and the output received so far, and an attempt that timed out
+// before the first byte (the server may have generated the whole answer)
+// at what it reserved — also when a retry then succeeds.
+func TestFailedCallsAreBooked(t *testing.T) {
+	ctx := context.Background()
+	// Cancelled mid-answer (an agent cancelling near the end).
+	rt, _ := pricedRuntime(t, 100, func(aitest.Request) aitest.Reply {
+		return aitest.Reply{Content: strings.Repeat("abcd", 10), Stall: true}
+	})
+	cctx, cancel := context.WithCancel(ctx)
+	req := kiloPrompt
+	req.OnDelta = func(string) { cancel() }
+	if _, err := rt.Complete(cctx, req); err == nil {
+		t.Fatal("a cancelled call succeeded")
+	}
+	if sp := rt.Today(ctx); sp.Calls != 1 || sp.InputTokens != 1000 || sp.OutputTokens < 4 || sp.OutputTokens > 10 || sp.CostUSD < 1.004 || sp.ReservedUSD != 0 {
+		t.Errorf("cancelled mid-answer: ledger %+v", sp)
+	}
+	// A stream cut short after it started.
+	rt, _ = pricedRuntime(t, 100, func(aitest.Request) aitest.Reply {
+		return aitest.Reply{Content: strings.Repeat("abcd", 4), Tail: "\n"}
+	})
+	req.OnDelta = func(string) {}
+	if _, err := rt.Complete(ctx, req); errs.Code(err) != errs.CodeAIProvider {
+		t.Fatalf("cut stream: %v", err)
+	}
+	if sp := rt.Today(ctx); sp.Calls != 1 || sp.InputTokens != 1000 || sp.OutputTokens != 4 || sp.CostUSD != 1.004 {
+		t.Errorf("cut stream: ledger %+v", sp)
+	}
+	// Every attempt times out before the first byte: each is booked at
+	// the reservation (1,000 input and the 10-token output limit).
+	rt, fake := pricedRuntime(t, 100, func(aitest.Request) aitest.Reply { return aitest.Reply{Delay: time.Hour} })
+	rt.Settings.Timeout, rt.Settings.MaxRetries = 20*time.Millisecond, 1
+	rt.Chat.(*OpenAI).Retry.Sleep = func(context.Context, time.Duration) error { return nil }
+	if _, err := rt.Complete(ctx, kiloPrompt); errs.Code(err) != errs.CodeAIProvider || fake.Calls() != 2 {
+		t.Fatalf("timeouts: %v after %d calls", err, fake.Calls())
+	}
+	if sp := rt.Today(ctx); sp.Calls != 2 || sp.InputTokens != 2000 || sp.OutputTokens != 20 || sp.CostUSD != 2.02 || sp.ReservedUSD != 0 {
+		t.Errorf("timeouts: ledger %+v", sp)
+	}
+	// A timed-out attempt, then an answer: both are booked.
+	n := 0
+	rt, _ = pricedRuntime(t, 100, func(aitest.Request) aitest.Reply {
+		if n++; n == 1 {
+			return aitest.Reply{Delay: time.Hour}
+		}
+		return aitest.Reply{Content: "{}", PromptTokens: 1000, CompletionTokens: 10}
+	})
+	rt.Settings.Timeout = 20 * time.Millisecond
+	rt.Chat.(*OpenAI).Retry.Sleep = func(context.Context, time.Duration) error { return nil }
+	resp, err := rt.Complete(ctx, kiloPrompt)
+	if err != nil || resp.Usage.Calls != 2 || resp.Usage.CostUSD != 2.02 {
+		t.Fatalf("retry after a timeout: %+v %v", resp, err)
+	}
+	if sp := rt.Today(ctx); sp.Calls != 2 || sp.CostUSD != 2.02 {
+		t.Errorf("retry after a timeout: ledger %+v", sp)
+	}
+	// A refusal (4xx) was not generated: nothing is booked.
+	rt, _ = pricedRuntime(t, 100, func(aitest.Request) aitest.Reply { return aitest.Reply{Status: 401, Content: "bad key"} })
+	if _, err := rt.Complete(ctx, kiloPrompt); err == nil {
+		t.Fatal("401 succeeded")
+	}
+	if sp := rt.Today(ctx); sp.Calls != 0 || sp.CostUSD != 0 {
+		t.Errorf("refused call: ledger %+v", sp)
+	}
+}

@@ -15,8 +15,14 @@ func FromConfig(c *config.Config) Settings {
 	a := c.AI
 	s := Settings{Provider: a.Provider, Model: a.Model,
 		MaxInputTokens: a.MaxInputTokens, MaxOutputTokens: a.MaxOutputTokens, Temperature: a.Temperature, Seed: a.Seed,
-		Timeout: time.Duration(a.TimeoutSeconds * float64(time.Second)), MaxRetries: a.MaxRetries, Structured: a.Structured,
+		Timeout: time.Duration(a.TimeoutSeconds * float64(time.Second)), Structured: a.Structured,
 		DailyCostUSD: a.DailyCostUSD, AllowGlobs: a.AllowGlobs, DenyGlobs: a.DenyGlobs}
+	if a.MaxRetries != nil {
+		s.MaxRetries = *a.MaxRetries
+		if s.MaxRetries == 0 {
+			s.MaxRetries = -1 // an explicit 0: no retries
+		}
+	}
 	if ep := c.Endpoint(config.RoleAI); ep != nil {
 		s.BaseURL, s.APIKey, s.Type = ep.BaseURL, ep.APIKey, ep.Type
 		if len(ep.Headers) > 0 {

@@ -36,10 +36,7 @@ func (o *OpenAI) Model() string { return o.S.Model }
 // 5xx are retried S.MaxRetries times, never once the answer has started.
 func (o *OpenAI) client() *llm.Client {
 	r := o.Retry
-	r.Max = o.S.MaxRetries
-	if r.Max <= 0 {
-		r.Max = -1 // Settings.Defaults made "unset" 2: 0 here means none
-	}
+	r.Max = o.S.MaxRetries // as llm's: 0 the default, negative none
 	if r.Base <= 0 {
 		r.Base = 250 * time.Millisecond
 	}
@@ -51,6 +48,9 @@ func (o *OpenAI) client() *llm.Client {
 // output unless the server refused it before (then the caller gets plain
 // text and parses JSON). The text is the answer alone: a reasoning
 // model's thinking (reasoning_content, a <think> block) is left out.
+//
+// A call that fails after the provider may have billed it returns a
+// Response with the error: its Usage is what it is booked at (Provider).
 func (o *OpenAI) Complete(ctx context.Context, req Request) (*Response, error) {
 	if strings.TrimSpace(o.S.BaseURL) == "" {
 		// The config refuses this at load (config_invalid); a runtime
@@ -79,8 +79,22 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (*Response, error) {
 		cr.Stream, cr.IncludeUsage = true, true
 		d.Text = req.OnDelta
 	}
+	estIn := 0
+	for _, m := range req.Messages {
+		estIn += EstimateTokens(m.Content)
+	}
+	// lost counts the attempts that timed out before their first byte and
+	// were retried: the server may have generated (and billed) them whole,
+	// so each is booked at what the call may cost at most.
+	var lost Usage
+	client := o.client()
+	client.OnRetry = func(_ int, err error, _ time.Duration) {
+		if llm.IsTimeout(err) {
+			lost.Add(o.billed(Usage{Calls: 1, InputTokens: estIn, OutputTokens: cr.MaxTokens}))
+		}
+	}
 	for {
-		resp, err := o.client().Chat(ctx, cr, d)
+		resp, err := client.Chat(ctx, cr, d)
 		if err == nil {
 			r := &Response{Text: resp.Content, FinishReason: resp.FinishReason, Structured: structured}
 			if u := resp.Usage; u != nil {
@@ -89,23 +103,55 @@ func (o *OpenAI) Complete(ctx context.Context, req Request) (*Response, error) {
 			if r.Usage.OutputTokens == 0 {
 				r.Usage.OutputTokens = EstimateTokens(resp.Reasoning + resp.Content)
 			}
-			r.Usage.Calls = 1
-			r.Usage.CostUSD = o.S.Cost(o.S.Model, r.Usage.InputTokens, r.Usage.OutputTokens)
+			if r.Usage.InputTokens == 0 {
+				r.Usage.InputTokens = estIn
+			}
+			r.Usage = o.billed(Usage{Calls: 1, InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens})
+			r.Usage.Add(lost)
 			return r, nil
 		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
 		var ae *llm.APIError
-		if structured && o.S.Structured == "auto" && resp == nil && errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+		if ctx.Err() == nil && structured && o.S.Structured == "auto" && resp == nil && errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
 			// The server does not know json_schema: plain JSON from now on.
 			o.noJSON.Store(true)
 			structured = false
 			cr.ResponseFormat = nil
 			continue
 		}
-		return nil, o.providerError(err)
+		// What the failed call is billed: an answer that had started (then
+		// failed, or was cancelled) at its input and the output received so
+		// far; a last attempt that timed out before its first byte at the
+		// most it may cost; a refusal or an unreachable server nothing.
+		u := lost
+		switch {
+		case resp != nil:
+			out := EstimateTokens(resp.Reasoning + resp.Content)
+			in := estIn
+			if resp.Usage != nil {
+				in, out = max(resp.Usage.PromptTokens, in), max(resp.Usage.CompletionTokens, out)
+			}
+			u.Add(o.billed(Usage{Calls: 1, InputTokens: in, OutputTokens: out}))
+		case llm.IsTimeout(err) && ctx.Err() == nil:
+			u.Add(o.billed(Usage{Calls: 1, InputTokens: estIn, OutputTokens: cr.MaxTokens}))
+		}
+		var partial *Response
+		if u.Calls > 0 {
+			partial = &Response{Usage: u}
+			if resp != nil {
+				partial.Text, partial.FinishReason = resp.Content, resp.FinishReason
+			}
+		}
+		if ctx.Err() != nil {
+			return partial, ctx.Err()
+		}
+		return partial, o.providerError(err)
 	}
+}
+
+// billed prices a usage at the model's price.
+func (o *OpenAI) billed(u Usage) Usage {
+	u.CostUSD = o.S.Cost(o.S.Model, u.InputTokens, u.OutputTokens)
+	return u
 }
 
 // providerError maps a client error to ai_provider_error.

@@ -58,6 +58,10 @@ type Response struct {
 type Provider interface {
 	Name() string
 	Model() string
+	// Complete runs one call. When it fails (or is cancelled) after the
+	// server may have billed it — the answer had started, or an attempt
+	// timed out waiting for it — it returns a Response with the error,
+	// whose Usage is what the call is booked at (the text so far, if any).
 	Complete(ctx context.Context, req Request) (*Response, error)
 }
 

@@ -53,7 +53,7 @@ func (r *Recorder) Complete(ctx context.Context, req Request) (*Response, error)
 	}
 	resp, err := r.Inner.Complete(ctx, req)
 	if err != nil {
-		return nil, err
+		return resp, err // what the failed call is booked at, if anything
 	}
 	if err := os.MkdirAll(r.Dir, 0o755); err == nil {
 		b, _ := json.MarshalIndent(fixture{Text: resp.Text, FinishReason: resp.FinishReason, Usage: resp.Usage}, "", "  ")

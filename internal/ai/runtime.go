@@ -236,7 +236,15 @@ func (r *Runtime) Complete(ctx context.Context, req Request) (*Response, error) 
 	}
 	resp, err := r.Chat.Complete(ctx, req)
 	if err != nil {
-		r.settle(hold, Usage{})
+		// A call that failed after the server may have billed it is booked
+		// at what the provider says (the answer so far, or the most it
+		// could cost); any other failed call books nothing.
+		var billed Usage
+		if resp != nil {
+			billed = resp.Usage
+			billed.CostUSD = r.Settings.Cost(r.Settings.Model, billed.InputTokens, billed.OutputTokens)
+		}
+		r.settle(hold, billed)
 		var e *errs.Error
 		if errors.As(err, &e) || ctx.Err() != nil {
 			return nil, err
@@ -342,11 +350,11 @@ func (r *Runtime) settle(h reservation, u Usage) {
 			}
 		}
 		if u.Calls == 0 && u.InputTokens == 0 && u.OutputTokens == 0 {
-			return nil // the call failed: nothing to book
+			return nil // the call failed before anything was billed
 		}
-		_, err := conn.ExecContext(ctx, `INSERT INTO spend (day, cost_usd, input_tokens, output_tokens, calls) VALUES (?, ?, ?, ?, 1)
+		_, err := conn.ExecContext(ctx, `INSERT INTO spend (day, cost_usd, input_tokens, output_tokens, calls) VALUES (?, ?, ?, ?, ?)
 ON CONFLICT(day) DO UPDATE SET cost_usd = cost_usd + excluded.cost_usd, input_tokens = input_tokens + excluded.input_tokens,
-output_tokens = output_tokens + excluded.output_tokens, calls = calls + 1`, day, u.CostUSD, u.InputTokens, u.OutputTokens)
+output_tokens = output_tokens + excluded.output_tokens, calls = calls + excluded.calls`, day, u.CostUSD, u.InputTokens, u.OutputTokens, max(u.Calls, 1))
 		return err
 	})
 }

@@ -43,7 +43,9 @@ type Settings struct {
 	Temperature     float64
 	Seed            *int
 	Timeout         time.Duration
-	MaxRetries      int
+	// MaxRetries is the number of retries of a failed call: 0 means the
+	// default (2), a negative number none (ai.max_retries: 0).
+	MaxRetries int
 	// Structured: auto (json_schema, falling back to plain JSON when the
 	// server refuses it), json_schema, or json (never send response_format).
 	Structured   string
@@ -65,10 +67,8 @@ func (s *Settings) Defaults() {
 	if s.Timeout <= 0 {
 		s.Timeout = 30 * time.Second
 	}
-	if s.MaxRetries < 0 {
-		s.MaxRetries = 0
-	} else if s.MaxRetries == 0 {
-		s.MaxRetries = 2
+	if s.MaxRetries == 0 {
+		s.MaxRetries = llm.DefaultMaxRetries // a negative number (none) stays: Defaults may run twice
 	}
 	if s.Structured == "" {
 		s.Structured = "auto"

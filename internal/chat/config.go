@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -79,7 +78,7 @@ type ModelConfig struct {
 	Temperature  *float64          `yaml:"temperature"`
 	MaxTokens    int               `yaml:"max_tokens"`
 	SystemPrompt string            `yaml:"system_prompt"` // appended to the built-in one
-	Headers      map[string]string `yaml:"headers"`       // extra request headers (${VAR} expanded)
+	Headers      map[string]string `yaml:"headers"`       // extra request headers (${VAR} already expanded by config.Endpoint)
 
 	// APIKey is resolved from the environment by Resolve.
 	APIKey string `yaml:"-"`
@@ -189,9 +188,11 @@ func FromConfig(c *config.Config) (*Config, error) {
 	return cfg, nil
 }
 
-// Resolve fills defaults and checks everything but the model (see
-// CheckModel); getenv expands ${VAR} in server URLs.
-func (c *Config) Resolve(getenv func(string) string) error {
+// Resolve fills defaults and reads the key a ModelConfig names. What must
+// hold for the servers and approval patterns is checked when the
+// configuration is resolved (internal/config), so that `loci config
+// validate` and loci chat agree; the model is checked by CheckModel.
+func (c *Config) Resolve(getenv func(string) string) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -217,43 +218,6 @@ func (c *Config) Resolve(getenv func(string) string) error {
 		c.History.Dir = DefaultHistoryDir()
 	}
 	c.History.Dir = ExpandHome(c.History.Dir)
-	bad := func(format string, a ...any) error {
-		e := errs.New(errs.CodeConfigInvalid, format, a...)
-		if c.Path != "" {
-			e = e.With("config", c.Path)
-		}
-		return e
-	}
-	for _, p := range c.AutoApprove {
-		if !validPattern(p) {
-			return bad("chat.auto_approve entry %q: use alias.tool, alias.* or *", p)
-		}
-	}
-	for alias, s := range c.Servers {
-		if err := ValidAlias(alias); err != nil {
-			return bad("chat.servers: %v", err)
-		}
-		if (s.URL == "") == (len(s.Command) == 0) {
-			return bad("server %q needs exactly one of url or command", alias)
-		}
-		if len(s.Command) == 0 && len(s.Args) > 0 {
-			return bad("server %q: args without a command", alias)
-		}
-		switch s.Transport {
-		case "", TransportAuto, TransportStreamable, TransportSSE:
-		default:
-			return bad("server %q: transport must be streamable or sse, not %q", alias, s.Transport)
-		}
-		if s.URL != "" {
-			if err := checkHTTPURL(expandVars(s.URL, getenv)); err != nil {
-				return bad("server %q: %v", alias, err)
-			}
-		}
-		if s.Token != "" && s.TokenEnv != "" {
-			return bad("server %q: token and token_env are exclusive", alias)
-		}
-	}
-	return nil
 }
 
 // HistoryEnabled reports whether sessions are logged (default yes).
@@ -336,25 +300,10 @@ func (c *Config) ServerSpecs(getenv func(string) string) []ServerSpec {
 	return out
 }
 
-var aliasRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)
-
 // ValidAlias checks a server alias: letters, digits, _ and -, at most 32,
 // starting with a letter or digit (it prefixes every tool name the model
 // sees).
-func ValidAlias(a string) error {
-	if !aliasRE.MatchString(a) {
-		return fmt.Errorf("alias %q: use 1-32 letters, digits, _ or - (starting with a letter or digit)", a)
-	}
-	return nil
-}
-
-func validPattern(p string) bool {
-	if p == "*" {
-		return true
-	}
-	i := strings.Index(p, ".")
-	return i > 0 && i < len(p)-1 && ValidAlias(p[:i]) == nil
-}
+func ValidAlias(a string) error { return config.ValidAlias(a) }
 
 // expandVars replaces ${NAME} with the environment variable NAME.
 func expandVars(s string, getenv func(string) string) string { return config.ExpandVars(s, getenv) }

@@ -211,9 +211,7 @@ func newFixture(t *testing.T) *fixture {
 
 func resolved(t *testing.T, c *chat.Config) *chat.Config {
 	t.Helper()
-	if err := c.Resolve(func(string) string { return "" }); err != nil {
-		t.Fatal(err)
-	}
+	c.Resolve(func(string) string { return "" })
 	return c
 }
 
@@ -701,9 +699,7 @@ func TestHeadersTokenAndTransports(t *testing.T) {
 	}}
 	env := map[string]string{"SEC_TOKEN": "s3cret", "TENANT": "me"}
 	getenv := func(k string) string { return env[k] }
-	if err := cfg.Resolve(getenv); err != nil {
-		t.Fatal(err)
-	}
+	cfg.Resolve(getenv)
 	mgr := chat.NewManager("test")
 	defer mgr.Close()
 	got := map[string]error{}

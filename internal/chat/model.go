@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 	"unicode/utf8"
@@ -56,13 +57,11 @@ type Model struct {
 	Retry llm.Retry
 }
 
-// NewModel builds the client from the resolved configuration.
-func NewModel(c ModelConfig, getenv func(string) string) *Model {
-	h := map[string]string{}
-	for k, v := range c.Headers {
-		h[k] = expandVars(v, getenv)
-	}
-	return &Model{BaseURL: c.BaseURL, Name: c.Name, APIKey: c.APIKey, Temperature: c.Temperature, MaxTokens: c.MaxTokens, Headers: h}
+// NewModel builds the client from the resolved configuration. Its headers
+// are used as they are: config.Endpoint already expanded their ${VAR}s
+// (expanding again would rewrite a value that holds "${...}").
+func NewModel(c ModelConfig) *Model {
+	return &Model{BaseURL: c.BaseURL, Name: c.Name, APIKey: c.APIKey, Temperature: c.Temperature, MaxTokens: c.MaxTokens, Headers: maps.Clone(c.Headers)}
 }
 
 // Endpoint is the URL requests go to: BaseURL + /chat/completions, or

@@ -150,3 +150,20 @@ func TestModelEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestNewModelKeepsHeadersAsResolved: the headers of a ModelConfig are
+// already expanded (config.Endpoint): a value that holds "${...}" after
+// expansion (a token that happens to contain it) is sent as it is, not
+// expanded a second time.
+func TestNewModelKeepsHeadersAsResolved(t *testing.T) {
+	t.Setenv("B", "second-expansion")
+	cfg := chat.ModelConfig{BaseURL: "http://127.0.0.1:1/v1", Name: "m", Headers: map[string]string{"X-Token": "a${B}c"}}
+	m := chat.NewModel(cfg)
+	if m.Headers["X-Token"] != "a${B}c" {
+		t.Errorf("header expanded twice: %q", m.Headers["X-Token"])
+	}
+	cfg.Headers["X-Token"] = "changed"
+	if m.Headers["X-Token"] != "a${B}c" {
+		t.Error("the model shares the config's map")
+	}
+}

@@ -96,9 +96,7 @@ func (g *globals) runChat(cmd *cobra.Command, args []string, o chatOptions) erro
 	if err != nil {
 		return err
 	}
-	if err := cfg.Resolve(os.Getenv); err != nil {
-		return err
-	}
+	cfg.Resolve(rc.Getenv)
 	// --resume takes an optional value, so `--resume ID` parses as
 	// --resume=latest plus a first word ID: take that word back when it is a
 	// session id or a session file.
@@ -177,7 +175,7 @@ func (g *globals) runChat(cmd *cobra.Command, args []string, o chatOptions) erro
 	} else {
 		in = chat.NewPipeReader(chatStdin)
 	}
-	app := chat.NewApp(cfg, chat.NewModel(cfg.Model, os.Getenv), mgr, r, in, tty)
+	app := chat.NewApp(cfg, chat.NewModel(cfg.Model), mgr, r, in, tty)
 
 	if o.resume != "" && (o.noHistory || !cfg.HistoryEnabled()) {
 		msgs, err := readChatSession(cfg.History.Dir, o.resume)

@@ -418,11 +418,14 @@ func (g *globals) showConfig() error {
 		a.set("seed", *as.Seed, src("ai.seed"))
 	}
 	a.set("timeout", as.Timeout.String(), src("ai.timeout_seconds"))
-	a.set("max_retries", as.MaxRetries, src("ai.max_retries"))
+	a.set("max_retries", max(as.MaxRetries, 0), src("ai.max_retries"))
 	a.set("structured", as.Structured, src("ai.structured"))
 	a.set("daily_cost_usd", as.DailyCostUSD, src("ai.daily_cost_usd"))
 	for _, m := range sortedKeys(as.Prices) {
-		a.section("prices").set(m, as.Prices[m], src("ai.prices."+m))
+		// Sources are recorded per field of an entry.
+		p, k := a.section("prices").section(m), "ai.prices."+m
+		p.set("input_per_mtok", as.Prices[m].InputPerMTok, src(k+".input_per_mtok"))
+		p.set("output_per_mtok", as.Prices[m].OutputPerMTok, src(k+".output_per_mtok"))
 	}
 	a.set("allow_globs", nonNil(as.AllowGlobs), src("ai.allow_globs"))
 	ag := a.set("deny_globs", nonNil(as.DenyGlobs), src("ai.deny_globs"))
@@ -469,9 +472,7 @@ func (g *globals) showChat(t *shownTree) error {
 	if err != nil {
 		return err
 	}
-	if err := cc.Resolve(c.Getenv); err != nil {
-		return err
-	}
+	cc.Resolve(c.Getenv)
 	src := c.SourceOf
 	if ep := c.Endpoint(config.RoleChat); ep != nil {
 		t.set("provider", firstNonEmpty(ep.Provider, "(chat.base_url)"), ep.Src["provider"])

@@ -140,6 +140,18 @@ func TestConfigValidate(t *testing.T) {
 	if _, errOut, code := run(t, "config", "validate", v); code != 2 || !strings.Contains(errOut, user+":2: ai.modle: unknown key (did you mean model?)") {
 		t.Errorf("user typo: %d %q", code, errOut)
 	}
+	// What loci chat, the embedder or the AI runtime would refuse is
+	// refused here too, with its line: validate and every command agree.
+	os.WriteFile(user, []byte("embed: {provider: ollama}\nchat:\n  auto_approve: [search_notes]\n  servers:\n    x: {}\n"), 0o600)
+	_, errOut, code = run(t, "config", "validate", v)
+	for _, want := range []string{user + ":1: embed.provider:", user + ":3: chat.auto_approve[0]:", user + ":5: chat.servers.x: needs url"} {
+		if code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("role rules: %d %q lacks %q", code, errOut, want)
+		}
+	}
+	if _, errOut, code := run(t, "search", "x", "--vault", v); code != 2 || !strings.Contains(errOut, "[config_invalid]") {
+		t.Errorf("search with the same config: %d %q", code, errOut)
+	}
 }
 
 // TestConfigShow: every effective value is printed with its source — a
@@ -249,6 +261,34 @@ ai:
 	if err := json.Unmarshal([]byte(out), &shown); err != nil || code != 0 || shown.Writes.Servers.Value != true || shown.Writes.Servers.Source != "flag --enable-writes" ||
 		shown.AI.Model.Source != "env LOCI_AI_MODEL" || shown.AI.APIKey.Value != "" || shown.Chat.APIKey.Value != "<redacted>" || strings.Contains(out, "sk-") {
 		t.Errorf("json show: %d %v\n%s", code, err, out)
+	}
+}
+
+// TestConfigShowPrices: each price is shown with the source of its own
+// field (sources are recorded per field), not "default".
+func TestConfigShowPrices(t *testing.T) {
+	for _, k := range []string{"LOCI_CONFIG", "LOCI_AI_PROVIDER", "LOCI_AI_MODEL"} {
+		t.Setenv(k, "")
+	}
+	userDir := t.TempDir()
+	t.Setenv("LOCI_CONFIG_DIR", userDir)
+	user := filepath.Join(userDir, "config.yaml")
+	os.WriteFile(user, []byte("ai:\n  prices:\n    my-*:\n      input_per_mtok: 1.5\n      output_per_mtok: 3\n    other: {output_per_mtok: 2}\n"), 0o600)
+	v := filepath.Join(t.TempDir(), "vault")
+	testutil.WriteFiles(t, v, map[string]string{"n.md": "# N\n"})
+	out, errOut, code := run(t, "config", "show", v)
+	if code != 0 {
+		t.Fatalf("show: %d %s", code, errOut)
+	}
+	for _, want := range []string{
+		"input_per_mtok: 1.5 # user " + user + ":4",
+		"output_per_mtok: 3 # user " + user + ":5",
+		"output_per_mtok: 2 # user " + user + ":6",
+		"input_per_mtok: 0 # default",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
 	}
 }
 

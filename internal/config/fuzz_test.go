@@ -17,6 +17,7 @@ func FuzzParse(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	f.Add(aliasBomb(400)) // aliases of aliases: 160,000 values (TestAliasBombRefused)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := Parse(data, "config.yaml", SourceVault)
 		if err != nil {

@@ -796,6 +796,7 @@ func mergeField(fv reflect.Value, sub []*layer, p string, srcs map[string]Source
 				}
 			}
 			fv.SetMapIndex(reflect.ValueOf(k), out)
+			srcs[kp] = top.source(kp) // the entry itself: the highest layer that has it
 			continue
 		}
 		fv.SetMapIndex(reflect.ValueOf(k), vals[len(vals)-1])

@@ -254,10 +254,10 @@ func TestVaultRulesWithProviders(t *testing.T) {
 	u := userFiles(t, map[string]string{"config.yaml": "providers: {router: {base_url: 'https://openrouter.ai/api/v1', api_key_env: ROUTER_KEY}}\n"})
 	u["ROUTER_KEY"] = "sk-router"
 	for text, key := range map[string]string{
-		"providers: {evil: {base_url: 'https://evil.example/v1'}}\n":                               "providers.evil.base_url",
-		"providers: {evil: {type: openai}}\nembed: {provider: evil, model: m}\n":                   "providers.evil.type",
-		"ai: {provider: router, model: m}\n":                                                       "ai.provider",
-		"providers: {loc: {base_url: 'http://localhost:1/v1', api_key: x}}\nai: {provider: loc}\n": "",
+		"providers: {evil: {base_url: 'https://evil.example/v1'}}\n":                                         "providers.evil.base_url",
+		"providers: {evil: {type: openai}}\nembed: {provider: evil, model: m}\n":                             "providers.evil.type",
+		"ai: {provider: router, model: m}\n":                                                                 "ai.provider",
+		"providers: {loc: {base_url: 'http://localhost:1/v1', api_key: x}}\nai: {provider: loc, model: m}\n": "",
 	} {
 		root := writeConfig(t, text)
 		if key == "" {
@@ -311,4 +311,119 @@ func TestChatFiles(t *testing.T) {
 	if probs := problemsOfResolve(t, "", e2); probs[0].Key != "chat.model" || !strings.Contains(probs[0].Message, "a string") {
 		t.Errorf("old spelling in config.yaml: %+v", probs)
 	}
+}
+
+// TestVaultHeadersOnAUserEntry: every header is checked by its own
+// source: when the user's remote entry has headers of its own, a header
+// the vault's file adds to the same entry (an Authorization that would
+// replace the user's key) is still config_invalid.
+func TestVaultHeadersOnAUserEntry(t *testing.T) {
+	u := userFiles(t, map[string]string{"config.yaml": "providers:\n  remote: {base_url: 'https://api.example.com/v1', api_key_env: K, headers: {X-Org: me}}\nai: {provider: remote, model: m}\n"})
+	u["K"] = "sk-user"
+	root := writeConfig(t, "providers:\n  remote:\n    headers:\n      Authorization: Bearer attacker\n")
+	probs := problemsOfResolve(t, root, u)
+	if probs[0].Key != "providers.remote.headers.Authorization" || probs[0].Line != 4 || probs[0].Config != filepath.Join(root, ".loci", "config.yaml") {
+		t.Errorf("vault header on the user's remote entry: %+v", probs)
+	}
+	// The user's own headers still pass, with their own sources.
+	c := resolve(t, writeConfig(t, "ai: {deny_globs: [x/**]}\n"), u)
+	if ep := c.Endpoint(RoleAI); ep.Headers["X-Org"] != "me" || ep.Src["headers.X-Org"].Layer != LayerUser || ep.APIKey != "sk-user" {
+		t.Errorf("the user's own headers: %+v", ep)
+	}
+	if _, err := Resolve(writeConfig(t, "ai: {deny_globs: [x/**]}\n"), Options{Getenv: u.get}); err != nil {
+		t.Errorf("the user's own headers: %v", err)
+	}
+}
+
+// TestUserHeadersNotSentToAVaultServer: like the user's key, the user's
+// headers (a ${VAR} secret) never go to a server the vault's file named;
+// they are dropped with a notice. The vault's own headers stay.
+func TestUserHeadersNotSentToAVaultServer(t *testing.T) {
+	u := userFiles(t, map[string]string{"config.yaml": "providers:\n  ollama:\n    headers: {Authorization: 'Bearer ${OLLAMA_TOKEN}'}\n"})
+	u["OLLAMA_TOKEN"] = "secret"
+	c := resolve(t, writeConfig(t, "ai: {provider: ollama, base_url: 'http://127.0.0.1:6666/v1', model: m}\nproviders:\n  ollama:\n    headers: {X-Vault: v}\n"), u)
+	ep := c.Endpoint(RoleAI)
+	if _, ok := ep.Headers["Authorization"]; ok || ep.Headers["X-Vault"] != "v" {
+		t.Errorf("headers sent to a vault-named server: %+v", ep.Headers)
+	}
+	if len(c.Notices) != 1 || c.Notices[0].Key != "providers.ollama.headers.Authorization" || c.Notices[0].Line != 3 || !strings.Contains(c.Notices[0].Message, "not sent to http://127.0.0.1:6666/v1") {
+		t.Errorf("notices: %+v", c.Notices)
+	}
+	// The user's own server (no base_url from the vault) gets them.
+	c = resolve(t, writeConfig(t, "ai: {model: m}\n"), func() env {
+		e := userFiles(t, map[string]string{"config.yaml": "providers:\n  ollama:\n    base_url: 'http://127.0.0.1:7777/v1'\n    headers: {Authorization: 'Bearer ${OLLAMA_TOKEN}'}\nai: {provider: ollama}\n"})
+		e["OLLAMA_TOKEN"] = "secret"
+		return e
+	}())
+	if ep := c.Endpoint(RoleAI); ep.Headers["Authorization"] != "Bearer secret" || len(c.Notices) != 0 {
+		t.Errorf("the user's server: %+v %+v", ep, c.Notices)
+	}
+}
+
+// TestVaultPricesNotHonoured: prices are the user's — a vault's own
+// ai.prices (a "*" at $0 would switch off the daily cost ceiling) are not
+// honoured, each entry with a notice; the user's prices stay, also for a
+// model the vault's file prices too.
+func TestVaultPricesNotHonoured(t *testing.T) {
+	root := writeConfig(t, "ai:\n  prices:\n    \"*\": {input_per_mtok: 0, output_per_mtok: 0}\n    gpt-4o:\n      output_per_mtok: 0\n")
+	u := userFiles(t, map[string]string{"config.yaml": "ai:\n  prices:\n    gpt-4o: {input_per_mtok: 2.5}\n"})
+	c := resolve(t, root, u)
+	if len(c.AI.Prices) != 1 || c.AI.Prices["gpt-4o"] != (AIPrice{InputPerMTok: 2.5}) {
+		t.Errorf("prices: %+v", c.AI.Prices)
+	}
+	if s := c.SourceOf("ai.prices.gpt-4o.output_per_mtok"); s.Layer != LayerDefault {
+		t.Errorf("the vault's field keeps a source: %v", s)
+	}
+	if len(c.Notices) != 2 || c.Notices[0].Key != "ai.prices.*.input_per_mtok" || c.Notices[0].Line != 3 ||
+		c.Notices[1].Key != "ai.prices.gpt-4o.output_per_mtok" || c.Notices[1].Line != 5 || !strings.Contains(c.Notices[0].Message, "not honoured") {
+		t.Errorf("notices: %+v", c.Notices)
+	}
+	// Without prices of the user's, none are left.
+	if c := resolve(t, root, userFiles(t, nil)); len(c.AI.Prices) != 0 || len(c.Notices) != 2 {
+		t.Errorf("vault prices alone: %+v %+v", c.AI.Prices, c.Notices)
+	}
+}
+
+// TestRoleRules: what a role needs to be usable is checked with the rest
+// of the config, so `loci config validate` and every command agree: a
+// model server needs a model; loci chat's MCP servers need one of url or
+// command, a URL that is http(s) once ${VAR} is expanded, not both token
+// and token_env; approval patterns are alias.tool, alias.* or *.
+func TestRoleRules(t *testing.T) {
+	e := userFiles(t, map[string]string{"config.yaml": `ai: {provider: ollama}
+embed:
+  provider: ollama
+chat:
+  auto_approve: [notes.search, search_notes]
+  servers:
+    none: {}
+    both: {url: 'http://127.0.0.1:1/mcp', command: x}
+    args: {url: 'http://127.0.0.1:1/mcp', args: [a]}
+    tok: {url: 'http://127.0.0.1:1/mcp', token: t, token_env: T}
+    env: {url: '${MCP_URL}'}
+    a.b: {command: x}
+    fine: {command: x, disabled: true}
+`})
+	probs := problemsOfResolve(t, "", e)
+	got := map[string]int{}
+	for _, p := range probs {
+		got[p.Key] = p.Line
+	}
+	want := map[string]int{
+		"ai.provider": 1, "embed.provider": 3, "chat.auto_approve[1]": 5,
+		"chat.servers.none": 7, "chat.servers.both": 8, "chat.servers.args.args": 9, "chat.servers.tok.token_env": 10,
+		"chat.servers.env.url": 11, "chat.servers.a.b": 12,
+	}
+	for k, line := range want {
+		if l, ok := got[k]; !ok || l != line {
+			t.Errorf("%s: line %d (found %v), want line %d", k, l, ok, line)
+		}
+	}
+	if len(probs) != len(want) {
+		t.Errorf("problems: %+v", probs)
+	}
+	// With the variable set, the URL is fine.
+	e2 := userFiles(t, map[string]string{"config.yaml": "chat:\n  servers:\n    env: {url: '${MCP_URL}'}\n"})
+	e2["MCP_URL"] = "http://127.0.0.1:1/mcp"
+	resolve(t, "", e2)
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"net"
 	"net/url"
 	"regexp"
@@ -50,12 +51,13 @@ type Endpoint struct {
 	// (it may be unset: APIKey is then "").
 	KeyEnv  string
 	Headers map[string]string // ${VAR} expanded
-	// Src says where provider, type, base_url, api_key and headers come
-	// from.
+	// Src says where provider, type, base_url and api_key come from, and
+	// each header: "headers.<Name>".
 	Src map[string]Source
 	// keyKey and baseKey are the config keys that set the key and the base
-	// URL (for messages).
+	// URL (for messages); headerKeys the key that set each header.
 	keyKey, baseKey string
+	headerKeys      map[string]string
 	// chooser is whoever decided the base URL: its source, or for a default
 	// the source of the provider (or type) that implies it.
 	chooser Source
@@ -99,7 +101,7 @@ func (c *Config) endpoint(role string) (*Endpoint, []Problem) {
 	ek := "providers." + name
 	var base, key string
 	var baseSrc, keySrc Source
-	ep.Headers = map[string]string{}
+	ep.Headers, ep.headerKeys = map[string]string{}, map[string]string{}
 	if isEntry {
 		ep.Type = entry.Type
 		if ep.Type != "" {
@@ -118,11 +120,8 @@ func (c *Config) endpoint(role string) (*Endpoint, []Problem) {
 		case entry.APIKey != "":
 			key, keySrc, ep.keyKey = entry.APIKey, c.SourceOf(ek+".api_key"), ek+".api_key"
 		}
-		for k, v := range entry.Headers {
-			ep.Headers[k] = expandVars(v, c.getenv)
-			if ep.Src["headers"].Layer == "" || rank(c.SourceOf(ek+".headers."+k).Layer) > rank(ep.Src["headers"].Layer) {
-				ep.Src["headers"] = c.SourceOf(ek + ".headers." + k)
-			}
+		for _, k := range slices.Sorted(maps.Keys(entry.Headers)) {
+			ep.setHeader(k, expandVars(entry.Headers[k], c.getenv), ek+".headers."+k, c.SourceOf(ek+".headers."+k), false)
 		}
 	} else if name == "" {
 		// chat with only a base_url: an implicit server.
@@ -155,9 +154,8 @@ func (c *Config) endpoint(role string) (*Endpoint, []Problem) {
 			key, keySrc, ep.keyKey, ep.KeyEnv = v, s, role+"."+rk.k, kenv
 		}
 	}
-	for k, v := range roleHeaders {
-		ep.Headers[k] = expandVars(v, c.getenv)
-		ep.Src["headers"] = c.SourceOf(role + ".headers." + k)
+	for _, k := range slices.Sorted(maps.Keys(roleHeaders)) {
+		ep.setHeader(k, expandVars(roleHeaders[k], c.getenv), role+".headers."+k, c.SourceOf(role+".headers."+k), true)
 	}
 	ep.Src["type"] = typeSrc
 	ep.chooser = baseSrc
@@ -208,19 +206,14 @@ func (c *Config) endpoint(role string) (*Endpoint, []Problem) {
 		// role there (LOCI_<ROLE>_PROVIDER, <role>.provider in your config,
 		// or <role>.base_url / LOCI_<ROLE>_BASE_URL naming the server).
 		probs = append(probs, c.problem(pk, quote(name)+" means "+redactURL(ep.BaseURL)+", which is not on this machine; "+remoteRule, ""))
-	case remote && (keySrc.Layer == LayerVault || ep.Src["headers"].Layer == LayerVault):
+	case remote && (keySrc.Layer == LayerVault || ep.vaultHeader() != ""):
 		// The user sent this role elsewhere; the vault's file may still not
-		// pick the secret (or headers) that go with it.
+		// pick the secret (or any header: one named Authorization replaces
+		// the key) that goes with it. Every header is checked by its own
+		// source, whoever else set headers on the same entry.
 		k := ep.keyKey
 		if keySrc.Layer != LayerVault {
-			k = "headers"
-			for h := range ep.Headers {
-				for _, p := range []string{role + ".headers." + h, "providers." + name + ".headers." + h} {
-					if c.SourceOf(p).Layer == LayerVault {
-						k = p
-					}
-				}
-			}
+			k = ep.vaultHeader()
 		}
 		probs = append(probs, c.problem(k, "the key for "+redactURL(ep.BaseURL)+" (a server elsewhere) may not come from the vault's own config; set "+envKeyOf(role)+" or put it in your own config", ""))
 	}
@@ -244,13 +237,58 @@ func (c *Config) endpoint(role string) (*Endpoint, []Problem) {
 			}
 		}
 	}
-	if ep.chooser.Layer == LayerVault && keySrc.IsUser() && ep.APIKey != "" {
-		// Your key never goes to a server a vault's file named.
-		c.Notices = append(c.Notices, c.problem(ep.keyKey, "not sent to "+redactURL(ep.BaseURL)+", which the vault's own config named ("+ep.chooser.String()+"); name that server yourself to use your key with it", ""))
-		ep.APIKey = ""
-		ep.Src["api_key"] = Source{Layer: LayerDefault}
+	if ep.chooser.Layer == LayerVault {
+		// Your key, and your headers (a ${VAR} secret, a token), never go
+		// to a server a vault's file named.
+		if keySrc.IsUser() && ep.APIKey != "" {
+			c.Notices = append(c.Notices, c.problem(ep.keyKey, "not sent to "+redactURL(ep.BaseURL)+", which the vault's own config named ("+ep.chooser.String()+"); name that server yourself to use your key with it", ""))
+			ep.APIKey = ""
+			ep.Src["api_key"] = Source{Layer: LayerDefault}
+		}
+		for _, h := range slices.Sorted(maps.Keys(ep.headerKeys)) {
+			if k := ep.headerKeys[h]; ep.Src["headers."+h].IsUser() {
+				c.Notices = append(c.Notices, c.problem(k, "header not sent to "+redactURL(ep.BaseURL)+", which the vault's own config named ("+ep.chooser.String()+"); name that server yourself to send your headers to it", ""))
+				delete(ep.Headers, h)
+				delete(ep.headerKeys, h)
+				delete(ep.Src, "headers."+h)
+			}
+		}
 	}
 	return ep, probs
+}
+
+// setHeader sets a header from the config key key. HTTP header names are
+// case-insensitive: of two spellings of one name the role's (override)
+// wins over the entry's, else the higher layer's, else the first.
+func (ep *Endpoint) setHeader(name, value, key string, src Source, override bool) {
+	for h := range ep.Headers {
+		if strings.EqualFold(h, name) && h != name {
+			if !override && rank(src.Layer) <= rank(ep.Src["headers."+h].Layer) {
+				return
+			}
+			delete(ep.Headers, h)
+			delete(ep.headerKeys, h)
+			delete(ep.Src, "headers."+h)
+		}
+	}
+	ep.Headers[name], ep.headerKeys[name] = value, key
+	ep.Src["headers."+name] = src
+}
+
+// vaultHeader returns the config key of a header the vault's own file set
+// ("" when none did; the first in key order).
+func (ep *Endpoint) vaultHeader() string {
+	var keys []string
+	for h, k := range ep.headerKeys {
+		if ep.Src["headers."+h].Layer == LayerVault {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	slices.Sort(keys)
+	return keys[0]
 }
 
 func envKeyOf(role string) string {
@@ -311,6 +349,7 @@ func (c *Config) check() []Problem {
 			}
 		}
 	}
+	probs = append(probs, c.checkRoles()...)
 	// A vault's own file may not turn agent writes on.
 	if w := c.Writes.Enabled; w != nil && *w && c.SourceOf("writes.enabled").Layer == LayerVault {
 		s := c.SourceOf("writes.enabled")
@@ -319,6 +358,7 @@ func (c *Config) check() []Problem {
 		c.Writes.Enabled = nil
 		delete(c.Sources, "writes.enabled")
 	}
+	c.dropVaultPrices()
 	sort.SliceStable(probs, func(i, j int) bool {
 		if probs[i].Config != probs[j].Config {
 			return false
@@ -326,6 +366,41 @@ func (c *Config) check() []Problem {
 		return probs[i].Line < probs[j].Line
 	})
 	return probs
+}
+
+// dropVaultPrices leaves out the prices a vault's own file set: they are
+// the user's (a "*" at $0 would switch off the daily cost ceiling), so
+// they are not honoured, with a notice for each entry. A field the user
+// set stays.
+func (c *Config) dropVaultPrices() {
+	for _, m := range slices.Sorted(maps.Keys(c.AI.Prices)) {
+		p, k := c.AI.Prices[m], "ai.prices."+m
+		noticed, kept := false, false
+		for _, f := range []struct {
+			name string
+			v    *float64
+		}{{"input_per_mtok", &p.InputPerMTok}, {"output_per_mtok", &p.OutputPerMTok}} {
+			fk := k + "." + f.name
+			switch s := c.SourceOf(fk); {
+			case s.Layer == LayerVault:
+				if !noticed {
+					c.Notices = append(c.Notices, Problem{Key: fk, Line: s.Line, Config: s.Path,
+						Message: "not honoured from a vault's own config: prices are yours (ai.prices in your own config); a vault's could price your models at $0 and switch off your daily cost ceiling"})
+					noticed = true
+				}
+				*f.v = 0
+				delete(c.Sources, fk)
+			case s.IsUser():
+				kept = true
+			}
+		}
+		if kept {
+			c.AI.Prices[m] = p
+			continue
+		}
+		delete(c.AI.Prices, m)
+		delete(c.Sources, k)
+	}
 }
 
 // IsLoopbackURL reports whether u names a server on this machine:

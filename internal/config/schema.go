@@ -72,7 +72,7 @@ type Embed struct {
 	Dims         int     `yaml:"dims" check:"nonneg"`
 	BatchSize    int     `yaml:"batch_size" check:"nonneg"`
 	Concurrency  int     `yaml:"concurrency" check:"nonneg"`
-	MaxRetries   int     `yaml:"max_retries" check:"nonneg"`
+	MaxRetries   *int    `yaml:"max_retries" check:"nonneg"`            // unset: 4; 0: none
 	PricePerMTok float64 `yaml:"price_per_mtok" check:"nonneg"`         // USD per million tokens, for the cost estimate
 	OnMismatch   string  `yaml:"on_mismatch" check:"enum=fail|reembed"` // fail (default) | reembed
 	Int8         bool    `yaml:"int8"`                                  // int8 vectors in memory
@@ -103,12 +103,14 @@ type AI struct {
 	Temperature     float64  `yaml:"temperature" check:"nonneg"`
 	Seed            *int     `yaml:"seed"`
 	TimeoutSeconds  float64  `yaml:"timeout_seconds" check:"nonneg"`
-	MaxRetries      int      `yaml:"max_retries" check:"nonneg"`
+	MaxRetries      *int     `yaml:"max_retries" check:"nonneg"`                    // retries of a failed call (unset: 2; 0: none)
 	Structured      string   `yaml:"structured" check:"enum=auto|json_schema|json"` // auto | json_schema | json
 	DailyCostUSD    float64  `yaml:"daily_cost_usd" check:"nonneg"`
 	AllowGlobs      []string `yaml:"allow_globs" check:"glob"`
 	DenyGlobs       []string `yaml:"deny_globs" check:"glob" merge:"union"`
 	// Prices maps a model name (or a prefix ending in *) to its price.
+	// They are the user's: a vault's own are not honoured (a "*" at $0
+	// would switch off the daily ceiling).
 	Prices map[string]AIPrice `yaml:"prices"`
 }
 

@@ -153,7 +153,16 @@ type walker struct {
 	probs  []Problem
 	lines  map[string]int
 	depth  int
+	// visits counts the values walked, aliases expanded: a small file of
+	// aliases of aliases can stand for millions (maxVisits).
+	visits  int
+	tooMany bool
 }
+
+// maxVisits bounds the values one file may hold once its aliases are
+// expanded: far more than any real configuration, far less than a file
+// built to expand (a 60 KB one can stand for nine million values).
+const maxVisits = 100_000
 
 func (w *walker) add(key string, line int, suggestion, format string, args ...any) {
 	w.probs = append(w.probs, Problem{Key: key, Line: line, Message: fmt.Sprintf(format, args...), Suggestion: suggestion})
@@ -202,6 +211,14 @@ func join(path, key string) string {
 // walk checks node n against type t. path is the key's path, check the
 // field's check tag, line the key's line.
 func (w *walker) walk(n *yaml.Node, t reflect.Type, path, check string, line int) {
+	if w.tooMany {
+		return
+	}
+	if w.visits++; w.visits > maxVisits {
+		w.tooMany = true
+		w.add(path, line, "", "the file holds more than %d values once its YAML aliases are expanded (aliases of aliases?); write the settings out", maxVisits)
+		return
+	}
 	if n.Kind == yaml.AliasNode {
 		w.depth++
 		defer func() { w.depth-- }()

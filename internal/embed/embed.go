@@ -89,7 +89,7 @@ type Settings struct {
 	Dims         int               // openai: requested dimensions (0: the model's own)
 	BatchSize    int               // texts per request (default 64)
 	Concurrency  int               // requests in flight (default 4)
-	MaxRetries   int               // retries of a failed request (default 4)
+	MaxRetries   int               // retries of a failed request (default 4; 0: none)
 	Timeout      time.Duration     // per request (default 60s)
 	PricePerMTok float64           // USD per million tokens, for the cost estimate
 	OnMismatch   string            // fail (default) | reembed
@@ -135,8 +135,8 @@ func FromConfig(c *config.Config) (Settings, error) {
 	if e.Concurrency > 0 {
 		s.Concurrency = e.Concurrency
 	}
-	if e.MaxRetries > 0 {
-		s.MaxRetries = e.MaxRetries
+	if e.MaxRetries != nil {
+		s.MaxRetries = *e.MaxRetries // 0: no retries
 	}
 	s.PricePerMTok = e.PricePerMTok
 	if e.OnMismatch != "" {
@@ -154,9 +154,6 @@ func FromConfig(c *config.Config) (Settings, error) {
 	s.Provider, s.BaseURL, s.APIKey = "openai", ep.BaseURL, ep.APIKey
 	if len(ep.Headers) > 0 {
 		s.Headers = ep.Headers
-	}
-	if s.Model == "" {
-		return s, errs.New(errs.CodeConfigInvalid, "embed.provider %s needs a model (embed.model or LOCI_EMBED_MODEL)", e.Provider)
 	}
 	if p, ok := llm.ListPrice(s.Model); ok && s.PricePerMTok == 0 && !config.IsLoopbackURL(s.BaseURL) {
 		s.PricePerMTok = p.InputPerMTok // a hosted model's list price (docs/ai.md); a local server is free

@@ -349,3 +349,30 @@ func TestListPrice(t *testing.T) {
 		t.Errorf("local: %+v %v", s, err)
 	}
 }
+
+// TestMaxRetriesZero: LOCI_EMBED_MAX_RETRIES=0 (or embed.max_retries: 0)
+// means no retries; unset keeps the default 4.
+func TestMaxRetriesZero(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(dir+"/empty.yaml", nil, 0o644)
+	t.Setenv("LOCI_CONFIG", dir+"/empty.yaml")
+	t.Setenv("LOCI_EMBED_PROVIDER", "openai-compatible")
+	t.Setenv("LOCI_EMBED_MODEL", "fake-embed")
+	f := &fakeServer{fail: func(int) (int, string) { return 503, `{"error":{"message":"loading"}}` }}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	t.Setenv("LOCI_EMBED_BASE_URL", srv.URL+"/v1")
+	if s, err := Resolve(dir); err != nil || s.MaxRetries != 4 {
+		t.Fatalf("default: %+v %v", s, err)
+	}
+	t.Setenv("LOCI_EMBED_MAX_RETRIES", "0")
+	s, err := Resolve(dir)
+	if err != nil || s.MaxRetries != 0 {
+		t.Fatalf("LOCI_EMBED_MAX_RETRIES=0: %+v %v", s, err)
+	}
+	o := NewOpenAI(s)
+	noSleep(o)
+	if _, err := o.Embed(context.Background(), []string{"x"}); err == nil || o.Usage().Requests != 1 || o.Usage().Retries != 0 {
+		t.Errorf("no retries: %v %+v", err, o.Usage())
+	}
+}

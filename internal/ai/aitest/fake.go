@@ -44,6 +44,10 @@ type Reply struct {
 	// [DONE] events: raw SSE text such as llama.cpp's
 	// "error: {...}\n\n".
 	Tail string
+	// Stall, after the content of a stream, keeps it open without another
+	// byte until the client leaves (a stalled server, or one the client
+	// cancels mid-answer).
+	Stall bool
 }
 
 // Request is a request as received.
@@ -250,6 +254,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		send(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": chunk}}}})
+	}
+	if rep.Stall {
+		<-r.Context().Done()
+		return
 	}
 	if rep.Tail != "" {
 		fmt.Fprint(w, rep.Tail)
