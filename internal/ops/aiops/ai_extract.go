@@ -107,6 +107,7 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 		if err != nil {
 			return err
 		}
+		seen := map[string]bool{}
 		for _, b := range bs {
 			var res struct {
 				Records []struct {
@@ -122,6 +123,12 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 				n := c.byPath[r.Path]
 				if n == nil {
 					out.warn("citation_invalid", r.Path, "data extracted for %q, which is not in the scope", r.Path)
+					continue
+				}
+				if seen[n.Path] {
+					// One record per note: a second one would be a second
+					// write of the same key, refused as the note changed.
+					out.warn("extract_invalid", n.Path, "dropped a second record for %s: one record per note, the first is kept", n.Path)
 					continue
 				}
 				data, err := validData(user, r.Data)
@@ -140,6 +147,7 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 				for _, d := range data.dropped {
 					out.warn("extract_invalid", n.Path, "kept the record of %s without an item that fails the schema: %s", n.Path, d)
 				}
+				seen[n.Path] = true
 				out.Records = append(out.Records, Extracted{Path: n.Path, Etag: n.Etag, Data: data.value, Citations: cits})
 			}
 		}
@@ -155,11 +163,7 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 	if in.Destination == "frontmatter" {
 		for i := range out.Records {
 			r := &out.Records[i]
-			w, err := c.aiPatch(ctx, r.Path, r.Etag, []noteedit.Patch{{Op: "set_frontmatter", Key: in.Key, Value: r.Data}}, in.Apply)
-			if err != nil {
-				return nil, err
-			}
-			r.Write = w
+			r.Write = c.patchEach(ctx, r.Path, r.Etag, []noteedit.Patch{{Op: "set_frontmatter", Key: in.Key, Value: r.Data}}, in.Apply)
 		}
 	}
 	return out, nil

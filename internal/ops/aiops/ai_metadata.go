@@ -389,11 +389,7 @@ func aiMetadata(ctx context.Context, env *ops.Env, in *AIMetadataIn) (out *AIMet
 		if len(patches) == 0 || n == nil {
 			continue
 		}
-		w, err := c.aiPatch(ctx, nm.Path, nm.Etag, patches, in.Apply)
-		if err != nil {
-			return nil, err
-		}
-		nm.Write = w
+		nm.Write = c.patchEach(ctx, nm.Path, nm.Etag, patches, in.Apply)
 	}
 	return out, nil
 }

@@ -825,3 +825,75 @@ func TestAISummarizeStreamsText(t *testing.T) {
 		t.Errorf("partial text %q, want %q", partial.String(), want)
 	}
 }
+
+// TestAIApplyGoesOnPastAFailedNote: when the write of one note fails (here
+// Beacon, which deny_paths refuses), the notes written before it keep
+// their results and undo ids, the failed one carries apply_failed with
+// the error's code, and the call still answers (so a keyed call records
+// what it wrote). A model that lists one note twice gets one record, one
+// write.
+func TestAIApplyGoesOnPastAFailedNote(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	env.Writes = ops.WriteSettings{Enabled: true, DenyPaths: []string{"Projects/Beacon.md"}}
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		var notes, recs []any
+		for _, n := range opstest.PromptNotes(req) {
+			cite := []any{opstest.Cite(n[0], n[1], 1, 1)}
+			notes = append(notes, map[string]any{"path": n[0],
+				"tags":   []any{map[string]any{"tag": "reviewed", "confidence": 0.9, "citations": cite}},
+				"fields": []any{map[string]any{"name": "status", "value": "active", "citations": cite}}})
+			// Every record twice: the first one is kept.
+			recs = append(recs, map[string]any{"path": n[0], "data": map[string]any{"name": "first"}, "citations": cite},
+				map[string]any{"path": n[0], "data": map[string]any{"name": "second"}, "citations": cite})
+		}
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"notes": notes, "records": recs})}
+	}
+	check := func(name string, warns []aiops.AIWarning, atlas, beacon *ops.WriteResult) {
+		t.Helper()
+		if atlas == nil || !atlas.Applied || atlas.UndoID == "" {
+			t.Errorf("%s: Atlas %+v", name, atlas)
+		}
+		if beacon != nil {
+			t.Errorf("%s: Beacon has a write result %+v", name, beacon)
+		}
+		found := false
+		for _, w := range warns {
+			if w.Code == "apply_failed" {
+				found = true
+				if w.Path != "Projects/Beacon.md" || w.ErrorCode != errs.CodePathDenied {
+					t.Errorf("%s: warning %+v", name, w)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no apply_failed warning in %+v", name, warns)
+		}
+	}
+	scope := `"glob": "Projects/**", "apply": true, "cache": false`
+	tag := opstest.Call[aiops.AITagOut](t, env, "ai_tag", `{`+scope+`}`)
+	if len(tag.Notes) != 2 {
+		t.Fatalf("ai_tag notes %+v", tag.Notes)
+	}
+	check("ai_tag", tag.Warnings, tag.Notes[0].Write, tag.Notes[1].Write)
+	md := opstest.Call[aiops.AIMetadataOut](t, env, "ai_metadata", `{`+scope+`, "fields": [{"name": "status", "type": "string"}]}`)
+	if len(md.Notes) != 2 {
+		t.Fatalf("ai_metadata notes %+v", md.Notes)
+	}
+	check("ai_metadata", md.Warnings, md.Notes[0].Write, md.Notes[1].Write)
+	ex := opstest.Call[aiops.AIExtractOut](t, env, "ai_extract", `{`+scope+`, "schema": {"type": "object"}, "destination": "frontmatter", "key": "entity"}`)
+	if len(ex.Records) != 2 || ex.Records[0].Path != "Projects/Atlas.md" {
+		t.Fatalf("ai_extract records %+v", ex.Records)
+	}
+	check("ai_extract", ex.Warnings, ex.Records[0].Write, ex.Records[1].Write)
+	atlas := opstest.ReadFile(t, env, "Projects/Atlas.md")
+	if !strings.Contains(atlas, "name: first") || strings.Contains(atlas, "second") {
+		t.Errorf("Atlas after ai_extract:\n%s", atlas)
+	}
+	if opstest.ReadFile(t, env, "Projects/Beacon.md") != aiFiles["Projects/Beacon.md"] {
+		t.Error("Beacon was written")
+	}
+	// Three calls, three journaled changes of Atlas: one each.
+	if es, _ := opstest.MustWriter(t, env).Journal(); len(es) != 3 {
+		t.Errorf("%d journal entries, want 3", len(es))
+	}
+}

@@ -23,9 +23,10 @@ func (o *AIOpts) useCache() bool { return o.Cache == nil || *o.Cache }
 
 // AIWarning is a non-fatal condition (docs/ai.md lists the codes).
 type AIWarning struct {
-	Code    string `json:"code" jsonschema:"warning code: ai_cache_hit, idempotent_replay, citation_invalid, citation_drift, ungrounded_dropped, globs_excluded, unsupported_question, scope_truncated, truncated, chat_unavailable, tag_invalid, tag_below_threshold, metadata_invalid, extract_invalid, map_reduce, price_unknown"`
-	Message string `json:"message" jsonschema:"what happened"`
-	Path    string `json:"path,omitempty" jsonschema:"the note concerned"`
+	Code      string `json:"code" jsonschema:"warning code: ai_cache_hit, idempotent_replay, citation_invalid, citation_drift, ungrounded_dropped, globs_excluded, unsupported_question, scope_truncated, truncated, chat_unavailable, embeddings_unavailable, tag_invalid, tag_below_threshold, metadata_invalid, metadata_missing, extract_invalid, map_reduce, price_unknown, apply_failed"`
+	Message   string `json:"message" jsonschema:"what happened"`
+	Path      string `json:"path,omitempty" jsonschema:"the note concerned"`
+	ErrorCode string `json:"error_code,omitempty" jsonschema:"apply_failed: the error code of the note's failed write (etag_mismatch, path_denied, conflict, ...)"`
 }
 
 // AIMeta is carried by every AI output.
