@@ -43,6 +43,10 @@ func (in *AIExtractIn) Validate() error {
 	return in.AIScope.validate()
 }
 
+// writes reports whether the call writes: only apply with destination
+// frontmatter does (destination json only returns the data).
+func (in *AIExtractIn) writes() bool { return in.Apply && in.Destination == "frontmatter" }
+
 // Extracted is the data of one note.
 type Extracted struct {
 	Path      string           `json:"path" jsonschema:"the note"`

@@ -569,6 +569,96 @@ func TestAIIdempotencyKey(t *testing.T) {
 		t.Errorf("%d journal entries, want 1", len(es))
 	}
 	opstest.WantCode(t, env, "ai_tag", strings.Replace(in, "Atlas", "Beacon", 1), errs.CodeIdempotencyReuse)
+	// A replay of an apply is checked against the vault's write settings
+	// like the apply itself.
+	env.Writes = ops.WriteSettings{Enabled: true, ReadOnly: true}
+	opstest.WantCode(t, env, "ai_tag", in, errs.CodeWritesDisabled)
+}
+
+// TestAIIdempotencyStoreUnavailable: a keyed apply whose idempotency store
+// cannot be used (a link planted at .loci/idempotency) fails with a typed
+// error before the model is called, instead of running unrecorded.
+func TestAIIdempotencyStoreUnavailable(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	env.Writes = ops.WriteSettings{Enabled: true}
+	srv.Handler = askHandler
+	if err := os.MkdirAll(filepath.Join(opstest.Root(env), ".loci"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(opstest.Root(env), ".loci", "idempotency")); err != nil {
+		t.Skip("symlinks unavailable")
+	}
+	d := opstest.WantCode(t, env, "ai_tag", `{"paths": ["Projects/Atlas.md"], "apply": true, "idempotency_key": "k1"}`, errs.CodePathDenied)
+	if srv.Calls() != 0 || opstest.ReadFile(t, env, "Projects/Atlas.md") != aiFiles["Projects/Atlas.md"] {
+		t.Errorf("calls %d, details %v", srv.Calls(), d)
+	}
+}
+
+// signalCtx reports, once, the first time something waits on it: for a
+// call that reaches the idempotency key's lock, that is where it starts
+// waiting (the lock derives its deadline from it).
+type signalCtx struct {
+	context.Context
+	once    sync.Once
+	waiting chan struct{}
+}
+
+func (c *signalCtx) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.waiting) })
+	return c.Context.Done()
+}
+
+// TestAIIdempotencyKeySerializes: two concurrent calls with one key call
+// the model once and write once; the second gets the first's result. The
+// fake model holds the first call until the second one has either reached
+// the model too (the defect: both run) or started waiting.
+func TestAIIdempotencyKeySerializes(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	env.Writes = ops.WriteSettings{Enabled: true}
+	first, second := make(chan struct{}), make(chan struct{})
+	b := &signalCtx{Context: context.Background(), waiting: make(chan struct{})}
+	var mu sync.Mutex
+	n := 0
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		mu.Lock()
+		n++
+		k := n
+		mu.Unlock()
+		if k == 1 {
+			close(first)
+			select {
+			case <-second:
+			case <-b.waiting:
+			}
+		} else if k == 2 {
+			close(second)
+		}
+		p := opstest.PromptNotes(req)[0]
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"notes": []any{map[string]any{"path": p[0], "tags": []any{
+			map[string]any{"tag": "search", "confidence": 0.9, "citations": []any{opstest.Cite(p[0], p[1], 6, 6)}}}}}})}
+	}
+	in := json.RawMessage(`{"paths": ["Projects/Atlas.md"], "apply": true, "cache": false, "idempotency_key": "same"}`)
+	call := func(ctx context.Context, res chan<- ops.Result) {
+		res <- opstest.Reg.Call(ctx, env, ops.Caller{Surface: "test"}, "ai_tag", in)
+	}
+	ra, rb := make(chan ops.Result, 1), make(chan ops.Result, 1)
+	go call(context.Background(), ra)
+	<-first
+	go call(b, rb)
+	a, r := <-ra, <-rb
+	if a.Err != nil || r.Err != nil {
+		t.Fatalf("errors %v %v", a.Err, r.Err)
+	}
+	if srv.Calls() != 1 {
+		t.Errorf("the model was called %d times for one key", srv.Calls())
+	}
+	ao, bo := a.Output.(*aiops.AITagOut), r.Output.(*aiops.AITagOut)
+	if ao.Notes[0].Write == nil || bo.Notes[0].Write == nil || ao.Notes[0].Write.UndoID != bo.Notes[0].Write.UndoID || !warned(bo.Warnings, "idempotent_replay") {
+		t.Errorf("first %+v second %+v", ao, bo)
+	}
+	if es, _ := opstest.MustWriter(t, env).Journal(); len(es) != 1 {
+		t.Errorf("%d journal entries, want 1", len(es))
+	}
 }
 
 // warned reports whether ws holds a warning with one of codes.

@@ -42,6 +42,9 @@ func (in *AITocIn) Validate() error {
 	return in.AIScope.validate()
 }
 
+// writes reports whether the call writes: only apply with write_to does.
+func (in *AITocIn) writes() bool { return in.Apply && in.WriteTo != "" }
+
 // TocEntry is one heading of a note's outline.
 type TocEntry struct {
 	Level  int    `json:"level" jsonschema:"heading level (1-6)"`

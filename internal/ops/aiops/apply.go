@@ -14,6 +14,10 @@ type AIApply struct {
 	Apply bool `json:"apply,omitempty" jsonschema:"write the result into the notes through the safe-write pipeline (needs writes enabled); false (default) only proposes, with a preview diff"`
 }
 
+// writes reports whether the call writes its result (ai_extract and
+// ai_toc write only to a destination; see their own writes).
+func (a *AIApply) writes() bool { return a.Apply }
+
 // aiPatch runs edit patches on one note through the write pipeline: the
 // note must still be the version the model read (etag), the change is
 // previewed unless apply, and an applied change is journaled for undo.
