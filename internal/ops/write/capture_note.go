@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -213,11 +212,12 @@ func titleFromContent(s string) string {
 	return "Untitled"
 }
 
-var reservedNames = regexp.MustCompile(`(?i)^(con|prn|aux|nul|com[0-9]|lpt[0-9])$`)
-
 // safeFileName turns a title into a file name every OS and Obsidian accept:
 // no / \ : * ? " < > | # ^ [ ] or control characters, no leading dot, no
-// trailing dot or space, at most 120 bytes, not a Windows device name.
+// trailing dot or space, at most 120 bytes, and nothing vault.NameProblem
+// refuses for a new note (the writer's own rule): a name Windows reserves
+// for a device, with or without an extension (CON, aux.notes, COM¹), gets
+// a "_" after the device name (CON_, aux_.notes).
 func safeFileName(title string) string {
 	var b strings.Builder
 	for _, r := range title {
@@ -240,8 +240,15 @@ func safeFileName(title string) string {
 	if s == "" {
 		s = "Untitled"
 	}
-	if reservedNames.MatchString(s) {
-		s += "_"
+	if vault.NameProblem(s+".md", false) != "" {
+		stem, ext, dotted := strings.Cut(s, ".")
+		s = stem + "_"
+		if dotted {
+			s += "." + ext
+		}
+	}
+	if vault.NameProblem(s+".md", false) != "" {
+		s = "Untitled"
 	}
 	return s
 }

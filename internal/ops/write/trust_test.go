@@ -90,6 +90,14 @@ func TestNewNamesMustBePortable(t *testing.T) {
 			t.Errorf("a folder was created: %s", e.Name())
 		}
 	}
+	// A title that is a device name (with an extension, or a superscript
+	// digit) still gives a note: the file name is made acceptable.
+	for title, want := range map[string]string{"CON.txt": "Inbox/CON_.txt.md", "aux.notes": "Inbox/aux_.notes.md", "COM¹": "Inbox/COM¹_.md"} {
+		res := opstest.Call[ops.WriteResult](t, env, "capture_note", opstest.JS(map[string]any{"title": title, "apply": true}))
+		if res.Path != want || !opstest.Exists(env, want) {
+			t.Errorf("capture %q: %s, want %s", title, res.Path, want)
+		}
+	}
 	// What exists already can still be edited.
 	opstest.Call[ops.WriteResult](t, env, "write_note", opstest.JS(map[string]any{"path": "Legacy./Old.md", "content": "# Old\nmore\n", "if_match": opstest.EtagOf(t, env, "Legacy./Old.md"), "apply": true}))
 
