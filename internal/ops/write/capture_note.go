@@ -42,18 +42,23 @@ func (in *CaptureNoteIn) Validate() error {
 	if strings.ContainsAny(in.Title, "\r\n") {
 		return errs.New(errs.CodeInvalidInput, "title spans lines")
 	}
-	if f := strings.Trim(strings.ReplaceAll(in.Folder, "\\", "/"), "/"); f != "" {
-		clean, err := vault.CleanRel(f)
-		if err != nil {
-			return err // traversal, NUL, ignored folders: path_denied
-		}
-		for _, seg := range strings.Split(clean, "/") {
-			if why := vault.NameProblem(seg, true); why != "" {
-				return errs.New(errs.CodeInvalidInput, "folder %q: %s", in.Folder, why).With("field", "folder").With("folder", in.Folder)
-			}
+	// Only what no folder may be (traversal, absolute paths, NUL, ignored
+	// folders: path_denied). Whether a folder that does not exist yet may
+	// be created is the writer's call (Target: path_denied), so that an
+	// existing folder stays writable whatever its name.
+	if f := captureFolder(in.Folder); f != "" {
+		if _, err := vault.CleanRel(f); err != nil {
+			return err
 		}
 	}
 	return in.Check()
+}
+
+// captureFolder normalizes a folder the way Validate and the handler both
+// read it: backslashes as slashes, without trailing slashes. A leading
+// slash stays, so an absolute path is refused like any other path.
+func captureFolder(f string) string {
+	return strings.TrimRight(strings.ReplaceAll(f, "\\", "/"), "/")
 }
 
 // CaptureNote is the capture_note operation.
@@ -88,7 +93,7 @@ func captureNote(ctx context.Context, env *ops.Env, in *CaptureNoteIn) (*ops.Wri
 				folder = "Inbox"
 			}
 		}
-		folder = strings.TrimRight(strings.ReplaceAll(folder, "\\", "/"), "/")
+		folder = captureFolder(folder)
 		title := strings.TrimSpace(in.Title)
 		if title == "" {
 			title = titleFromContent(in.Content)
