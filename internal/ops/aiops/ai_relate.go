@@ -126,14 +126,12 @@ func aiRelate(ctx context.Context, env *ops.Env, in *AIRelateIn) (out *AIRelateO
 		}
 	}
 	linked := map[string]bool{}
-	rows, err := c.vh.Index.DB.QueryContext(ctx, `SELECT DISTINCT d.path FROM links l JOIN notes s ON s.id = l.src_id JOIN notes d ON d.id = l.dst_id WHERE s.path = ?`, rel)
-	if err == nil {
-		for rows.Next() {
-			var p string
-			rows.Scan(&p)
-			linked[p] = true
-		}
-		rows.Close()
+	outlinks, err := linkedPaths(ctx, c.vh.Index, rel)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range outlinks {
+		linked[p] = true
 	}
 	paths := []string{rel}
 	excluded := 0

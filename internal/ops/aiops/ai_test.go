@@ -31,7 +31,13 @@ var aiFiles = map[string]string{
 // aiEnv is a vault with the AI runtime pointed at a fake provider.
 func aiEnv(t *testing.T, mut func(*ai.Settings)) (*ops.Env, *aitest.Server) {
 	t.Helper()
-	env := opstest.FixtureEnv(t, aiFiles)
+	return aiEnvWith(t, aiFiles, mut)
+}
+
+// aiEnvWith is aiEnv over other files.
+func aiEnvWith(t *testing.T, files map[string]string, mut func(*ai.Settings)) (*ops.Env, *aitest.Server) {
+	t.Helper()
+	env := opstest.FixtureEnv(t, files)
 	srv := aitest.New()
 	t.Cleanup(srv.Close)
 	s := ai.Settings{Provider: "openai-compatible", BaseURL: srv.BaseURL(), Model: "fake-1", Timeout: 5 * time.Second, DenyGlobs: []string{"Private/**"}}
@@ -985,5 +991,33 @@ func TestAIApplyGoesOnPastAFailedNote(t *testing.T) {
 	// Three calls, three journaled changes of Atlas: one each.
 	if es, _ := opstest.MustWriter(t, env).Journal(); len(es) != 3 {
 		t.Errorf("%d journal entries, want 3", len(es))
+	}
+}
+
+// TestAIScopeTagIsNotAPattern: the tag of a scope is matched as text, it
+// and the tags nested under it: "my_tag" does not select a note tagged
+// "myXtag/…" (an unescaped LIKE read _ as any character), whose text then
+// went to the provider.
+func TestAIScopeTagIsNotAPattern(t *testing.T) {
+	env, srv := aiEnvWith(t, map[string]string{
+		"A.md": "---\ntags: [my_tag/sub]\n---\n# A\n\nAlpha text.\n",
+		"B.md": "---\ntags: [myXtag/sub]\n---\n# B\n\nSECRET-B text.\n",
+		"C.md": "# C\n\nGamma. #my_tag\n",
+	}, nil)
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		n := opstest.PromptNotes(req)[0]
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"tldr": "t", "key_points": []any{
+			map[string]any{"text": "p", "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}}}})}
+	}
+	out := opstest.Call[aiops.AISummarizeOut](t, env, "ai_summarize", `{"tag": "my_tag"}`)
+	if strings.Join(out.Scope, ",") != "A.md,C.md" {
+		t.Errorf("scope %v, want A.md and C.md", out.Scope)
+	}
+	for _, r := range srv.Requests {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, "SECRET-B") {
+				t.Fatal("a note outside the tag reached the provider")
+			}
+		}
 	}
 }

@@ -3,10 +3,13 @@ package aiops
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/loci-dev/loci/internal/ai"
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/markdown"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/search"
@@ -76,17 +79,13 @@ func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 		}
 		tagged := map[string]bool{}
 		if s.Tag != "" {
-			key := strings.ToLower(strings.TrimPrefix(s.Tag, "#"))
-			rows, err := ix.DB.QueryContext(ctx, `SELECT DISTINCT n.path FROM tags t JOIN notes n ON n.id = t.note_id WHERE t.tag_key = ? OR t.tag_key LIKE ?`, key, key+"/%")
+			paths, err := ix.TaggedPaths(ctx, s.Tag)
 			if err != nil {
 				return err
 			}
-			for rows.Next() {
-				var p string
-				rows.Scan(&p)
+			for _, p := range paths {
 				tagged[p] = true
 			}
-			rows.Close()
 		}
 		for _, n := range notes {
 			if (s.Glob == "" || ops.GlobMatch(s.Glob, n.Path)) && (s.Tag == "" || tagged[n.Path]) {
@@ -113,19 +112,16 @@ func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 		for hop := 0; hop < s.IncludeLinked; hop++ {
 			var next []string
 			for _, p := range frontier {
-				rows, err := ix.DB.QueryContext(ctx, `SELECT DISTINCT d.path FROM links l JOIN notes s ON s.id = l.src_id JOIN notes d ON d.id = l.dst_id WHERE s.path = ? ORDER BY d.path`, p)
+				linked, err := linkedPaths(ctx, ix, p)
 				if err != nil {
 					return err
 				}
-				for rows.Next() {
-					var q string
-					rows.Scan(&q)
+				for _, q := range linked {
 					if !set[q] {
 						next = append(next, q)
 					}
 					add(q)
 				}
-				rows.Close()
 			}
 			frontier = next
 		}
@@ -159,6 +155,22 @@ func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 		c.meta.Scope = append(c.meta.Scope, p)
 	}
 	return nil
+}
+
+// linkedPaths lists, by path, the notes rel links to (resolved links of
+// every kind: links, embeds, typed links).
+func linkedPaths(ctx context.Context, ix *index.Index, rel string) ([]string, error) {
+	l, err := ix.LinksOf(ctx, rel)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for _, r := range slices.Concat(l.Outgoing, l.TypedOut, l.Embeds) {
+		if r.Resolved != "" {
+			set[r.Resolved] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set)), nil
 }
 
 func (c *aiCall) readNote(rel string) (*scopeNote, error) {
