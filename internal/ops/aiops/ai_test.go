@@ -3,8 +3,10 @@ package aiops_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -1020,4 +1022,102 @@ func TestAIScopeTagIsNotAPattern(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAIEveryRequestFitsTheBudget: no request goes out over the input
+// budget, including the ones that do not go through the batching of
+// notes: ai_relate's labelling (the note and its neighbours), the merge
+// step of a map-reduce summary, ai_toc's topic prompt, and the repair
+// round (which resent the prompt with the bad reply). What does not fit
+// is left out with scope_truncated (or, for the repair, the bad reply is
+// not resent).
+func TestAIEveryRequestFitsTheBudget(t *testing.T) {
+	within := func(t *testing.T, srv *aitest.Server, max int) {
+		t.Helper()
+		if srv.Calls() == 0 {
+			t.Fatal("no request")
+		}
+		for i, r := range srv.Requests {
+			n := 0
+			for _, m := range r.Messages {
+				n += ai.EstimateTokens(m.Content)
+			}
+			if n > max-max/8 {
+				t.Errorf("request %d (%s) is about %d tokens, over the budget of %d (max_input_tokens %d)", i, r.Schema(), n, max-max/8, max)
+			}
+		}
+	}
+	words := func(n int) string { return strings.Repeat("orbit words ", n) }
+	t.Run("ai_relate", func(t *testing.T) {
+		files := map[string]string{"Orbit.md": "# Orbit\n\nOrbit " + words(170) + "\n"}
+		for _, n := range []string{"A", "B", "C", "D", "E"} {
+			files["Orbit "+n+".md"] = "# Orbit " + n + "\n\nOrbit " + words(170) + "\n"
+		}
+		env, srv := aiEnvWith(t, files, func(s *ai.Settings) { s.MaxInputTokens = 2048 })
+		srv.Handler = func(req aitest.Request) aitest.Reply {
+			var rs []any
+			for _, n := range opstest.PromptNotes(req)[1:] {
+				rs = append(rs, map[string]any{"path": n[0], "label": "extends", "confidence": 0.8, "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}})
+			}
+			return aitest.Reply{Content: aitest.JSON(map[string]any{"relations": rs})}
+		}
+		out := opstest.Call[aiops.AIRelateOut](t, env, "ai_relate", `{"path": "Orbit.md"}`)
+		within(t, srv, 2048)
+		src := map[string]int{}
+		for _, r := range out.Relations {
+			src[r.Source]++
+		}
+		if len(out.Relations) != 5 || src["model"] == 0 || src["heuristic"] == 0 || !warned(out.Warnings, "scope_truncated") {
+			t.Errorf("relations %v, warnings %+v", src, out.Warnings)
+		}
+	})
+	t.Run("ai_summarize merge", func(t *testing.T) {
+		files := map[string]string{}
+		for _, n := range []string{"A", "B", "C", "D", "E", "F"} {
+			files["S/"+n+".md"] = "# " + n + "\n\n" + words(100) + "\n"
+		}
+		env, srv := aiEnvWith(t, files, func(s *ai.Settings) { s.MaxInputTokens = 1024 })
+		srv.Handler = func(req aitest.Request) aitest.Reply {
+			ns := opstest.PromptNotes(req)
+			if len(ns) == 0 { // the merge step
+				return aitest.Reply{Content: `{"tldr": "All of it.", "open_questions": [], "outline": []}`}
+			}
+			return aitest.Reply{Content: aitest.JSON(map[string]any{"tldr": words(130), "key_points": []any{
+				map[string]any{"text": "A point.", "citations": []any{opstest.Cite(ns[0][0], ns[0][1], 1, 1)}}}})}
+		}
+		out := opstest.Call[aiops.AISummarizeOut](t, env, "ai_summarize", `{"glob": "S/**"}`)
+		within(t, srv, 1024)
+		if out.TLDR != "All of it." || !warned(out.Warnings, "map_reduce") || !warned(out.Warnings, "scope_truncated") {
+			t.Errorf("tldr %q warnings %+v", out.TLDR, out.Warnings)
+		}
+	})
+	t.Run("ai_toc topics", func(t *testing.T) {
+		files := map[string]string{}
+		for i := range 40 {
+			files[fmt.Sprintf("T/Note %02d.md", i)] = fmt.Sprintf("# Note %02d\n\n## First part\n\n## Second part\n", i)
+		}
+		env, srv := aiEnvWith(t, files, func(s *ai.Settings) { s.MaxInputTokens = 1024 })
+		srv.Handler = func(req aitest.Request) aitest.Reply {
+			var paths []string
+			for _, m := range regexp.MustCompile(`path="([^"]+)"`).FindAllStringSubmatch(req.Last(), -1) {
+				paths = append(paths, m[1])
+			}
+			return aitest.Reply{Content: aitest.JSON(map[string]any{"groups": []any{map[string]any{"name": "Listed", "paths": paths}}})}
+		}
+		out := opstest.Call[aiops.AITocOut](t, env, "ai_toc", `{"mode": "moc", "glob": "T/**", "max_notes": 40, "group_by": "topic"}`)
+		within(t, srv, 1024)
+		if len(out.Groups) != 2 || out.Groups[1].Name != "Other" || len(out.Groups[0].Notes)+len(out.Groups[1].Notes) != 40 || !warned(out.Warnings, "scope_truncated") {
+			t.Errorf("groups %+v warnings %+v", out.Groups, out.Warnings)
+		}
+	})
+	t.Run("repair round", func(t *testing.T) {
+		env, srv := aiEnv(t, func(s *ai.Settings) { s.MaxInputTokens = 2048 })
+		srv.Script(aitest.Reply{Content: "Let me think. " + words(700)})
+		srv.Handler = askHandler
+		out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", `{"question": "Goals of Atlas?", "paths": ["Projects/Atlas.md"]}`)
+		within(t, srv, 2048)
+		if !out.Supported || srv.Calls() != 2 || !strings.Contains(srv.Requests[1].Last(), "not valid") {
+			t.Errorf("calls %d %+v", srv.Calls(), out)
+		}
+	})
 }

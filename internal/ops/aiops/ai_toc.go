@@ -215,13 +215,13 @@ func aiToc(ctx context.Context, env *ops.Env, in *AITocIn) (out *AITocOut, err e
 }
 
 func (c *aiCall) topicGroups(ctx context.Context, in *AITocIn, out *AITocOut) error {
-	var sb strings.Builder
+	var list []string
 	for _, n := range c.notes {
 		head := []string{}
 		for _, h := range n.Headings {
 			head = append(head, h.Text)
 		}
-		fmt.Fprintf(&sb, "- path=%q etag=%q title=%q headings=%q\n", n.Path, n.Etag, n.Title, strings.Join(head, " | "))
+		list = append(list, fmt.Sprintf("- path=%q etag=%q title=%q headings=%q\n", n.Path, n.Etag, n.Title, strings.Join(head, " | ")))
 	}
 	schema := map[string]any{"type": "object", "required": []string{"groups"}, "properties": map[string]any{
 		"groups": map[string]any{"type": "array", "items": map[string]any{"type": "object", "required": []string{"name", "paths"}, "properties": map[string]any{
@@ -233,7 +233,16 @@ func (c *aiCall) topicGroups(ctx context.Context, in *AITocIn, out *AITocOut) er
 		} `json:"groups"`
 	}
 	sys := "You group notes of a personal knowledge vault into a few topics for a map of content. Use only the paths listed. Reply with one JSON object: {\"groups\": [{\"name\", \"paths\"}]}."
-	if err := c.generate(ctx, "moc_groups", schema, sys, sb.String(), &res, nil); err != nil {
+	// As many notes as fit the input budget are grouped; the rest go to
+	// Other.
+	n := c.fitting(list, sys)
+	if n == 0 && len(list) > 0 {
+		return c.tooLarge("the topic prompt with its first note", tokens(sys, list[0]))
+	}
+	if n < len(list) {
+		c.meta.warn("scope_truncated", "", "the scope's notes exceed the input budget: the model grouped the first %d of %d, the others are under Other", n, len(list))
+	}
+	if err := c.generate(ctx, "moc_groups", schema, sys, strings.Join(list[:n], ""), &res, nil); err != nil {
 		return err
 	}
 	placed := map[string]bool{}
