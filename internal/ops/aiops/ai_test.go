@@ -1121,3 +1121,25 @@ func TestAIEveryRequestFitsTheBudget(t *testing.T) {
 		}
 	})
 }
+
+// TestAIAskRetrievedIsWhatWasSent: when the retrieved notes do not all
+// fit the input budget, retrieved lists the ones given to the model, not
+// every note the scope resolved.
+func TestAIAskRetrievedIsWhatWasSent(t *testing.T) {
+	long := strings.Repeat("orbit words ", 130)
+	env, srv := aiEnvWith(t, map[string]string{"A.md": "# A\n\n" + long + "\n", "B.md": "# B\n\n" + long + "\n"}, func(s *ai.Settings) { s.MaxInputTokens = 1024 })
+	var sent []string
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		ns := opstest.PromptNotes(req)
+		for _, n := range ns {
+			sent = append(sent, n[0])
+		}
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"supported": true, "answer": "Words.", "confidence": 0.5,
+			"citations": []any{opstest.Cite(ns[0][0], ns[0][1], 1, 1)}})}
+	}
+	out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", `{"question": "What words?", "paths": ["A.md", "B.md"]}`)
+	got := opstest.Paths(out.Retrieved, func(r aiops.RetrievedNote) string { return r.Path })
+	if !warned(out.Warnings, "scope_truncated") || strings.Join(got, ",") != "A.md" || strings.Join(sent, ",") != "A.md" {
+		t.Errorf("retrieved %v, sent %v, warnings %+v", got, sent, out.Warnings)
+	}
+}
