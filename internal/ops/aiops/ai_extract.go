@@ -37,6 +37,9 @@ func (in *AIExtractIn) Validate() error {
 		if in.Key == "" {
 			return errs.New(errs.CodeInvalidInput, "destination frontmatter needs key")
 		}
+		if err := noteedit.CheckKey(in.Key); err != nil {
+			return errs.New(errs.CodeInvalidInput, "key %q is not a frontmatter key: %s", in.Key, errs.As(err).Message).With("key", in.Key)
+		}
 	default:
 		return errs.New(errs.CodeInvalidInput, "destination must be json or frontmatter")
 	}
@@ -89,7 +92,7 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 	if err != nil {
 		return nil, err
 	}
-	if in.Apply {
+	if in.writes() { // destination json writes nothing
 		if err := c.requireWrites(); err != nil {
 			return nil, err
 		}

@@ -53,6 +53,11 @@ func (in *AIMetadataIn) Validate() error {
 		if f.Name == "" {
 			return errs.New(errs.CodeInvalidInput, "every field needs a name")
 		}
+		// The name becomes a frontmatter key: refused now, not once the
+		// model has been paid.
+		if err := noteedit.CheckKey(f.Name); err != nil {
+			return errs.New(errs.CodeInvalidInput, "field %q: not a frontmatter key: %s", f.Name, errs.As(err).Message).With("field", f.Name)
+		}
 		if f.Type == "enum" && len(f.Enum) == 0 {
 			return errs.New(errs.CodeInvalidInput, "field %s: enum needs enum values", f.Name)
 		}

@@ -1143,3 +1143,40 @@ func TestAIAskRetrievedIsWhatWasSent(t *testing.T) {
 		t.Errorf("retrieved %v, sent %v, warnings %+v", got, sent, out.Warnings)
 	}
 }
+
+// TestAIFrontmatterKeysCheckedFirst: a field name or an extract key that
+// cannot be a frontmatter key (one that spans lines) is refused before
+// the model is called, not by the write once the model was paid; and
+// ai_extract with apply but destination json writes nothing, so it needs
+// no writes.
+func TestAIFrontmatterKeysCheckedFirst(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	env.Writes = ops.WriteSettings{Enabled: true}
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		n := opstest.PromptNotes(req)[0]
+		cite := []any{opstest.Cite(n[0], n[1], 1, 1)}
+		return aitest.Reply{Content: aitest.JSON(map[string]any{
+			"notes":   []any{map[string]any{"path": n[0], "fields": []any{map[string]any{"name": "a\nb", "value": "x", "citations": cite}}}},
+			"records": []any{map[string]any{"path": n[0], "data": map[string]any{}, "citations": cite}}})}
+	}
+	for op, in := range map[string]string{
+		"ai_metadata": `{"paths": ["Projects/Atlas.md"], "fields": [{"name": "a\nb", "type": "string"}]}`,
+		"ai_extract":  `{"paths": ["Projects/Atlas.md"], "schema": {"type": "object"}, "destination": "frontmatter", "key": "x\ny"}`,
+	} {
+		opstest.WantCode(t, env, op, in, errs.CodeInvalidInput)
+	}
+	if srv.Calls() != 0 {
+		t.Errorf("%d model calls for invalid keys", srv.Calls())
+	}
+	env.Writes = ops.WriteSettings{}
+	out := opstest.Call[aiops.AIExtractOut](t, env, "ai_extract", `{"paths": ["Projects/Atlas.md"], "schema": {"type": "object"}, "apply": true}`)
+	if len(out.Records) != 1 || out.Records[0].Write != nil {
+		t.Errorf("destination json: %+v", out.Records)
+	}
+	// Nor does its replay.
+	keyed := `{"paths": ["Projects/Atlas.md"], "schema": {"type": "object"}, "apply": true, "cache": false, "idempotency_key": "x1"}`
+	opstest.Call[aiops.AIExtractOut](t, env, "ai_extract", keyed)
+	if again := opstest.Call[aiops.AIExtractOut](t, env, "ai_extract", keyed); !warned(again.Warnings, "idempotent_replay") {
+		t.Errorf("replay %+v", again.Warnings)
+	}
+}
