@@ -17,6 +17,7 @@ import (
 	"github.com/loci-dev/loci/internal/ai/aitest"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/markdown"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/aiops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
@@ -1178,5 +1179,36 @@ func TestAIFrontmatterKeysCheckedFirst(t *testing.T) {
 	opstest.Call[aiops.AIExtractOut](t, env, "ai_extract", keyed)
 	if again := opstest.Call[aiops.AIExtractOut](t, env, "ai_extract", keyed); !warned(again.Warnings, "idempotent_replay") {
 		t.Errorf("replay %+v", again.Warnings)
+	}
+}
+
+// TestAITocMarkdownIsSafe: what the model or a note supplies cannot add
+// lines to a map of content or break its links: a group name with line
+// breaks becomes one heading, and a title with | ]] [[ stays the text of
+// its own link.
+func TestAITocMarkdownIsSafe(t *testing.T) {
+	env, srv := aiEnvWith(t, map[string]string{
+		"M/Odd.md":   "---\nstatus: \"one\\n## Injected\"\n---\n# A | B ]] [[C\n",
+		"M/Plain.md": "---\nstatus: done\n---\n# Plain\n",
+	}, nil)
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		return aitest.Reply{Content: `{"groups": [{"name": "Work\n## Injected\n- [[Evil]]", "paths": ["M/Odd.md", "M/Plain.md"]}]}`}
+	}
+	for _, in := range []string{`{"mode": "moc", "glob": "M/**", "group_by": "topic"}`, `{"mode": "moc", "glob": "M/**", "group_by": "frontmatter:status"}`} {
+		out := opstest.Call[aiops.AITocOut](t, env, "ai_toc", in)
+		md := out.Markdown
+		for _, l := range strings.Split(md, "\n") {
+			if strings.HasPrefix(l, "## Injected") || strings.HasPrefix(l, "- [[Evil") {
+				t.Errorf("%s: a line was injected:\n%s", in, md)
+			}
+		}
+		doc := markdown.Parse([]byte(md), markdown.Options{Path: "MOC.md"})
+		got := map[string]string{}
+		for _, l := range doc.Links {
+			got[l.Target] = l.Display
+		}
+		if len(doc.Links) != 2 || got["M/Odd"] != `A \| B \]\] \[\[C` || got["M/Plain"] != "Plain" {
+			t.Errorf("%s: links %+v in\n%s", in, doc.Links, md)
+		}
 	}
 }

@@ -130,7 +130,7 @@ func aiToc(ctx context.Context, env *ops.Env, in *AITocIn) (out *AITocOut, err e
 			}
 			e := TocEntry{Level: h.Level, Text: h.Text, Line: h.Line, Anchor: linkName(n.Path) + "#" + h.Text}
 			out.Entries = append(out.Entries, e)
-			fmt.Fprintf(&sb, "%s- [[%s|%s]]\n", strings.Repeat("  ", h.Level-min), e.Anchor, h.Text)
+			fmt.Fprintf(&sb, "%s- [[%s|%s]]\n", strings.Repeat("  ", h.Level-min), e.Anchor, linkText(h.Text))
 		}
 		out.Markdown = sb.String()
 		c.addCitation(Citation{Path: n.Path, Etag: n.Etag, Snippet: truncRunes(n.Title, 240)})
@@ -198,9 +198,9 @@ func aiToc(ctx context.Context, env *ops.Env, in *AITocIn) (out *AITocOut, err e
 	var sb strings.Builder
 	sb.WriteString("# Map of content\n")
 	for _, g := range out.Groups {
-		fmt.Fprintf(&sb, "\n## %s\n\n", g.Name)
+		fmt.Fprintf(&sb, "\n## %s\n\n", linkText(g.Name))
 		for _, n := range g.Notes {
-			fmt.Fprintf(&sb, "- [[%s|%s]]\n", linkName(n.Path), n.Title)
+			fmt.Fprintf(&sb, "- [[%s|%s]]\n", linkName(n.Path), linkText(n.Title))
 		}
 	}
 	out.Markdown = sb.String()
@@ -213,6 +213,20 @@ func aiToc(ctx context.Context, env *ops.Env, in *AITocIn) (out *AITocOut, err e
 	}
 	return out, nil
 }
+
+// oneLine collapses every run of white space (line breaks included) to
+// one space: a group name from the model or a frontmatter value becomes
+// one heading line, never lines of its own.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// linkEscaper escapes what would end a wikilink's text early or start
+// another link in it.
+var linkEscaper = strings.NewReplacer(`|`, `\|`, `[`, `\[`, `]`, `\]`)
+
+// linkText is a title made safe as the text of a wikilink ([[path|text]])
+// or of a heading: on one line, with | [ ] escaped, so it neither ends a
+// link early nor starts one.
+func linkText(s string) string { return linkEscaper.Replace(oneLine(s)) }
 
 func (c *aiCall) topicGroups(ctx context.Context, in *AITocIn, out *AITocOut) error {
 	var list []string
@@ -247,7 +261,7 @@ func (c *aiCall) topicGroups(ctx context.Context, in *AITocIn, out *AITocOut) er
 	}
 	placed := map[string]bool{}
 	for _, g := range res.Groups {
-		mg := MocGroup{Name: strings.TrimSpace(g.Name)}
+		mg := MocGroup{Name: oneLine(g.Name)}
 		for _, p := range g.Paths {
 			n := c.byPath[p]
 			if n == nil {
