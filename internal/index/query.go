@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/loci-dev/loci/internal/errs"
@@ -189,6 +190,36 @@ func (ix *Index) Tags(ctx context.Context) ([]TagCount, error) {
 	}
 	return out, rows.Err()
 }
+
+// TaggedPaths lists, by path, the notes carrying tag or a tag nested
+// under it (tag/...), compared case-insensitively; a leading # is
+// ignored. The tag is matched as text: _ and % in it are not wildcards.
+func (ix *Index) TaggedPaths(ctx context.Context, tag string) ([]string, error) {
+	key := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(tag), "#"))
+	rows, err := ix.DB.QueryContext(ctx, `SELECT DISTINCT n.path FROM tags t JOIN notes n ON n.id = t.note_id
+		WHERE t.tag_key = ? OR t.tag_key LIKE ? ESCAPE '\' ORDER BY n.path`, key, EscapeLike(key)+"/%")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// EscapeLike escapes s for a LIKE pattern with ESCAPE '\': \, % and _
+// stand for themselves.
+func EscapeLike(s string) string {
+	return likeEscaper.Replace(s)
+}
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // Status describes the index.
 type Status struct {

@@ -30,6 +30,15 @@ type Patch struct {
 	Tags          []string `json:"tags,omitempty" jsonschema:"add_tags, remove_tags: tags with or without #"`
 }
 
+// CheckKey refuses a frontmatter key that set_frontmatter and
+// delete_frontmatter refuse: an empty key, or one that spans lines.
+func CheckKey(key string) error {
+	if strings.TrimSpace(key) == "" || strings.ContainsAny(key, "\n\r") {
+		return errs.New(errs.CodeInvalidInput, "key is empty or spans lines").With("key", key)
+	}
+	return nil
+}
+
 // Check checks the fields a patch kind needs; i is the patch's index in
 // the request, for the error.
 func (p *Patch) Check(i int) error {
@@ -57,8 +66,8 @@ func (p *Patch) Check(i int) error {
 			return bad("heading is empty")
 		}
 	case "set_frontmatter", "delete_frontmatter":
-		if strings.TrimSpace(p.Key) == "" || strings.ContainsAny(p.Key, "\n\r") {
-			return bad("key is empty or spans lines")
+		if err := CheckKey(p.Key); err != nil {
+			return bad("%s", errs.As(err).Message)
 		}
 	case "add_tags", "remove_tags":
 		if len(p.Tags) == 0 {

@@ -35,10 +35,10 @@ type VaultHandle struct {
 	writer     *vault.Writer
 	writerErr  error
 
-	// idMu and lastID make the timestamp ids of captured notes unique
+	// idMu and givenIDs make the timestamp ids given to notes unique
 	// within the process (UniqueTimestampID).
-	idMu   sync.Mutex
-	lastID time.Time
+	idMu     sync.Mutex
+	givenIDs map[int64]bool
 }
 
 // Env is what handlers run against: the opened vaults (the first is the

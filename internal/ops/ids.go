@@ -15,27 +15,31 @@ func TimestampID(t time.Time) int64 {
 	return id
 }
 
-// UniqueTimestampID returns a timestamp id (YYYYMMDDhhmmss) no note of the
-// vault has and this process has not handed out: two captures in one
-// second get consecutive seconds. The id is a name, not a clock reading
-// (created keeps the real time).
+// UniqueTimestampID returns the timestamp id (YYYYMMDDhhmmss) of base, or
+// of the first second after it, that no note of the vault has and this
+// process has not handed out: two captures in one second get consecutive
+// seconds, and so do two notes whose ids come from one created date. The
+// id is a name, not a clock reading (created keeps the real time).
 // A preview does not reserve its id, so that previewing and applying in
 // the same second show the same one.
-func UniqueTimestampID(ctx context.Context, vh *VaultHandle, now time.Time, reserve bool) int64 {
+func UniqueTimestampID(ctx context.Context, vh *VaultHandle, base time.Time, reserve bool) int64 {
 	vh.idMu.Lock()
 	defer vh.idMu.Unlock()
-	t := now.Truncate(time.Second)
-	if !t.After(vh.lastID) && !vh.lastID.IsZero() {
-		t = vh.lastID.Add(time.Second)
-	}
+	t := base.Truncate(time.Second)
 	for i := 0; i < 3600; i++ {
-		if taken, err := vh.Index.IDTaken(ctx, strconv.FormatInt(TimestampID(t), 10)); err != nil || !taken {
-			break
+		if !vh.givenIDs[TimestampID(t)] {
+			if taken, err := vh.Index.IDTaken(ctx, strconv.FormatInt(TimestampID(t), 10)); err != nil || !taken {
+				break
+			}
 		}
 		t = t.Add(time.Second)
 	}
+	id := TimestampID(t)
 	if reserve {
-		vh.lastID = t
+		if vh.givenIDs == nil {
+			vh.givenIDs = map[int64]bool{}
+		}
+		vh.givenIDs[id] = true
 	}
-	return TimestampID(t)
+	return id
 }

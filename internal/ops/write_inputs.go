@@ -22,8 +22,11 @@ func (o *WriteOpts) reindex() bool { return o.Reindex == nil || *o.Reindex }
 
 // Check refuses an idempotency key over 200 characters; the Validate of
 // every input that embeds WriteOpts calls it.
-func (o *WriteOpts) Check() error {
-	if len(o.IdempotencyKey) > 200 {
+func (o *WriteOpts) Check() error { return CheckIdempotencyKey(o.IdempotencyKey) }
+
+// CheckIdempotencyKey refuses an idempotency key over 200 characters.
+func CheckIdempotencyKey(key string) error {
+	if len(key) > 200 {
 		return errs.New(errs.CodeInvalidInput, "idempotency_key is longer than 200 characters")
 	}
 	return nil

@@ -65,23 +65,68 @@ func Idempotent[Out any, PO interface {
 	if !o.Apply || o.IdempotencyKey == "" {
 		return run()
 	}
-	// Checked before a stored result is replayed, too.
-	if err := env.CheckWrites(vh, op); err != nil {
+	return RunKeyed(ctx, env, vh, Keyed[Out]{Op: op, Key: o.IdempotencyKey, Input: in, Writes: true,
+		Keep:     func(out *Out) bool { return PO(out).result().Applied },
+		Replayed: func(out *Out) { PO(out).markReplayed() },
+		StoreFailed: func(out *Out, err error) {
+			r := PO(out).result()
+			r.Warnings = append(r.Warnings, "the change is written but its idempotency record could not be stored: "+err.Error())
+		},
+	}, run)
+}
+
+// Keyed describes a call made at most once per idempotency key (RunKeyed).
+type Keyed[Out any] struct {
+	// Op names the operation: a key used by another operation is
+	// idempotency_key_reused.
+	Op  string
+	Key string
+	// Input identifies the call (hashed): the same key with another input
+	// is idempotency_key_reused.
+	Input any
+	// Writes says whether the call writes to the vault: the vault's write
+	// settings are then checked before it runs, and before a stored result
+	// is handed back.
+	Writes bool
+	// Keep says whether a result is stored (nil: every result).
+	Keep func(*Out) bool
+	// Replayed marks a stored result as it is handed back.
+	Replayed func(*Out)
+	// StoreFailed records on the result that it could not be stored (the
+	// call has happened; failing it would lose what it did).
+	StoreFailed func(*Out, error)
+}
+
+// RunKeyed runs run at most once per idempotency key in the vault's
+// idempotency store (<vault>/.loci/idempotency/, 24 h): the first result
+// is stored, and a later call with the same key, operation and input gets
+// it back without running. Calls sharing a key are serialized under the
+// writer's lock of the key (in this process and across processes), so of
+// two concurrent calls one runs and the other replays its result. A store
+// that cannot be read fails the call (typed) before it runs.
+func RunKeyed[Out any](ctx context.Context, env *Env, vh *VaultHandle, k Keyed[Out], run func() (*Out, error)) (*Out, error) {
+	if err := CheckIdempotencyKey(k.Key); err != nil {
 		return nil, err
+	}
+	// Checked before a stored result is replayed, too.
+	if k.Writes {
+		if err := env.CheckWrites(vh, k.Op); err != nil {
+			return nil, err
+		}
 	}
 	w, err := env.Writer(vh)
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := w.Lock(ctx, vault.IdempotencyLockKey(o.IdempotencyKey))
+	unlock, err := w.Lock(ctx, vault.IdempotencyLockKey(k.Key))
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	raw, _ := json.Marshal(in)
+	raw, _ := json.Marshal(k.Input)
 	sum := sha256.Sum256(raw)
 	hash := hex.EncodeToString(sum[:])
-	rec, err := w.IdempotencyLookup(o.IdempotencyKey)
+	rec, err := w.IdempotencyLookup(k.Key)
 	if err != nil {
 		if errs.Code(err) == errs.CodePathDenied {
 			return nil, err // a link planted at .loci/idempotency, named
@@ -89,25 +134,27 @@ func Idempotent[Out any, PO interface {
 		return nil, errs.Wrap(err, errs.CodeInternal, "cannot read the idempotency store")
 	}
 	if rec != nil {
-		if rec.Operation != op || rec.InputHash != hash {
-			return nil, errs.New(errs.CodeIdempotencyReuse, "idempotency_key %q was used at %s for a different call (%s); use a new key for a new change", o.IdempotencyKey, rec.Time.Format(time.RFC3339), rec.Operation).
-				With("idempotency_key", o.IdempotencyKey).With("operation", rec.Operation)
+		if rec.Operation != k.Op || rec.InputHash != hash {
+			return nil, errs.New(errs.CodeIdempotencyReuse, "idempotency_key %q was used at %s for a different call (%s); use a new key for a new call", k.Key, rec.Time.Format(time.RFC3339), rec.Operation).
+				With("idempotency_key", k.Key).With("operation", rec.Operation)
 		}
 		out := new(Out)
 		if err := json.Unmarshal(rec.Result, out); err != nil {
 			return nil, errs.Wrap(err, errs.CodeInternal, "the stored result of this idempotency_key is damaged")
 		}
-		PO(out).markReplayed()
+		if k.Replayed != nil {
+			k.Replayed(out)
+		}
 		return out, nil
 	}
 	out, err := run()
 	if err != nil {
 		return nil, err
 	}
-	if r := PO(out).result(); r.Applied {
+	if k.Keep == nil || k.Keep(out) {
 		b, _ := json.Marshal(out)
-		if err := w.IdempotencyStore(&vault.IdempotencyRecord{Key: o.IdempotencyKey, Operation: op, InputHash: hash, Result: b}); err != nil {
-			r.Warnings = append(r.Warnings, "the change is written but its idempotency record could not be stored: "+err.Error())
+		if err := w.IdempotencyStore(&vault.IdempotencyRecord{Key: k.Key, Operation: k.Op, InputHash: hash, Result: b}); err != nil && k.StoreFailed != nil {
+			k.StoreFailed(out, err)
 		}
 	}
 	return out, nil

@@ -83,9 +83,6 @@ func aiAsk(ctx context.Context, env *ops.Env, in *AIAskIn) (out *AIAskOut, err e
 	if err := c.resolve(ctx, &scope); err != nil {
 		return nil, err
 	}
-	for _, n := range c.notes {
-		out.Retrieved = append(out.Retrieved, RetrievedNote{Path: n.Path, Title: n.Title, Etag: n.Etag})
-	}
 	idk := func() {
 		out.Answer, out.Supported, out.Confidence = IDontKnow, false, 0
 		out.warn("unsupported_question", "", "the retrieved notes do not support an answer")
@@ -116,6 +113,10 @@ func aiAsk(ctx context.Context, env *ops.Env, in *AIAskIn) (out *AIAskOut, err e
 		}
 		if len(bs) > 1 {
 			out.warn("scope_truncated", "", "the retrieved notes exceed the input budget; the first %d were used", len(bs[0]))
+		}
+		// Retrieved lists what the model is given: the notes that fit.
+		for _, n := range bs[0] {
+			out.Retrieved = append(out.Retrieved, RetrievedNote{Path: n.Path, Title: n.Title, Etag: n.Etag})
 		}
 		user := render(bs[0]) + tail
 		var res struct {

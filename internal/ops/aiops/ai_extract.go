@@ -37,11 +37,18 @@ func (in *AIExtractIn) Validate() error {
 		if in.Key == "" {
 			return errs.New(errs.CodeInvalidInput, "destination frontmatter needs key")
 		}
+		if err := noteedit.CheckKey(in.Key); err != nil {
+			return errs.New(errs.CodeInvalidInput, "key %q is not a frontmatter key: %s", in.Key, errs.As(err).Message).With("key", in.Key)
+		}
 	default:
 		return errs.New(errs.CodeInvalidInput, "destination must be json or frontmatter")
 	}
 	return in.AIScope.validate()
 }
+
+// writes reports whether the call writes: only apply with destination
+// frontmatter does (destination json only returns the data).
+func (in *AIExtractIn) writes() bool { return in.Apply && in.Destination == "frontmatter" }
 
 // Extracted is the data of one note.
 type Extracted struct {
@@ -85,7 +92,7 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 	if err != nil {
 		return nil, err
 	}
-	if in.Apply {
+	if in.writes() { // destination json writes nothing
 		if err := c.requireWrites(); err != nil {
 			return nil, err
 		}
@@ -107,6 +114,7 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 		if err != nil {
 			return err
 		}
+		seen := map[string]bool{}
 		for _, b := range bs {
 			var res struct {
 				Records []struct {
@@ -122,6 +130,12 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 				n := c.byPath[r.Path]
 				if n == nil {
 					out.warn("citation_invalid", r.Path, "data extracted for %q, which is not in the scope", r.Path)
+					continue
+				}
+				if seen[n.Path] {
+					// One record per note: a second one would be a second
+					// write of the same key, refused as the note changed.
+					out.warn("extract_invalid", n.Path, "dropped a second record for %s: one record per note, the first is kept", n.Path)
 					continue
 				}
 				data, err := validData(user, r.Data)
@@ -140,6 +154,7 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 				for _, d := range data.dropped {
 					out.warn("extract_invalid", n.Path, "kept the record of %s without an item that fails the schema: %s", n.Path, d)
 				}
+				seen[n.Path] = true
 				out.Records = append(out.Records, Extracted{Path: n.Path, Etag: n.Etag, Data: data.value, Citations: cits})
 			}
 		}
@@ -155,11 +170,7 @@ func aiExtract(ctx context.Context, env *ops.Env, in *AIExtractIn) (out *AIExtra
 	if in.Destination == "frontmatter" {
 		for i := range out.Records {
 			r := &out.Records[i]
-			w, err := c.aiPatch(ctx, r.Path, r.Etag, []noteedit.Patch{{Op: "set_frontmatter", Key: in.Key, Value: r.Data}}, in.Apply)
-			if err != nil {
-				return nil, err
-			}
-			r.Write = w
+			r.Write = c.patchEach(ctx, r.Path, r.Etag, []noteedit.Patch{{Op: "set_frontmatter", Key: in.Key, Value: r.Data}}, in.Apply)
 		}
 	}
 	return out, nil

@@ -53,6 +53,11 @@ func (in *AIMetadataIn) Validate() error {
 		if f.Name == "" {
 			return errs.New(errs.CodeInvalidInput, "every field needs a name")
 		}
+		// The name becomes a frontmatter key: refused now, not once the
+		// model has been paid.
+		if err := noteedit.CheckKey(f.Name); err != nil {
+			return errs.New(errs.CodeInvalidInput, "field %q: not a frontmatter key: %s", f.Name, errs.As(err).Message).With("field", f.Name)
+		}
 		if f.Type == "enum" && len(f.Enum) == 0 {
 			return errs.New(errs.CodeInvalidInput, "field %s: enum needs enum values", f.Name)
 		}
@@ -389,11 +394,7 @@ func aiMetadata(ctx context.Context, env *ops.Env, in *AIMetadataIn) (out *AIMet
 		if len(patches) == 0 || n == nil {
 			continue
 		}
-		w, err := c.aiPatch(ctx, nm.Path, nm.Etag, patches, in.Apply)
-		if err != nil {
-			return nil, err
-		}
-		nm.Write = w
+		nm.Write = c.patchEach(ctx, nm.Path, nm.Etag, patches, in.Apply)
 	}
 	return out, nil
 }

@@ -126,14 +126,12 @@ func aiRelate(ctx context.Context, env *ops.Env, in *AIRelateIn) (out *AIRelateO
 		}
 	}
 	linked := map[string]bool{}
-	rows, err := c.vh.Index.DB.QueryContext(ctx, `SELECT DISTINCT d.path FROM links l JOIN notes s ON s.id = l.src_id JOIN notes d ON d.id = l.dst_id WHERE s.path = ?`, rel)
-	if err == nil {
-		for rows.Next() {
-			var p string
-			rows.Scan(&p)
-			linked[p] = true
-		}
-		rows.Close()
+	outlinks, err := linkedPaths(ctx, c.vh.Index, rel)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range outlinks {
+		linked[p] = true
 	}
 	paths := []string{rel}
 	excluded := 0
@@ -209,7 +207,16 @@ func (c *aiCall) labelRelations(ctx context.Context, out *AIRelateOut) error {
 	}
 	sys := fmt.Sprintf("You classify how the first note (%s) relates to each other note. Labels: %s. ", out.Path, strings.Join(relationLabels, ", ")) + groundingRules +
 		` Shape: {"relations": [{"path", "label", "confidence", "rationale", "citations"}]}.`
-	if err := c.generate(ctx, "relations", schema, sys, render(c.notes), &res, nil); err != nil {
+	// The note first, then as many neighbours as fit the input budget; the
+	// others keep their heuristic labels.
+	bs, err := c.batches(c.notes, sys)
+	if err != nil {
+		return err
+	}
+	if len(bs) > 1 {
+		out.warn("scope_truncated", "", "the note and its neighbours exceed the input budget: the model labelled the first %d neighbour(s), the others keep the heuristic label", len(bs[0])-1)
+	}
+	if err := c.generate(ctx, "relations", schema, sys, render(bs[0]), &res, nil); err != nil {
 		return err
 	}
 	for _, lr := range res.Relations {

@@ -132,14 +132,25 @@ func aiSummarize(ctx context.Context, env *ops.Env, in *AISummarizeIn) (out *AIS
 			// Reduce: merge the partial summaries; key points keep the
 			// citations of their map step.
 			out.warn("map_reduce", "", "the scope exceeded the input budget: summarized in %d parts and merged", len(parts))
-			var sb strings.Builder
+			var summaries []string
 			for i, p := range parts {
-				fmt.Fprintf(&sb, "Part %d TLDR: %s\nOpen questions: %s\nOutline: %s\n\n", i+1, p.TLDR, strings.Join(p.OpenQuestions, "; "), strings.Join(p.Outline, "; "))
+				summaries = append(summaries, fmt.Sprintf("Part %d TLDR: %s\nOpen questions: %s\nOutline: %s\n\n", i+1, p.TLDR, strings.Join(p.OpenQuestions, "; "), strings.Join(p.Outline, "; ")))
 			}
 			reduceSchema := map[string]any{"type": "object", "required": []string{"tldr"}, "properties": map[string]any{
 				"tldr": map[string]any{"type": "string"}, "open_questions": summarySchema["properties"].(map[string]any)["open_questions"], "outline": summarySchema["properties"].(map[string]any)["outline"]}}
+			merge := "Merge these partial summaries of one set of notes into one. Reply with one JSON object {\"tldr\", \"open_questions\", \"outline\"}."
+			// The merge prompt is held to the input budget too: the parts
+			// that do not fit are left out of the merge (their key points
+			// stay).
+			n := c.fitting(summaries, merge)
+			if n == 0 {
+				return c.tooLarge("the merge step's prompt with its first partial summary", tokens(merge, summaries[0]))
+			}
+			if n < len(summaries) {
+				out.warn("scope_truncated", "", "the partial summaries exceed the input budget: the merge step read the first %d of %d (the key points of every part are kept)", n, len(summaries))
+			}
 			var r summaryPart
-			if err := c.generate(ctx, "summary_reduce", reduceSchema, "Merge these partial summaries of one set of notes into one. Reply with one JSON object {\"tldr\", \"open_questions\", \"outline\"}.", sb.String(), &r, tldrText); err != nil {
+			if err := c.generate(ctx, "summary_reduce", reduceSchema, merge, strings.Join(summaries[:n], ""), &r, tldrText); err != nil {
 				return err
 			}
 			final.TLDR, final.OpenQuestions, final.Outline = r.TLDR, r.OpenQuestions, r.Outline

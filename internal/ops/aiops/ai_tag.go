@@ -225,11 +225,7 @@ func aiTag(ctx context.Context, env *ops.Env, in *AITagIn) (out *AITagOut, err e
 		if in.Mode == "replace" {
 			p = noteedit.Patch{Op: "set_frontmatter", Key: "tags", Value: noteedit.ToAny(tags)}
 		}
-		w, err := c.aiPatch(ctx, nt.Path, nt.Etag, []noteedit.Patch{p}, in.Apply)
-		if err != nil {
-			return nil, err
-		}
-		nt.Write = w
+		nt.Write = c.patchEach(ctx, nt.Path, nt.Etag, []noteedit.Patch{p}, in.Apply)
 	}
 	return out, nil
 }

@@ -3,8 +3,10 @@ package aiops_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 	"github.com/loci-dev/loci/internal/ai/aitest"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/markdown"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/aiops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
@@ -31,7 +34,13 @@ var aiFiles = map[string]string{
 // aiEnv is a vault with the AI runtime pointed at a fake provider.
 func aiEnv(t *testing.T, mut func(*ai.Settings)) (*ops.Env, *aitest.Server) {
 	t.Helper()
-	env := opstest.FixtureEnv(t, aiFiles)
+	return aiEnvWith(t, aiFiles, mut)
+}
+
+// aiEnvWith is aiEnv over other files.
+func aiEnvWith(t *testing.T, files map[string]string, mut func(*ai.Settings)) (*ops.Env, *aitest.Server) {
+	t.Helper()
+	env := opstest.FixtureEnv(t, files)
 	srv := aitest.New()
 	t.Cleanup(srv.Close)
 	s := ai.Settings{Provider: "openai-compatible", BaseURL: srv.BaseURL(), Model: "fake-1", Timeout: 5 * time.Second, DenyGlobs: []string{"Private/**"}}
@@ -569,6 +578,96 @@ func TestAIIdempotencyKey(t *testing.T) {
 		t.Errorf("%d journal entries, want 1", len(es))
 	}
 	opstest.WantCode(t, env, "ai_tag", strings.Replace(in, "Atlas", "Beacon", 1), errs.CodeIdempotencyReuse)
+	// A replay of an apply is checked against the vault's write settings
+	// like the apply itself.
+	env.Writes = ops.WriteSettings{Enabled: true, ReadOnly: true}
+	opstest.WantCode(t, env, "ai_tag", in, errs.CodeWritesDisabled)
+}
+
+// TestAIIdempotencyStoreUnavailable: a keyed apply whose idempotency store
+// cannot be used (a link planted at .loci/idempotency) fails with a typed
+// error before the model is called, instead of running unrecorded.
+func TestAIIdempotencyStoreUnavailable(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	env.Writes = ops.WriteSettings{Enabled: true}
+	srv.Handler = askHandler
+	if err := os.MkdirAll(filepath.Join(opstest.Root(env), ".loci"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(opstest.Root(env), ".loci", "idempotency")); err != nil {
+		t.Skip("symlinks unavailable")
+	}
+	d := opstest.WantCode(t, env, "ai_tag", `{"paths": ["Projects/Atlas.md"], "apply": true, "idempotency_key": "k1"}`, errs.CodePathDenied)
+	if srv.Calls() != 0 || opstest.ReadFile(t, env, "Projects/Atlas.md") != aiFiles["Projects/Atlas.md"] {
+		t.Errorf("calls %d, details %v", srv.Calls(), d)
+	}
+}
+
+// signalCtx reports, once, the first time something waits on it: for a
+// call that reaches the idempotency key's lock, that is where it starts
+// waiting (the lock derives its deadline from it).
+type signalCtx struct {
+	context.Context
+	once    sync.Once
+	waiting chan struct{}
+}
+
+func (c *signalCtx) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.waiting) })
+	return c.Context.Done()
+}
+
+// TestAIIdempotencyKeySerializes: two concurrent calls with one key call
+// the model once and write once; the second gets the first's result. The
+// fake model holds the first call until the second one has either reached
+// the model too (the defect: both run) or started waiting.
+func TestAIIdempotencyKeySerializes(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	env.Writes = ops.WriteSettings{Enabled: true}
+	first, second := make(chan struct{}), make(chan struct{})
+	b := &signalCtx{Context: context.Background(), waiting: make(chan struct{})}
+	var mu sync.Mutex
+	n := 0
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		mu.Lock()
+		n++
+		k := n
+		mu.Unlock()
+		if k == 1 {
+			close(first)
+			select {
+			case <-second:
+			case <-b.waiting:
+			}
+		} else if k == 2 {
+			close(second)
+		}
+		p := opstest.PromptNotes(req)[0]
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"notes": []any{map[string]any{"path": p[0], "tags": []any{
+			map[string]any{"tag": "search", "confidence": 0.9, "citations": []any{opstest.Cite(p[0], p[1], 6, 6)}}}}}})}
+	}
+	in := json.RawMessage(`{"paths": ["Projects/Atlas.md"], "apply": true, "cache": false, "idempotency_key": "same"}`)
+	call := func(ctx context.Context, res chan<- ops.Result) {
+		res <- opstest.Reg.Call(ctx, env, ops.Caller{Surface: "test"}, "ai_tag", in)
+	}
+	ra, rb := make(chan ops.Result, 1), make(chan ops.Result, 1)
+	go call(context.Background(), ra)
+	<-first
+	go call(b, rb)
+	a, r := <-ra, <-rb
+	if a.Err != nil || r.Err != nil {
+		t.Fatalf("errors %v %v", a.Err, r.Err)
+	}
+	if srv.Calls() != 1 {
+		t.Errorf("the model was called %d times for one key", srv.Calls())
+	}
+	ao, bo := a.Output.(*aiops.AITagOut), r.Output.(*aiops.AITagOut)
+	if ao.Notes[0].Write == nil || bo.Notes[0].Write == nil || ao.Notes[0].Write.UndoID != bo.Notes[0].Write.UndoID || !warned(bo.Warnings, "idempotent_replay") {
+		t.Errorf("first %+v second %+v", ao, bo)
+	}
+	if es, _ := opstest.MustWriter(t, env).Journal(); len(es) != 1 {
+		t.Errorf("%d journal entries, want 1", len(es))
+	}
 }
 
 // warned reports whether ws holds a warning with one of codes.
@@ -823,5 +922,293 @@ func TestAISummarizeStreamsText(t *testing.T) {
 	want := "Atlas is a \"search\" engine.\n\n- Safe writes ship in June.\n- The index stays local — ünïcode."
 	if partial.String() != want {
 		t.Errorf("partial text %q, want %q", partial.String(), want)
+	}
+}
+
+// TestAIApplyGoesOnPastAFailedNote: when the write of one note fails (here
+// Beacon, which deny_paths refuses), the notes written before it keep
+// their results and undo ids, the failed one carries apply_failed with
+// the error's code, and the call still answers (so a keyed call records
+// what it wrote). A model that lists one note twice gets one record, one
+// write.
+func TestAIApplyGoesOnPastAFailedNote(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	env.Writes = ops.WriteSettings{Enabled: true, DenyPaths: []string{"Projects/Beacon.md"}}
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		var notes, recs []any
+		for _, n := range opstest.PromptNotes(req) {
+			cite := []any{opstest.Cite(n[0], n[1], 1, 1)}
+			notes = append(notes, map[string]any{"path": n[0],
+				"tags":   []any{map[string]any{"tag": "reviewed", "confidence": 0.9, "citations": cite}},
+				"fields": []any{map[string]any{"name": "status", "value": "active", "citations": cite}}})
+			// Every record twice: the first one is kept.
+			recs = append(recs, map[string]any{"path": n[0], "data": map[string]any{"name": "first"}, "citations": cite},
+				map[string]any{"path": n[0], "data": map[string]any{"name": "second"}, "citations": cite})
+		}
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"notes": notes, "records": recs})}
+	}
+	check := func(name string, warns []aiops.AIWarning, atlas, beacon *ops.WriteResult) {
+		t.Helper()
+		if atlas == nil || !atlas.Applied || atlas.UndoID == "" {
+			t.Errorf("%s: Atlas %+v", name, atlas)
+		}
+		if beacon != nil {
+			t.Errorf("%s: Beacon has a write result %+v", name, beacon)
+		}
+		found := false
+		for _, w := range warns {
+			if w.Code == "apply_failed" {
+				found = true
+				if w.Path != "Projects/Beacon.md" || w.ErrorCode != errs.CodePathDenied {
+					t.Errorf("%s: warning %+v", name, w)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no apply_failed warning in %+v", name, warns)
+		}
+	}
+	scope := `"glob": "Projects/**", "apply": true, "cache": false`
+	tag := opstest.Call[aiops.AITagOut](t, env, "ai_tag", `{`+scope+`}`)
+	if len(tag.Notes) != 2 {
+		t.Fatalf("ai_tag notes %+v", tag.Notes)
+	}
+	check("ai_tag", tag.Warnings, tag.Notes[0].Write, tag.Notes[1].Write)
+	md := opstest.Call[aiops.AIMetadataOut](t, env, "ai_metadata", `{`+scope+`, "fields": [{"name": "status", "type": "string"}]}`)
+	if len(md.Notes) != 2 {
+		t.Fatalf("ai_metadata notes %+v", md.Notes)
+	}
+	check("ai_metadata", md.Warnings, md.Notes[0].Write, md.Notes[1].Write)
+	ex := opstest.Call[aiops.AIExtractOut](t, env, "ai_extract", `{`+scope+`, "schema": {"type": "object"}, "destination": "frontmatter", "key": "entity"}`)
+	if len(ex.Records) != 2 || ex.Records[0].Path != "Projects/Atlas.md" {
+		t.Fatalf("ai_extract records %+v", ex.Records)
+	}
+	check("ai_extract", ex.Warnings, ex.Records[0].Write, ex.Records[1].Write)
+	atlas := opstest.ReadFile(t, env, "Projects/Atlas.md")
+	if !strings.Contains(atlas, "name: first") || strings.Contains(atlas, "second") {
+		t.Errorf("Atlas after ai_extract:\n%s", atlas)
+	}
+	if opstest.ReadFile(t, env, "Projects/Beacon.md") != aiFiles["Projects/Beacon.md"] {
+		t.Error("Beacon was written")
+	}
+	// Three calls, three journaled changes of Atlas: one each.
+	if es, _ := opstest.MustWriter(t, env).Journal(); len(es) != 3 {
+		t.Errorf("%d journal entries, want 3", len(es))
+	}
+}
+
+// TestAIScopeTagIsNotAPattern: the tag of a scope is matched as text, it
+// and the tags nested under it: "my_tag" does not select a note tagged
+// "myXtag/…" (an unescaped LIKE read _ as any character), whose text then
+// went to the provider.
+func TestAIScopeTagIsNotAPattern(t *testing.T) {
+	env, srv := aiEnvWith(t, map[string]string{
+		"A.md": "---\ntags: [my_tag/sub]\n---\n# A\n\nAlpha text.\n",
+		"B.md": "---\ntags: [myXtag/sub]\n---\n# B\n\nSECRET-B text.\n",
+		"C.md": "# C\n\nGamma. #my_tag\n",
+	}, nil)
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		n := opstest.PromptNotes(req)[0]
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"tldr": "t", "key_points": []any{
+			map[string]any{"text": "p", "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}}}})}
+	}
+	out := opstest.Call[aiops.AISummarizeOut](t, env, "ai_summarize", `{"tag": "my_tag"}`)
+	if strings.Join(out.Scope, ",") != "A.md,C.md" {
+		t.Errorf("scope %v, want A.md and C.md", out.Scope)
+	}
+	for _, r := range srv.Requests {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, "SECRET-B") {
+				t.Fatal("a note outside the tag reached the provider")
+			}
+		}
+	}
+}
+
+// TestAIEveryRequestFitsTheBudget: no request goes out over the input
+// budget, including the ones that do not go through the batching of
+// notes: ai_relate's labelling (the note and its neighbours), the merge
+// step of a map-reduce summary, ai_toc's topic prompt, and the repair
+// round (which resent the prompt with the bad reply). What does not fit
+// is left out with scope_truncated (or, for the repair, the bad reply is
+// not resent).
+func TestAIEveryRequestFitsTheBudget(t *testing.T) {
+	within := func(t *testing.T, srv *aitest.Server, max int) {
+		t.Helper()
+		if srv.Calls() == 0 {
+			t.Fatal("no request")
+		}
+		for i, r := range srv.Requests {
+			n := 0
+			for _, m := range r.Messages {
+				n += ai.EstimateTokens(m.Content)
+			}
+			if n > max-max/8 {
+				t.Errorf("request %d (%s) is about %d tokens, over the budget of %d (max_input_tokens %d)", i, r.Schema(), n, max-max/8, max)
+			}
+		}
+	}
+	words := func(n int) string { return strings.Repeat("orbit words ", n) }
+	t.Run("ai_relate", func(t *testing.T) {
+		files := map[string]string{"Orbit.md": "# Orbit\n\nOrbit " + words(170) + "\n"}
+		for _, n := range []string{"A", "B", "C", "D", "E"} {
+			files["Orbit "+n+".md"] = "# Orbit " + n + "\n\nOrbit " + words(170) + "\n"
+		}
+		env, srv := aiEnvWith(t, files, func(s *ai.Settings) { s.MaxInputTokens = 2048 })
+		srv.Handler = func(req aitest.Request) aitest.Reply {
+			var rs []any
+			for _, n := range opstest.PromptNotes(req)[1:] {
+				rs = append(rs, map[string]any{"path": n[0], "label": "extends", "confidence": 0.8, "citations": []any{opstest.Cite(n[0], n[1], 1, 1)}})
+			}
+			return aitest.Reply{Content: aitest.JSON(map[string]any{"relations": rs})}
+		}
+		out := opstest.Call[aiops.AIRelateOut](t, env, "ai_relate", `{"path": "Orbit.md"}`)
+		within(t, srv, 2048)
+		src := map[string]int{}
+		for _, r := range out.Relations {
+			src[r.Source]++
+		}
+		if len(out.Relations) != 5 || src["model"] == 0 || src["heuristic"] == 0 || !warned(out.Warnings, "scope_truncated") {
+			t.Errorf("relations %v, warnings %+v", src, out.Warnings)
+		}
+	})
+	t.Run("ai_summarize merge", func(t *testing.T) {
+		files := map[string]string{}
+		for _, n := range []string{"A", "B", "C", "D", "E", "F"} {
+			files["S/"+n+".md"] = "# " + n + "\n\n" + words(100) + "\n"
+		}
+		env, srv := aiEnvWith(t, files, func(s *ai.Settings) { s.MaxInputTokens = 1024 })
+		srv.Handler = func(req aitest.Request) aitest.Reply {
+			ns := opstest.PromptNotes(req)
+			if len(ns) == 0 { // the merge step
+				return aitest.Reply{Content: `{"tldr": "All of it.", "open_questions": [], "outline": []}`}
+			}
+			return aitest.Reply{Content: aitest.JSON(map[string]any{"tldr": words(130), "key_points": []any{
+				map[string]any{"text": "A point.", "citations": []any{opstest.Cite(ns[0][0], ns[0][1], 1, 1)}}}})}
+		}
+		out := opstest.Call[aiops.AISummarizeOut](t, env, "ai_summarize", `{"glob": "S/**"}`)
+		within(t, srv, 1024)
+		if out.TLDR != "All of it." || !warned(out.Warnings, "map_reduce") || !warned(out.Warnings, "scope_truncated") {
+			t.Errorf("tldr %q warnings %+v", out.TLDR, out.Warnings)
+		}
+	})
+	t.Run("ai_toc topics", func(t *testing.T) {
+		files := map[string]string{}
+		for i := range 40 {
+			files[fmt.Sprintf("T/Note %02d.md", i)] = fmt.Sprintf("# Note %02d\n\n## First part\n\n## Second part\n", i)
+		}
+		env, srv := aiEnvWith(t, files, func(s *ai.Settings) { s.MaxInputTokens = 1024 })
+		srv.Handler = func(req aitest.Request) aitest.Reply {
+			var paths []string
+			for _, m := range regexp.MustCompile(`path="([^"]+)"`).FindAllStringSubmatch(req.Last(), -1) {
+				paths = append(paths, m[1])
+			}
+			return aitest.Reply{Content: aitest.JSON(map[string]any{"groups": []any{map[string]any{"name": "Listed", "paths": paths}}})}
+		}
+		out := opstest.Call[aiops.AITocOut](t, env, "ai_toc", `{"mode": "moc", "glob": "T/**", "max_notes": 40, "group_by": "topic"}`)
+		within(t, srv, 1024)
+		if len(out.Groups) != 2 || out.Groups[1].Name != "Other" || len(out.Groups[0].Notes)+len(out.Groups[1].Notes) != 40 || !warned(out.Warnings, "scope_truncated") {
+			t.Errorf("groups %+v warnings %+v", out.Groups, out.Warnings)
+		}
+	})
+	t.Run("repair round", func(t *testing.T) {
+		env, srv := aiEnv(t, func(s *ai.Settings) { s.MaxInputTokens = 2048 })
+		srv.Script(aitest.Reply{Content: "Let me think. " + words(700)})
+		srv.Handler = askHandler
+		out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", `{"question": "Goals of Atlas?", "paths": ["Projects/Atlas.md"]}`)
+		within(t, srv, 2048)
+		if !out.Supported || srv.Calls() != 2 || !strings.Contains(srv.Requests[1].Last(), "not valid") {
+			t.Errorf("calls %d %+v", srv.Calls(), out)
+		}
+	})
+}
+
+// TestAIAskRetrievedIsWhatWasSent: when the retrieved notes do not all
+// fit the input budget, retrieved lists the ones given to the model, not
+// every note the scope resolved.
+func TestAIAskRetrievedIsWhatWasSent(t *testing.T) {
+	long := strings.Repeat("orbit words ", 130)
+	env, srv := aiEnvWith(t, map[string]string{"A.md": "# A\n\n" + long + "\n", "B.md": "# B\n\n" + long + "\n"}, func(s *ai.Settings) { s.MaxInputTokens = 1024 })
+	var sent []string
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		ns := opstest.PromptNotes(req)
+		for _, n := range ns {
+			sent = append(sent, n[0])
+		}
+		return aitest.Reply{Content: aitest.JSON(map[string]any{"supported": true, "answer": "Words.", "confidence": 0.5,
+			"citations": []any{opstest.Cite(ns[0][0], ns[0][1], 1, 1)}})}
+	}
+	out := opstest.Call[aiops.AIAskOut](t, env, "ai_ask", `{"question": "What words?", "paths": ["A.md", "B.md"]}`)
+	got := opstest.Paths(out.Retrieved, func(r aiops.RetrievedNote) string { return r.Path })
+	if !warned(out.Warnings, "scope_truncated") || strings.Join(got, ",") != "A.md" || strings.Join(sent, ",") != "A.md" {
+		t.Errorf("retrieved %v, sent %v, warnings %+v", got, sent, out.Warnings)
+	}
+}
+
+// TestAIFrontmatterKeysCheckedFirst: a field name or an extract key that
+// cannot be a frontmatter key (one that spans lines) is refused before
+// the model is called, not by the write once the model was paid; and
+// ai_extract with apply but destination json writes nothing, so it needs
+// no writes.
+func TestAIFrontmatterKeysCheckedFirst(t *testing.T) {
+	env, srv := aiEnv(t, nil)
+	env.Writes = ops.WriteSettings{Enabled: true}
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		n := opstest.PromptNotes(req)[0]
+		cite := []any{opstest.Cite(n[0], n[1], 1, 1)}
+		return aitest.Reply{Content: aitest.JSON(map[string]any{
+			"notes":   []any{map[string]any{"path": n[0], "fields": []any{map[string]any{"name": "a\nb", "value": "x", "citations": cite}}}},
+			"records": []any{map[string]any{"path": n[0], "data": map[string]any{}, "citations": cite}}})}
+	}
+	for op, in := range map[string]string{
+		"ai_metadata": `{"paths": ["Projects/Atlas.md"], "fields": [{"name": "a\nb", "type": "string"}]}`,
+		"ai_extract":  `{"paths": ["Projects/Atlas.md"], "schema": {"type": "object"}, "destination": "frontmatter", "key": "x\ny"}`,
+	} {
+		opstest.WantCode(t, env, op, in, errs.CodeInvalidInput)
+	}
+	if srv.Calls() != 0 {
+		t.Errorf("%d model calls for invalid keys", srv.Calls())
+	}
+	env.Writes = ops.WriteSettings{}
+	out := opstest.Call[aiops.AIExtractOut](t, env, "ai_extract", `{"paths": ["Projects/Atlas.md"], "schema": {"type": "object"}, "apply": true}`)
+	if len(out.Records) != 1 || out.Records[0].Write != nil {
+		t.Errorf("destination json: %+v", out.Records)
+	}
+	// Nor does its replay.
+	keyed := `{"paths": ["Projects/Atlas.md"], "schema": {"type": "object"}, "apply": true, "cache": false, "idempotency_key": "x1"}`
+	opstest.Call[aiops.AIExtractOut](t, env, "ai_extract", keyed)
+	if again := opstest.Call[aiops.AIExtractOut](t, env, "ai_extract", keyed); !warned(again.Warnings, "idempotent_replay") {
+		t.Errorf("replay %+v", again.Warnings)
+	}
+}
+
+// TestAITocMarkdownIsSafe: what the model or a note supplies cannot add
+// lines to a map of content or break its links: a group name with line
+// breaks becomes one heading, and a title with | ]] [[ stays the text of
+// its own link.
+func TestAITocMarkdownIsSafe(t *testing.T) {
+	env, srv := aiEnvWith(t, map[string]string{
+		"M/Odd.md":   "---\nstatus: \"one\\n## Injected\"\n---\n# A | B ]] [[C\n",
+		"M/Plain.md": "---\nstatus: done\n---\n# Plain\n",
+	}, nil)
+	srv.Handler = func(req aitest.Request) aitest.Reply {
+		return aitest.Reply{Content: `{"groups": [{"name": "Work\n## Injected\n- [[Evil]]", "paths": ["M/Odd.md", "M/Plain.md"]}]}`}
+	}
+	for _, in := range []string{`{"mode": "moc", "glob": "M/**", "group_by": "topic"}`, `{"mode": "moc", "glob": "M/**", "group_by": "frontmatter:status"}`} {
+		out := opstest.Call[aiops.AITocOut](t, env, "ai_toc", in)
+		md := out.Markdown
+		for _, l := range strings.Split(md, "\n") {
+			if strings.HasPrefix(l, "## Injected") || strings.HasPrefix(l, "- [[Evil") {
+				t.Errorf("%s: a line was injected:\n%s", in, md)
+			}
+		}
+		doc := markdown.Parse([]byte(md), markdown.Options{Path: "MOC.md"})
+		got := map[string]string{}
+		for _, l := range doc.Links {
+			got[l.Target] = l.Display
+		}
+		if len(doc.Links) != 2 || got["M/Odd"] != `A \| B \]\] \[\[C` || got["M/Plain"] != "Plain" {
+			t.Errorf("%s: links %+v in\n%s", in, doc.Links, md)
+		}
 	}
 }

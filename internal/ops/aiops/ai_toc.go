@@ -42,6 +42,9 @@ func (in *AITocIn) Validate() error {
 	return in.AIScope.validate()
 }
 
+// writes reports whether the call writes: only apply with write_to does.
+func (in *AITocIn) writes() bool { return in.Apply && in.WriteTo != "" }
+
 // TocEntry is one heading of a note's outline.
 type TocEntry struct {
 	Level  int    `json:"level" jsonschema:"heading level (1-6)"`
@@ -127,7 +130,7 @@ func aiToc(ctx context.Context, env *ops.Env, in *AITocIn) (out *AITocOut, err e
 			}
 			e := TocEntry{Level: h.Level, Text: h.Text, Line: h.Line, Anchor: linkName(n.Path) + "#" + h.Text}
 			out.Entries = append(out.Entries, e)
-			fmt.Fprintf(&sb, "%s- [[%s|%s]]\n", strings.Repeat("  ", h.Level-min), e.Anchor, h.Text)
+			fmt.Fprintf(&sb, "%s- [[%s|%s]]\n", strings.Repeat("  ", h.Level-min), e.Anchor, linkText(h.Text))
 		}
 		out.Markdown = sb.String()
 		c.addCitation(Citation{Path: n.Path, Etag: n.Etag, Snippet: truncRunes(n.Title, 240)})
@@ -195,9 +198,9 @@ func aiToc(ctx context.Context, env *ops.Env, in *AITocIn) (out *AITocOut, err e
 	var sb strings.Builder
 	sb.WriteString("# Map of content\n")
 	for _, g := range out.Groups {
-		fmt.Fprintf(&sb, "\n## %s\n\n", g.Name)
+		fmt.Fprintf(&sb, "\n## %s\n\n", linkText(g.Name))
 		for _, n := range g.Notes {
-			fmt.Fprintf(&sb, "- [[%s|%s]]\n", linkName(n.Path), n.Title)
+			fmt.Fprintf(&sb, "- [[%s|%s]]\n", linkName(n.Path), linkText(n.Title))
 		}
 	}
 	out.Markdown = sb.String()
@@ -211,14 +214,28 @@ func aiToc(ctx context.Context, env *ops.Env, in *AITocIn) (out *AITocOut, err e
 	return out, nil
 }
 
+// oneLine collapses every run of white space (line breaks included) to
+// one space: a group name from the model or a frontmatter value becomes
+// one heading line, never lines of its own.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// linkEscaper escapes what would end a wikilink's text early or start
+// another link in it.
+var linkEscaper = strings.NewReplacer(`|`, `\|`, `[`, `\[`, `]`, `\]`)
+
+// linkText is a title made safe as the text of a wikilink ([[path|text]])
+// or of a heading: on one line, with | [ ] escaped, so it neither ends a
+// link early nor starts one.
+func linkText(s string) string { return linkEscaper.Replace(oneLine(s)) }
+
 func (c *aiCall) topicGroups(ctx context.Context, in *AITocIn, out *AITocOut) error {
-	var sb strings.Builder
+	var list []string
 	for _, n := range c.notes {
 		head := []string{}
 		for _, h := range n.Headings {
 			head = append(head, h.Text)
 		}
-		fmt.Fprintf(&sb, "- path=%q etag=%q title=%q headings=%q\n", n.Path, n.Etag, n.Title, strings.Join(head, " | "))
+		list = append(list, fmt.Sprintf("- path=%q etag=%q title=%q headings=%q\n", n.Path, n.Etag, n.Title, strings.Join(head, " | ")))
 	}
 	schema := map[string]any{"type": "object", "required": []string{"groups"}, "properties": map[string]any{
 		"groups": map[string]any{"type": "array", "items": map[string]any{"type": "object", "required": []string{"name", "paths"}, "properties": map[string]any{
@@ -230,12 +247,21 @@ func (c *aiCall) topicGroups(ctx context.Context, in *AITocIn, out *AITocOut) er
 		} `json:"groups"`
 	}
 	sys := "You group notes of a personal knowledge vault into a few topics for a map of content. Use only the paths listed. Reply with one JSON object: {\"groups\": [{\"name\", \"paths\"}]}."
-	if err := c.generate(ctx, "moc_groups", schema, sys, sb.String(), &res, nil); err != nil {
+	// As many notes as fit the input budget are grouped; the rest go to
+	// Other.
+	n := c.fitting(list, sys)
+	if n == 0 && len(list) > 0 {
+		return c.tooLarge("the topic prompt with its first note", tokens(sys, list[0]))
+	}
+	if n < len(list) {
+		c.meta.warn("scope_truncated", "", "the scope's notes exceed the input budget: the model grouped the first %d of %d, the others are under Other", n, len(list))
+	}
+	if err := c.generate(ctx, "moc_groups", schema, sys, strings.Join(list[:n], ""), &res, nil); err != nil {
 		return err
 	}
 	placed := map[string]bool{}
 	for _, g := range res.Groups {
-		mg := MocGroup{Name: strings.TrimSpace(g.Name)}
+		mg := MocGroup{Name: oneLine(g.Name)}
 		for _, p := range g.Paths {
 			n := c.byPath[p]
 			if n == nil {

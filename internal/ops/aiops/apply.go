@@ -2,6 +2,7 @@ package aiops
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/noteedit"
@@ -12,6 +13,10 @@ import (
 type AIApply struct {
 	Apply bool `json:"apply,omitempty" jsonschema:"write the result into the notes through the safe-write pipeline (needs writes enabled); false (default) only proposes, with a preview diff"`
 }
+
+// writes reports whether the call writes its result (ai_extract and
+// ai_toc write only to a destination; see their own writes).
+func (a *AIApply) writes() bool { return a.Apply }
 
 // aiPatch runs edit patches on one note through the write pipeline: the
 // note must still be the version the model read (etag), the change is
@@ -54,6 +59,30 @@ func (c *aiCall) aiPatch(ctx context.Context, rel, etag string, patches []noteed
 		c.applied = append(c.applied, rel)
 	}
 	return res, nil
+}
+
+// patchEach is aiPatch for one note of several: a note whose change
+// cannot be written (or previewed) gets the warning apply_failed with the
+// error's code and a nil result, and the call goes on with the next note.
+// Ending the call there would drop the results of the notes already
+// written: their undo ids, and the idempotency record of a keyed call.
+func (c *aiCall) patchEach(ctx context.Context, rel, etag string, patches []noteedit.Patch, apply bool) *ops.WriteResult {
+	err := ctx.Err()
+	if err == nil {
+		var res *ops.WriteResult
+		if res, err = c.aiPatch(ctx, rel, etag, patches, apply); err == nil {
+			return res
+		}
+	} else {
+		err = errs.Wrap(err, "cancelled", "the call was cancelled before this note was written")
+	}
+	what := "written"
+	if !apply {
+		what = "previewed"
+	}
+	c.meta.Warnings = append(c.meta.Warnings, AIWarning{Code: "apply_failed", Path: rel, ErrorCode: errs.Code(err),
+		Message: fmt.Sprintf("the change of %s could not be %s (%s): %v; the other notes are not affected", rel, what, errs.Code(err), err)})
+	return nil
 }
 
 // aiCreate writes a whole note (ai_toc's map of content): created when

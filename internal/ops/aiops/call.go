@@ -76,7 +76,14 @@ func (c *aiCall) finish(err error) {
 // generate asks the model for JSON matching schema and decodes it into
 // dst; text that is not such JSON gets one repair round. With text, a
 // streamed call sends the text of those fields as it grows (ai.partial).
+//
+// No request goes out over the input budget: a prompt over it is
+// ai_input_too_large (the callers fit their notes to it first), and the
+// repair round resends the bad reply only when it fits too.
 func (c *aiCall) generate(ctx context.Context, name string, schema map[string]any, system, user string, dst any, text *partialSpec) error {
+	if n := tokens(system, user); n > c.inputBudget() {
+		return c.tooLarge("the prompt", n)
+	}
 	req := ai.Request{Messages: []ai.Message{{Role: "system", Content: system}, {Role: "user", Content: user}}, Schema: schema, SchemaName: name}
 	if text != nil && c.stream != nil {
 		req.OnDelta = newPartial(text, func(s string) { c.stream("ai.partial", map[string]string{"text": s}) }).feed
@@ -90,16 +97,27 @@ func (c *aiCall) generate(ctx context.Context, name string, schema map[string]an
 	if perr == nil {
 		return nil
 	}
+	invalid := func(err error) error {
+		return errs.New(errs.CodeAIProvider, "the model's output is not valid JSON for %s, even after a repair attempt: %v", name, err).With("provider", c.meta.Provider)
+	}
 	req.OnDelta = nil
-	req.Messages = append(req.Messages, ai.Message{Role: "assistant", Content: resp.Text},
-		ai.Message{Role: "user", Content: "That reply is not valid: " + perr.Error() + ". Reply again with only the JSON object, matching the schema."})
+	fix := "Your previous reply is not valid: " + truncRunes(perr.Error(), 500) + ". Reply again with only the JSON object, matching the schema."
+	switch {
+	case tokens(system, user, resp.Text, fix) <= c.inputBudget():
+		req.Messages = append(req.Messages, ai.Message{Role: "assistant", Content: resp.Text}, ai.Message{Role: "user", Content: fix})
+	case tokens(system, user, fix) <= c.inputBudget():
+		// The bad reply does not fit again: the repair asks without it.
+		req.Messages = append(req.Messages, ai.Message{Role: "user", Content: fix})
+	default:
+		return errs.New(errs.CodeAIProvider, "the model's output is not valid JSON for %s (%v), and the prompt leaves no room in the input budget for a repair round", name, perr).With("provider", c.meta.Provider)
+	}
 	resp, err = c.rt.Complete(ctx, req)
 	if err != nil {
 		return err
 	}
 	c.account(resp)
 	if err := decodeModelJSON(resp.Text, schema, dst); err != nil {
-		return errs.New(errs.CodeAIProvider, "the model's output is not valid JSON for %s, even after a repair attempt: %v", name, err).With("provider", c.meta.Provider)
+		return invalid(err)
 	}
 	return nil
 }

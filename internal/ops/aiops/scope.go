@@ -3,10 +3,13 @@ package aiops
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/loci-dev/loci/internal/ai"
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/markdown"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/search"
@@ -76,17 +79,13 @@ func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 		}
 		tagged := map[string]bool{}
 		if s.Tag != "" {
-			key := strings.ToLower(strings.TrimPrefix(s.Tag, "#"))
-			rows, err := ix.DB.QueryContext(ctx, `SELECT DISTINCT n.path FROM tags t JOIN notes n ON n.id = t.note_id WHERE t.tag_key = ? OR t.tag_key LIKE ?`, key, key+"/%")
+			paths, err := ix.TaggedPaths(ctx, s.Tag)
 			if err != nil {
 				return err
 			}
-			for rows.Next() {
-				var p string
-				rows.Scan(&p)
+			for _, p := range paths {
 				tagged[p] = true
 			}
-			rows.Close()
 		}
 		for _, n := range notes {
 			if (s.Glob == "" || ops.GlobMatch(s.Glob, n.Path)) && (s.Tag == "" || tagged[n.Path]) {
@@ -113,19 +112,16 @@ func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 		for hop := 0; hop < s.IncludeLinked; hop++ {
 			var next []string
 			for _, p := range frontier {
-				rows, err := ix.DB.QueryContext(ctx, `SELECT DISTINCT d.path FROM links l JOIN notes s ON s.id = l.src_id JOIN notes d ON d.id = l.dst_id WHERE s.path = ? ORDER BY d.path`, p)
+				linked, err := linkedPaths(ctx, ix, p)
 				if err != nil {
 					return err
 				}
-				for rows.Next() {
-					var q string
-					rows.Scan(&q)
+				for _, q := range linked {
 					if !set[q] {
 						next = append(next, q)
 					}
 					add(q)
 				}
-				rows.Close()
 			}
 			frontier = next
 		}
@@ -161,6 +157,22 @@ func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 	return nil
 }
 
+// linkedPaths lists, by path, the notes rel links to (resolved links of
+// every kind: links, embeds, typed links).
+func linkedPaths(ctx context.Context, ix *index.Index, rel string) ([]string, error) {
+	l, err := ix.LinksOf(ctx, rel)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for _, r := range slices.Concat(l.Outgoing, l.TypedOut, l.Embeds) {
+		if r.Resolved != "" {
+			set[r.Resolved] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set)), nil
+}
+
 func (c *aiCall) readNote(rel string) (*scopeNote, error) {
 	b, clean, err := c.vh.Vault.ReadNote(rel)
 	if err != nil {
@@ -187,21 +199,51 @@ func render(notes []*scopeNote) string {
 	return sb.String()
 }
 
+// inputBudget is what one request may hold: ai.max_input_tokens less an
+// eighth of it kept for the estimate's error (token counts are estimated,
+// not measured), so a local model's small context (2,048 tokens) still
+// takes notes.
+func (c *aiCall) inputBudget() int {
+	max := c.rt.Settings.MaxInputTokens
+	return max - max/8
+}
+
+// tokens estimates the tokens of the parts of a prompt.
+func tokens(parts ...string) int {
+	n := 0
+	for _, p := range parts {
+		n += ai.EstimateTokens(p)
+	}
+	return n
+}
+
+// tooLarge is ai_input_too_large for a prompt of about n tokens.
+func (c *aiCall) tooLarge(what string, n int) error {
+	max := c.rt.Settings.MaxInputTokens
+	return errs.New(errs.CodeAIInputTooLarge, "%s is about %d tokens, over the input budget of %d (ai.max_input_tokens %d, an eighth kept for the estimate's error)", what, n, c.inputBudget(), max).
+		With("tokens", n).With("budget", c.inputBudget()).With("max_input_tokens", max)
+}
+
+// fitting returns how many of items, in order, fit the input budget
+// after the fixed parts of the prompt.
+func (c *aiCall) fitting(items []string, fixed ...string) int {
+	left := c.inputBudget() - tokens(fixed...)
+	for i, it := range items {
+		if left -= tokens(it); left < 0 {
+			return i
+		}
+	}
+	return len(items)
+}
+
 // batches splits notes so that each batch, with the rest of the prompt
-// (fixed: the system prompt, question, history, instructions), fits
-// ai.max_input_tokens. What is kept back scales with the budget: the fixed
-// part as estimated, plus an eighth of the budget for the estimate's error
-// (token counts are estimated, not measured), so a local model's small
-// context (2,048 tokens) still takes notes. A fixed part that leaves no
-// room, or one note alone over what is left, is ai_input_too_large.
+// (fixed: the system prompt, question, history, instructions), fits the
+// input budget (inputBudget). A fixed part that leaves no room, or one
+// note alone over what is left, is ai_input_too_large.
 func (c *aiCall) batches(notes []*scopeNote, fixed ...string) ([][]*scopeNote, error) {
 	max := c.rt.Settings.MaxInputTokens
-	reserve := max / 8
-	prompt := 0
-	for _, f := range fixed {
-		prompt += ai.EstimateTokens(f)
-	}
-	budget := max - reserve - prompt
+	prompt := tokens(fixed...)
+	budget := c.inputBudget() - prompt
 	if budget <= 0 {
 		return nil, errs.New(errs.CodeAIInputTooLarge, "the prompt without the notes (instructions, question, history) is about %d tokens, "+
 			"which leaves no room for notes in the input budget of %d tokens (ai.max_input_tokens, an eighth of it kept for the estimate's error)", prompt, max).

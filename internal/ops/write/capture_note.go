@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -43,18 +42,23 @@ func (in *CaptureNoteIn) Validate() error {
 	if strings.ContainsAny(in.Title, "\r\n") {
 		return errs.New(errs.CodeInvalidInput, "title spans lines")
 	}
-	if f := strings.Trim(strings.ReplaceAll(in.Folder, "\\", "/"), "/"); f != "" {
-		clean, err := vault.CleanRel(f)
-		if err != nil {
-			return err // traversal, NUL, ignored folders: path_denied
-		}
-		for _, seg := range strings.Split(clean, "/") {
-			if why := vault.NameProblem(seg, true); why != "" {
-				return errs.New(errs.CodeInvalidInput, "folder %q: %s", in.Folder, why).With("field", "folder").With("folder", in.Folder)
-			}
+	// Only what no folder may be (traversal, absolute paths, NUL, ignored
+	// folders: path_denied). Whether a folder that does not exist yet may
+	// be created is the writer's call (Target: path_denied), so that an
+	// existing folder stays writable whatever its name.
+	if f := captureFolder(in.Folder); f != "" {
+		if _, err := vault.CleanRel(f); err != nil {
+			return err
 		}
 	}
 	return in.Check()
+}
+
+// captureFolder normalizes a folder the way Validate and the handler both
+// read it: backslashes as slashes, without trailing slashes. A leading
+// slash stays, so an absolute path is refused like any other path.
+func captureFolder(f string) string {
+	return strings.TrimRight(strings.ReplaceAll(f, "\\", "/"), "/")
 }
 
 // CaptureNote is the capture_note operation.
@@ -89,7 +93,7 @@ func captureNote(ctx context.Context, env *ops.Env, in *CaptureNoteIn) (*ops.Wri
 				folder = "Inbox"
 			}
 		}
-		folder = strings.TrimRight(strings.ReplaceAll(folder, "\\", "/"), "/")
+		folder = captureFolder(folder)
 		title := strings.TrimSpace(in.Title)
 		if title == "" {
 			title = titleFromContent(in.Content)
@@ -213,11 +217,12 @@ func titleFromContent(s string) string {
 	return "Untitled"
 }
 
-var reservedNames = regexp.MustCompile(`(?i)^(con|prn|aux|nul|com[0-9]|lpt[0-9])$`)
-
 // safeFileName turns a title into a file name every OS and Obsidian accept:
 // no / \ : * ? " < > | # ^ [ ] or control characters, no leading dot, no
-// trailing dot or space, at most 120 bytes, not a Windows device name.
+// trailing dot or space, at most 120 bytes, and nothing vault.NameProblem
+// refuses for a new note (the writer's own rule): a name Windows reserves
+// for a device, with or without an extension (CON, aux.notes, COM¹), gets
+// a "_" after the device name (CON_, aux_.notes).
 func safeFileName(title string) string {
 	var b strings.Builder
 	for _, r := range title {
@@ -240,8 +245,15 @@ func safeFileName(title string) string {
 	if s == "" {
 		s = "Untitled"
 	}
-	if reservedNames.MatchString(s) {
-		s += "_"
+	if vault.NameProblem(s+".md", false) != "" {
+		stem, ext, dotted := strings.Cut(s, ".")
+		s = stem + "_"
+		if dotted {
+			s += "." + ext
+		}
+	}
+	if vault.NameProblem(s+".md", false) != "" {
+		s = "Untitled"
 	}
 	return s
 }

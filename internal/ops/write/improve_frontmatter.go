@@ -91,7 +91,7 @@ func improveFrontmatter(ctx context.Context, env *ops.Env, in *ImproveFrontmatte
 					mtime = st.ModTime()
 				}
 			}
-			fixes, err = tidyFrontmatter(d, in, mtime, vh)
+			fixes, err = tidyFrontmatter(ctx, d, in, mtime, env.Clock(), vh)
 			if err != nil {
 				return err
 			}
@@ -150,9 +150,17 @@ func formatDate(t time.Time, withTime, zone bool) string {
 	return t.Format("2006-01-02")
 }
 
-// tidyFrontmatter applies improve_frontmatter's rules to d and describes them.
-func tidyFrontmatter(d *noteedit.Doc, in *ImproveFrontmatterIn, mtime time.Time, vh *ops.VaultHandle) ([]string, error) {
+// tidyFrontmatter applies improve_frontmatter's rules to d and describes
+// them. mtime is the file's time (zero when unknown), now the clock's.
+func tidyFrontmatter(ctx context.Context, d *noteedit.Doc, in *ImproveFrontmatterIn, mtime, now time.Time, vh *ops.VaultHandle) ([]string, error) {
 	var fixes []string
+	if mtime.IsZero() {
+		mtime = now
+	}
+	// An id added from a date (created, the file's time) is the first
+	// second from it that no note has: notes created on one day get
+	// different ids.
+	newID := func(base time.Time) int64 { return ops.UniqueTimestampID(ctx, vh, base, in.Apply) }
 	get := func(k string) (any, bool, error) {
 		v, e, err := noteedit.GetKey(d.Lines, d.Rel, k)
 		return v, e != nil, err
@@ -273,10 +281,7 @@ func tidyFrontmatter(d *noteedit.Doc, in *ImproveFrontmatterIn, mtime time.Time,
 					base = t
 				}
 			}
-			if base.IsZero() {
-				base = time.Now()
-			}
-			id := ops.TimestampID(base)
+			id := newID(base)
 			if err := set("id", id, fmt.Sprintf("id: added %d (timestamp id)", id)); err != nil {
 				return nil, err
 			}
@@ -312,7 +317,7 @@ func tidyFrontmatter(d *noteedit.Doc, in *ImproveFrontmatterIn, mtime time.Time,
 					base = t
 				}
 			}
-			v = ops.TimestampID(base)
+			v = newID(base)
 		case "created":
 			wt, _ := styleLike("updated")
 			t := mtime

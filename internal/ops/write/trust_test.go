@@ -3,6 +3,7 @@ package write_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,15 +68,27 @@ func TestCaptureIDsAreUnique(t *testing.T) {
 }
 
 // TestNewNamesMustBePortable: a folder named like a note, a Windows device
-// name or a name of spaces is refused before anything is created, by
-// capture_note's folder and by every path a write creates. Existing
-// folders with such names stay writable.
+// name or a name of spaces is refused with path_denied before anything is
+// created, by capture_note's folder and by every path a write creates.
+// Existing folders with such names stay writable, by capture_note too.
 func TestNewNamesMustBePortable(t *testing.T) {
 	env := opstest.WriteEnv(t, map[string]string{"Home.md": "# Home\n", "Legacy./Old.md": "# Old\n"})
-	for _, folder := range []string{"Home.md", "Inbox/notes.MD", "CON", "aux", "lpt1.txt", "   ", "Inbox/ ", "Trailing."} {
+	for _, folder := range []string{"Home.md", "Away.md", "Inbox/notes.MD", "CON", "aux", "lpt1.txt", "   ", "Inbox/ ", "Trailing.", "/Notes", "/Notes/"} {
 		code, details := opstest.CallErr(t, env, "capture_note", opstest.JS(map[string]any{"title": "X", "folder": folder, "apply": true}))
-		if code != errs.CodeInvalidInput || details["field"] != "folder" {
-			t.Errorf("capture folder %q: %s %v, want validation_failed naming folder", folder, code, details)
+		if code != errs.CodePathDenied || details["reason"] == nil {
+			t.Errorf("capture folder %q: %s %v, want path_denied with a reason", folder, code, details)
+		}
+	}
+	// Refused as a folder named like a note, not for another reason.
+	if _, d := opstest.CallErr(t, env, "capture_note", `{"title":"X","folder":"Away.md","apply":true}`); !strings.Contains(fmt.Sprint(d["reason"]), "named like a note") {
+		t.Errorf("folder Away.md: %v", d)
+	}
+	// Captured into an existing folder whatever its name (as write_note
+	// writes there), with or without a trailing slash.
+	for _, folder := range []string{"Legacy.", "Legacy./", `Legacy.\`} {
+		res := opstest.Call[ops.WriteResult](t, env, "capture_note", opstest.JS(map[string]any{"title": "New " + folder, "folder": folder, "apply": true}))
+		if !strings.HasPrefix(res.Path, "Legacy./New Legacy") {
+			t.Errorf("capture into %q: %s", folder, res.Path)
 		}
 	}
 	for _, p := range []string{"Home.md/x.md", "CON.md", "nul/x.md", "A /x.md", "x./y.md"} {
@@ -88,6 +101,14 @@ func TestNewNamesMustBePortable(t *testing.T) {
 	for _, e := range entries {
 		if e.IsDir() && e.Name() != "Legacy." && !strings.HasPrefix(e.Name(), ".") {
 			t.Errorf("a folder was created: %s", e.Name())
+		}
+	}
+	// A title that is a device name (with an extension, or a superscript
+	// digit) still gives a note: the file name is made acceptable.
+	for title, want := range map[string]string{"CON.txt": "Inbox/CON_.txt.md", "aux.notes": "Inbox/aux_.notes.md", "COM¹": "Inbox/COM¹_.md"} {
+		res := opstest.Call[ops.WriteResult](t, env, "capture_note", opstest.JS(map[string]any{"title": title, "apply": true}))
+		if res.Path != want || !opstest.Exists(env, want) {
+			t.Errorf("capture %q: %s, want %s", title, res.Path, want)
 		}
 	}
 	// What exists already can still be edited.

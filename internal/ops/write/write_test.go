@@ -443,6 +443,36 @@ func TestImproveFrontmatter(t *testing.T) {
 	}
 }
 
+// TestImproveFrontmatterIDsAreUnique: ids added from a created date are
+// unique: notes created on one day get consecutive seconds after the
+// ids already taken, with the index re-synced or not (reindex=false), and
+// a preview shows the id its apply will write.
+func TestImproveFrontmatterIDsAreUnique(t *testing.T) {
+	env := opstest.WriteEnv(t, map[string]string{
+		"old.md": "---\nid: 20261101000000\n---\n# Old\n",
+		"a.md":   "---\ncreated: 2026-11-01\n---\n# A\n",
+		"b.md":   "---\ncreated: 2026-11-01\n---\n# B\n",
+		"c.md":   "---\ncreated: 2026-11-01\n---\n# C\n",
+	})
+	idOf := func(p string) string {
+		text := opstest.ReadFile(t, env, p)
+		_, rest, _ := strings.Cut(text, "id: ")
+		id, _, _ := strings.Cut(rest, "\n")
+		return id
+	}
+	opstest.Call[write.ImproveFrontmatterOut](t, env, "improve_frontmatter", `{"path":"a.md","fix_identity":true,"apply":true}`)
+	opstest.Call[write.ImproveFrontmatterOut](t, env, "improve_frontmatter", `{"path":"b.md","required":["id"],"apply":true,"reindex":false}`)
+	prev := opstest.Call[write.ImproveFrontmatterOut](t, env, "improve_frontmatter", `{"path":"c.md","required":["id"]}`)
+	opstest.Call[write.ImproveFrontmatterOut](t, env, "improve_frontmatter", `{"path":"c.md","required":["id"],"apply":true}`)
+	got := []string{idOf("a.md"), idOf("b.md"), idOf("c.md")}
+	if strings.Join(got, ",") != "20261101000001,20261101000002,20261101000003" {
+		t.Errorf("ids %v, want consecutive seconds after old.md's", got)
+	}
+	if !strings.Contains(prev.Changes[0].Diff, "+id: 20261101000003") {
+		t.Errorf("the preview shows another id:\n%s", prev.Changes[0].Diff)
+	}
+}
+
 func TestUndoSessionsAndGuards(t *testing.T) {
 	env := opstest.WriteEnv(t, map[string]string{"n.md": "v0\n"})
 	edit := func(session, text string) *ops.WriteResult {
