@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
 )
@@ -72,7 +73,7 @@ func (h *Handler) serveAI(w http.ResponseWriter, r *http.Request, name string) {
 		}
 	}
 	ctx := ops.WithStream(r.Context(), send)
-	res := h.reg.Call(ctx, h.env, ops.Caller{Surface: "rest", Subject: SubjectFrom(r.Context())}, name, body)
+	res := h.reg.Call(ctx, h.env, ops.Caller{Surface: "rest", Principal: auth.From(r.Context())}, name, body)
 	if res.Err != nil {
 		send("ai.error", map[string]any{"ok": false, "error": res.Err, "status": HTTPStatus(res.Err.Code)})
 		return

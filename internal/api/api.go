@@ -7,12 +7,11 @@
 //
 // Authentication, Host/Origin checks and body limits belong to the server
 // that mounts this handler (internal/server); it passes the authenticated
-// subject down with WithSubject.
+// principal down with auth.WithPrincipal.
 package api
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -24,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
 )
@@ -69,20 +69,6 @@ func New(reg *ops.Registry, env *ops.Env, opt Options) *Handler {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Handler{reg: reg, env: env, opt: opt, log: log}
-}
-
-type subjectKey struct{}
-
-// WithSubject returns a context carrying the authenticated principal; the
-// handler passes it to the dispatch pipeline as ops.Caller.Subject.
-func WithSubject(ctx context.Context, subject string) context.Context {
-	return context.WithValue(ctx, subjectKey{}, subject)
-}
-
-// SubjectFrom returns the principal set by WithSubject ("" if none).
-func SubjectFrom(ctx context.Context) string {
-	s, _ := ctx.Value(subjectKey{}).(string)
-	return s
 }
 
 // ServeHTTP routes by the escaped path, so an encoded slash or dot in a note
@@ -229,7 +215,7 @@ func withIdempotencyKey(reg *ops.Registry, r *http.Request, name string, body []
 
 // call runs one operation through the shared dispatch pipeline.
 func (h *Handler) call(w http.ResponseWriter, r *http.Request, name string, raw json.RawMessage) {
-	res := h.reg.Call(r.Context(), h.env, ops.Caller{Surface: "rest", Subject: SubjectFrom(r.Context())}, name, raw)
+	res := h.reg.Call(r.Context(), h.env, ops.Caller{Surface: "rest", Principal: auth.From(r.Context())}, name, raw)
 	if res.Err != nil {
 		if res.Err.Code == errs.CodeInternal {
 			h.log.Error("operation failed", "op", name, "err", res.Err.Error())

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/loci-dev/loci/internal/api"
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
@@ -69,7 +70,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	h := api.New(f.reg, env, api.Options{Version: "test", MaxBodyBytes: 64 << 10})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(api.WithSubject(r.Context(), "tester")))
+		h.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), &auth.Principal{Name: "tester", Scopes: auth.AllScopes, Via: auth.ViaToken})))
 	}))
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
@@ -317,7 +318,7 @@ func TestOperations(t *testing.T) {
 		t.Fatal("no audit records")
 	}
 	for _, r := range f.audit {
-		if r.Surface != "rest" || r.Subject != "tester" {
+		if r.Surface != "rest" || r.Principal != "tester" {
 			t.Fatalf("audit record %+v", r)
 		}
 	}

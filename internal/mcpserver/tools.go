@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
 )
@@ -120,9 +121,7 @@ func (c *cachedSchema) MarshalJSON() ([]byte, error) {
 func (s *Server) toolHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		caller := ops.Caller{Surface: "mcp", Session: sessionID(req.Session)}
-		if req.Extra != nil && req.Extra.TokenInfo != nil {
-			caller.Subject = req.Extra.TokenInfo.UserID
-		}
+		caller.Principal = principalOf(req.Extra)
 		callCtx := ctx
 		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil && strings.HasPrefix(name, "ai_") {
 			callCtx = ops.WithStream(ctx, aiProgress(ctx, req.Session, tok))
@@ -203,3 +202,19 @@ func aiProgress(ctx context.Context, ss *mcp.ServerSession, tok any) func(string
 			Meta: mcp.Meta{"loci/ai_event": map[string]any{"type": event, "data": data}}})
 	}
 }
+
+// principalOf is the principal the HTTP authentication put in the
+// request's token info (server: RequireBearerToken over our own
+// authentication); nil, the owner, over stdio and with --no-auth.
+func principalOf(extra *mcp.RequestExtra) *auth.Principal {
+	if extra == nil || extra.TokenInfo == nil {
+		return nil
+	}
+	p, _ := extra.TokenInfo.Extra[TokenInfoPrincipal].(*auth.Principal)
+	return p
+}
+
+// TokenInfoPrincipal is the key of the principal in the MCP SDK's token
+// info (auth.TokenInfo.Extra), which the SDK carries from the HTTP request
+// to every call of the session's requests.
+const TokenInfoPrincipal = "loci.principal"

@@ -5,15 +5,21 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 )
 
 // Caller identifies who is calling, for audit and policy.
 type Caller struct {
-	Surface string // "cli", "mcp", "rest"
+	Surface string // "cli", "mcp", "rest", "web"
 	Session string
-	Subject string // authenticated principal, if any
+	// Principal is who authenticated (internal/auth); nil is the owner:
+	// the CLI and stdio run as the user's own process.
+	Principal *auth.Principal
 }
+
+// Subject is the caller's principal name, as logs record it.
+func (c Caller) Subject() string { return c.Principal.Label() }
 
 type callerKey struct{}
 
@@ -78,7 +84,7 @@ type AuditRecord struct {
 	Time       time.Time `json:"time"`
 	Surface    string    `json:"surface"`
 	Session    string    `json:"session,omitempty"`
-	Subject    string    `json:"subject,omitempty"`
+	Principal  string    `json:"principal,omitempty"`
 	Operation  string    `json:"operation"`
 	Code       string    `json:"code,omitempty"` // error code, "" on success
 	DurationMs float64   `json:"duration_ms"`
@@ -94,45 +100,68 @@ type Result struct {
 // DefaultMaxResultBytes bounds any single result.
 const DefaultMaxResultBytes = 4 << 20
 
-// Call runs one operation through the shared pipeline: decode and validate
-// the input, run the handler, and apply the response-size governor. Every
-// surface calls this and nothing else.
+// Call runs one operation through the shared pipeline, one home for each
+// cross-cutting check, in this order: authorize (scope, vault, toolset) →
+// admit (rate limit and concurrency) → write gate → decode and validate →
+// the call's own scope (ScopeFor) → human confirmation of destructive
+// calls → handler → response-size governor; the calls log, metrics and
+// the trace observe every outcome. Every surface calls this and nothing
+// else.
 func (r *Registry) Call(ctx context.Context, env *Env, caller Caller, name string, raw json.RawMessage) (res Result) {
 	start := time.Now()
-	defer func() { env.audit(caller, name, start, res) }()
+	ctx, obs := env.observeStart(ctx, caller, name, raw)
+	defer func() {
+		env.audit(caller, name, start, res)
+		obs.end(res)
+	}()
+	fail := func(err *errs.Error) Result { return Result{Err: err, Duration: time.Since(start)} }
 	op, ok := r.Get(name)
 	if !ok {
-		return Result{Err: errs.New(errs.CodeUnknownOp, "unknown operation %q", name), Duration: time.Since(start)}
+		return fail(errs.New(errs.CodeUnknownOp, "unknown operation %q", name))
 	}
+	stage := obs.stage(ctx, "authorize")
+	err := env.authorize(caller, op, raw)
+	stage()
+	if err != nil {
+		return fail(err)
+	}
+	release, err := env.admit(ctx, caller, op)
+	if err != nil {
+		return fail(err)
+	}
+	defer release()
 	if err := env.gate(op, raw); err != nil {
-		return Result{Err: err, Duration: time.Since(start)}
+		return fail(err)
 	}
 	ctx = WithCaller(ctx, caller)
-	in, err := op.Decode(raw)
+	raw, confirmID, err := splitConfirmation(op, raw)
 	if err != nil {
-		return Result{Err: errs.As(err), Duration: time.Since(start)}
+		return fail(err)
 	}
-	return r.invoke(ctx, env, op, in, start)
-}
-
-// CallTyped runs an op with an already-decoded input value (the CLI builds
-// inputs from flags); validation of the Validate() hook still applies.
-func (r *Registry) CallTyped(ctx context.Context, env *Env, caller Caller, op *Op, in any) (res Result) {
-	start := time.Now()
-	defer func() { env.audit(caller, op.Name, start, res) }()
-	raw, err := json.Marshal(in)
-	if err != nil {
-		return Result{Err: errs.Wrap(err, errs.CodeInvalidInput, "cannot encode input")}
+	stage = obs.stage(ctx, "decode")
+	in, derr := op.Decode(raw)
+	stage()
+	if derr != nil {
+		return fail(errs.As(derr))
 	}
-	if err := env.gate(op, raw); err != nil {
-		return Result{Err: err, Duration: time.Since(start)}
+	scope := op.CallScope(ctx, env, in)
+	if p := caller.Principal; p != nil && !p.IsOwner() {
+		if err := scopeError(p, op, scope); err != nil {
+			return fail(err)
+		}
 	}
-	ctx = WithCaller(ctx, caller)
-	dec, err := op.Decode(raw)
-	if err != nil {
-		return Result{Err: errs.As(err), Duration: time.Since(start)}
+	if scope == auth.ScopeDestructive {
+		stage = obs.stage(ctx, "confirm")
+		err := env.confirmGate(ctx, r, caller, op, raw, in, confirmID)
+		stage()
+		if err != nil {
+			return fail(err)
+		}
 	}
-	return r.invoke(ctx, env, op, dec, start)
+	stage = obs.stage(ctx, "handler")
+	res = r.invoke(ctx, env, op, in, start)
+	stage()
+	return res
 }
 
 func (r *Registry) invoke(ctx context.Context, env *Env, op *Op, in any, start time.Time) Result {
@@ -158,7 +187,7 @@ func (e *Env) audit(c Caller, op string, start time.Time, res Result) {
 	if e.Audit == nil {
 		return
 	}
-	rec := AuditRecord{Time: start.UTC(), Surface: c.Surface, Session: c.Session, Subject: c.Subject, Operation: op,
+	rec := AuditRecord{Time: start.UTC(), Surface: c.Surface, Session: c.Session, Principal: c.Subject(), Operation: op,
 		DurationMs: float64(time.Since(start).Microseconds()) / 1000}
 	if res.Err != nil {
 		rec.Code = res.Err.Code

@@ -53,7 +53,11 @@ Operations marked *writes* change the vault. They preview by default (` + "`appl
 	}
 	for _, op := range ops {
 		fmt.Fprintf(&b, "\n## %s\n\n", op.Name)
-		fmt.Fprintf(&b, "*%s* · %s\n\n", op.Title, annotationText(op.Annotations))
+		scope := "`" + string(op.Scope) + "`"
+		if op.ScopeRaised() {
+			scope += " (`destructive` for some inputs)"
+		}
+		fmt.Fprintf(&b, "*%s* · %s · scope %s · toolset `%s`\n\n", op.Title, annotationText(op.Annotations), scope, op.Group())
 		b.WriteString(op.Description + "\n\n")
 		fmt.Fprintf(&b, "- MCP tool: `%s`\n- REST: `POST /v1/ops/%s`\n", op.Name, op.Name)
 		if op.CLI.Use != "" {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 )
 
@@ -61,7 +62,18 @@ type Op struct {
 	// Toolset groups operations that surfaces switch on and off together
 	// ("writes": the write operations and their history, advertised over
 	// MCP only when writes are enabled).
-	Toolset     string
+	Toolset string
+	// Scope is the right a principal needs to call the operation
+	// (auth.Scope*; destructive needs write as well). Def.Scope sets it;
+	// when unset it is derived: ai for the AI toolset, write for other
+	// writes, read otherwise.
+	Scope auth.Scope
+	// Family is the family that registered the operation (read, logseq,
+	// write, aiops).
+	Family string
+	// scopeFor, when set, raises the scope for one decoded input (a
+	// write_note that replaces an existing note is destructive).
+	scopeFor    func(ctx context.Context, env *Env, in any) auth.Scope
 	InputType   reflect.Type
 	OutputType  reflect.Type
 	InputSchema *jsonschema.Schema
@@ -85,6 +97,14 @@ type Def[In, Out any] struct {
 	Example string
 	// Toolset groups operations switched on and off together (see Op).
 	Toolset string
+	// Scope is the right needed to call the operation (see Op.Scope);
+	// empty derives it from the annotations and the toolset.
+	Scope auth.Scope
+	// ScopeFor, when set, returns the scope one input needs when it can
+	// be more than Scope (destructive for an overwrite, a recursive
+	// delete, or undoing another principal's change); the pipeline checks
+	// it after decoding, before the handler runs.
+	ScopeFor func(ctx context.Context, env *Env, in *In) auth.Scope
 	// TypeSchemas holds the schemas of types in In or Out that the
 	// generator cannot derive on its own (recursive ones, such as a
 	// Logseq block tree).
@@ -111,12 +131,13 @@ type Registry struct {
 // every loci operation.
 func NewRegistry() *Registry { return &Registry{ops: map[string]*Op{}} }
 
-// Register adds tools in order. It panics on programming errors (a
-// duplicate name or a type whose schema cannot be derived); tests catch
-// those.
-func (r *Registry) Register(tools ...Tool) {
+// Register adds a family's tools in order (family: read, logseq, write,
+// aiops). It panics on programming errors (a duplicate name or a type
+// whose schema cannot be derived); tests catch those.
+func (r *Registry) Register(family string, tools ...Tool) {
 	for _, t := range tools {
 		op := t.build()
+		op.Family = family
 		if _, dup := r.ops[op.Name]; dup {
 			panic("ops: duplicate operation " + op.Name)
 		}
@@ -143,9 +164,23 @@ func (d Def[In, Out]) build() *Op {
 		panic(fmt.Sprintf("ops: %s input schema resolve: %v", d.Name, err))
 	}
 	h := d.Handler
+	scope := d.Scope
+	if scope == "" {
+		scope = defaultScope(d.Annotations, d.Toolset)
+	}
+	var scopeFor func(ctx context.Context, env *Env, in any) auth.Scope
+	if f := d.ScopeFor; f != nil {
+		scopeFor = func(ctx context.Context, env *Env, in any) auth.Scope { return f(ctx, env, in.(*In)) }
+	}
+	if scope == auth.ScopeDestructive || scopeFor != nil {
+		addConfirmationField(in)
+		if res, err = in.Resolve(nil); err != nil {
+			panic(fmt.Sprintf("ops: %s input schema resolve: %v", d.Name, err))
+		}
+	}
 	return &Op{
 		Name: d.Name, Title: d.Title, Description: d.Description, Annotations: d.Annotations, CLI: d.CLI,
-		Errors: append([]string(nil), d.Errors...), Example: d.Example, Toolset: d.Toolset,
+		Errors: append([]string(nil), d.Errors...), Example: d.Example, Toolset: d.Toolset, Scope: scope, scopeFor: scopeFor,
 		InputType: reflect.TypeFor[In](), OutputType: reflect.TypeFor[Out](),
 		InputSchema: in, OutputSchema: out, resolved: res,
 		handler: func(ctx context.Context, env *Env, in any) (any, error) {

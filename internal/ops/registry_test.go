@@ -46,6 +46,9 @@ type toolSnap struct {
 	Title        string             `json:"title"`
 	Description  string             `json:"description"`
 	Annotations  ops.Annotations    `json:"annotations"`
+	Scope        string             `json:"scope"`
+	Dynamic      bool               `json:"scope_raised_per_call,omitempty"`
+	Toolset      string             `json:"toolset"`
 	InputSchema  *jsonschema.Schema `json:"input_schema"`
 	OutputSchema *jsonschema.Schema `json:"output_schema"`
 }
@@ -65,7 +68,7 @@ func TestToolSnapshots(t *testing.T) {
 	for _, op := range opstest.Reg.List() {
 		file := op.Name + ".json"
 		want[file] = true
-		b, err := json.MarshalIndent(toolSnap{op.Name, op.Title, op.Description, op.Annotations, op.InputSchema, op.OutputSchema}, "", "  ")
+		b, err := json.MarshalIndent(toolSnap{op.Name, op.Title, op.Description, op.Annotations, string(op.Scope), op.ScopeRaised(), op.Group(), op.InputSchema, op.OutputSchema}, "", "  ")
 		if err != nil {
 			t.Fatalf("%s: %v", op.Name, err)
 		}

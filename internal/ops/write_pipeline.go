@@ -218,7 +218,7 @@ func RunWrite(ctx context.Context, env *Env, spec WriteSpec) (*WriteResult, erro
 		return res, nil
 	}
 	c := CallerFrom(ctx)
-	rec, err := w.Commit(ctx, &vault.Change{Operation: spec.Op, Surface: c.Surface, Session: c.Session, Subject: c.Subject,
+	rec, err := w.Commit(ctx, &vault.Change{Operation: spec.Op, Surface: c.Surface, Session: c.Session, Principal: c.Subject(),
 		IdempotencyKey: spec.Opts.IdempotencyKey, Undoes: spec.Undoes, Ops: s.ops})
 	unlock()
 	if err != nil {

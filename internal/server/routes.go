@@ -3,8 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -15,14 +13,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loci-dev/loci/internal/api"
-	"github.com/loci-dev/loci/internal/errs"
-)
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 
-// Subjects passed to the dispatch pipeline (ops.Caller.Subject).
-const (
-	SubjectToken     = "token"     // authenticated with the bearer token
-	SubjectAnonymous = "anonymous" // --no-auth on loopback
+	"github.com/loci-dev/loci/internal/api"
+	"github.com/loci-dev/loci/internal/auth"
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/mcpserver"
 )
 
 // routes builds the handler: recovery and logging, then the Host and Origin
@@ -42,7 +38,7 @@ func (s *Server) routes() http.Handler {
 		}
 		return s.auth(s.limitBody(h))
 	}
-	mcp := s.auth(s.mcpStreams(s.opt.MCP))
+	mcp := s.auth(s.mcpPrincipal(s.mcpStreams(s.opt.MCP)))
 	if s.opt.MCP == nil {
 		mcp = protected(nil)
 	}
@@ -108,30 +104,66 @@ func serveLanding(w http.ResponseWriter) {
 	io.WriteString(w, landing)
 }
 
-// auth requires the bearer token (when one is configured) and passes the
-// subject down to the operations.
+// auth resolves the request's bearer token to a principal (the owner
+// token, a token from the principals file, or a JWT: auth.Authenticator)
+// and passes it down to the operations, which check its rights. Without
+// any credentials configured (--no-auth on loopback) every request is the
+// owner.
 func (s *Server) auth(next http.Handler) http.Handler {
-	want := sha256.Sum256([]byte(s.opt.Token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.opt.Token == "" {
-			next.ServeHTTP(w, r.WithContext(api.WithSubject(r.Context(), SubjectAnonymous)))
+		if !s.authn.Required() {
+			next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), auth.Owner(auth.ViaAnonymous))))
 			return
 		}
 		given, ok := bearer(r.Header.Get("Authorization"))
 		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="loci"`)
+			w.Header().Set("WWW-Authenticate", s.challenge(""))
 			api.WriteError(w, errs.New(errs.CodeUnauthorized, "missing bearer token: send Authorization: Bearer <token> (see `loci token`)"))
 			return
 		}
-		// Compare digests so neither the length nor the content leaks through timing.
-		got := sha256.Sum256([]byte(given))
-		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="loci", error="invalid_token"`)
-			api.WriteError(w, errs.New(errs.CodeUnauthorized, "invalid bearer token (see `loci token`)"))
+		p, err := s.authn.Authenticate(r.Context(), given)
+		if err != nil {
+			e := errs.As(err)
+			if e.Code == errs.CodeUnauthorized {
+				w.Header().Set("WWW-Authenticate", s.challenge("invalid_token"))
+			}
+			api.WriteError(w, e)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(api.WithSubject(r.Context(), SubjectToken)))
+		next.ServeHTTP(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
 	})
+}
+
+// challenge is the WWW-Authenticate value of a 401.
+func (s *Server) challenge(errCode string) string {
+	v := `Bearer realm="loci"`
+	if errCode != "" {
+		v += `, error="` + errCode + `"`
+	}
+	return v
+}
+
+// mcpPrincipal hands the principal auth resolved to the MCP SDK as token
+// info, which the SDK attaches to every request of the session and binds
+// the session to (a session started by one principal cannot be used by
+// another).
+func (s *Server) mcpPrincipal(next http.Handler) http.Handler {
+	if next == nil || !s.authn.Required() {
+		return next
+	}
+	verify := func(ctx context.Context, _ string, r *http.Request) (*sdkauth.TokenInfo, error) {
+		p := auth.From(r.Context())
+		if p == nil {
+			return nil, sdkauth.ErrInvalidToken
+		}
+		var scopes []string
+		for _, sc := range p.Scopes {
+			scopes = append(scopes, string(sc))
+		}
+		return &sdkauth.TokenInfo{UserID: p.Via + ":" + p.Name, Scopes: scopes,
+			Extra: map[string]any{mcpserver.TokenInfoPrincipal: p}}, nil
+	}
+	return sdkauth.RequireBearerToken(verify, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 }
 
 func bearer(h string) (string, bool) {

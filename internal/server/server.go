@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 )
 
@@ -36,7 +37,14 @@ const (
 type Options struct {
 	// Addr is the listen address (default 127.0.0.1:8765; port 0 picks a free port).
 	Addr string
-	// Token is the bearer token required on /mcp, /v1/ and /openapi.json.
+	// Principals and JWT, when set, are further ways in besides Token:
+	// tokens `loci token create` made, and JSON Web Tokens. Each request
+	// is resolved to one principal (internal/auth) the operations check.
+	Principals *auth.Store
+	JWT        auth.TokenVerifier
+	// Token is the owner's bearer token (the vault's own, see `loci
+	// token`), accepted on /mcp, /v1/ and /openapi.json as the principal
+	// "owner" with every right.
 	// Empty disables authentication, which New allows only on a loopback address.
 	Token string
 	// AllowedOrigins are extra browser origins (scheme://host[:port]) allowed
@@ -71,6 +79,7 @@ type Options struct {
 // Server is loci's HTTP server.
 type Server struct {
 	opt     Options
+	authn   *auth.Authenticator
 	log     *slog.Logger
 	hs      *http.Server
 	handler http.Handler
@@ -109,7 +118,7 @@ func New(opt Options) (*Server, error) {
 	if err != nil {
 		return nil, errs.New(errs.CodeInvalidInput, "invalid listen address %q: %v", opt.Addr, err).With("addr", opt.Addr)
 	}
-	if opt.Token == "" && !IsLoopbackHost(host) {
+	if opt.Token == "" && opt.Principals == nil && opt.JWT == nil && !IsLoopbackHost(host) {
 		return nil, errs.New(errs.CodeInvalidInput,
 			"refusing to serve %s without authentication: only a loopback address (127.0.0.1, [::1], localhost) may run without a token", opt.Addr).
 			With("addr", opt.Addr)
@@ -122,7 +131,8 @@ func New(opt Options) (*Server, error) {
 			return nil, errs.New(errs.CodeInvalidInput, "invalid allowed origin %q: want scheme://host[:port]", o).With("origin", o)
 		}
 	}
-	s := &Server{opt: opt, log: opt.Logger, stopping: make(chan struct{}), extraHosts: len(opt.AllowedHosts) > 0}
+	s := &Server{opt: opt, log: opt.Logger, stopping: make(chan struct{}), extraHosts: len(opt.AllowedHosts) > 0,
+		authn: auth.NewAuthenticator(opt.Token, opt.Principals, opt.JWT)}
 	// A specific bind IP is a Host value a client may legitimately use; an IP
 	// literal cannot be rebound by DNS.
 	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil && !ip.IsUnspecified() {

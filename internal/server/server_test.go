@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loci-dev/loci/internal/api"
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/mcpserver"
@@ -61,7 +62,7 @@ func (m *fakeMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"held":true}`)
 	default:
 		b, _ := io.ReadAll(r.Body)
-		json.NewEncoder(w).Encode(map[string]any{"subject": api.SubjectFrom(r.Context()), "bytes": len(b)})
+		json.NewEncoder(w).Encode(map[string]any{"subject": auth.From(r.Context()).Label(), "bytes": len(b)})
 	}
 }
 
@@ -159,7 +160,7 @@ func (f *fixture) req(t *testing.T, method, path string, body io.Reader, hdr map
 	return out
 }
 
-func auth() map[string]string { return map[string]string{"Authorization": "Bearer " + testToken} }
+func authHdr() map[string]string { return map[string]string{"Authorization": "Bearer " + testToken} }
 
 func with(h map[string]string, kv ...string) map[string]string {
 	out := map[string]string{}
@@ -218,20 +219,20 @@ func TestRoutesAndAuth(t *testing.T) {
 	if st.Notes != 16 {
 		t.Errorf("status: %s", r.env.Result)
 	}
-	r = f.req(t, "POST", "/v1/ops/search_notes", strings.NewReader(`{"query":"spaced repetition"}`), auth())
+	r = f.req(t, "POST", "/v1/ops/search_notes", strings.NewReader(`{"query":"spaced repetition"}`), authHdr())
 	if r.status != 200 || !strings.Contains(string(r.env.Result), "Ideas/Spaced repetition.md") {
 		t.Errorf("search: %d %s", r.status, r.body)
 	}
-	r = f.req(t, "GET", "/openapi.json", nil, auth())
+	r = f.req(t, "GET", "/openapi.json", nil, authHdr())
 	var doc map[string]any
 	if r.status != 200 || json.Unmarshal(r.body, &doc) != nil || doc["openapi"] != "3.1.0" {
 		t.Errorf("/openapi.json: %d", r.status)
 	}
-	r = f.req(t, "POST", "/mcp", strings.NewReader(`{"jsonrpc":"2.0"}`), auth())
-	if r.status != 200 || !strings.Contains(string(r.body), `"subject":"token"`) || !strings.Contains(string(r.body), `"bytes":17`) {
+	r = f.req(t, "POST", "/mcp", strings.NewReader(`{"jsonrpc":"2.0"}`), authHdr())
+	if r.status != 200 || !strings.Contains(string(r.body), `"subject":"owner"`) || !strings.Contains(string(r.body), `"bytes":17`) {
 		t.Errorf("/mcp: %d %s", r.status, r.body)
 	}
-	f.req(t, "GET", "/v1/nope", nil, auth()).wantErr(t, 404, errs.CodeRouteNotFound)
+	f.req(t, "GET", "/v1/nope", nil, authHdr()).wantErr(t, 404, errs.CodeRouteNotFound)
 }
 
 func TestHostAndOrigin(t *testing.T) {
@@ -243,21 +244,21 @@ func TestHostAndOrigin(t *testing.T) {
 	// with the token and on open routes.
 	for _, host := range []string{"evil.com", "evil.com:8765", "localhost.evil.com", "127.0.0.1.nip.io", "box.lan:9001", "notes.lan.evil.com"} {
 		for _, p := range []string{"/v1/status", "/mcp", "/healthz", "/"} {
-			f.req(t, "GET", p, nil, with(auth(), "Host", host)).wantErr(t, 403, errs.CodeForbidden)
+			f.req(t, "GET", p, nil, with(authHdr(), "Host", host)).wantErr(t, 403, errs.CodeForbidden)
 		}
 	}
 	for _, host := range []string{"localhost", "localhost:8765", "LOCALHOST:1", "127.0.0.1:8765", "[::1]:8765", "[::1]", "127.0.0.2", "notes.lan", "notes.lan:80", "box.lan:9000"} {
-		if r := f.req(t, "GET", "/v1/status", nil, with(auth(), "Host", host)); r.status != 200 {
+		if r := f.req(t, "GET", "/v1/status", nil, with(authHdr(), "Host", host)); r.status != 200 {
 			t.Errorf("Host %s: %d %s", host, r.status, r.body)
 		}
 	}
 	// Cross-site requests.
 	for _, o := range []string{"http://evil.com", "https://evil.com:8765", "null", "http://localhost.evil.com", "https://app.example.evil", "file://", "http://127.0.0.1.evil.com"} {
-		f.req(t, "POST", "/v1/ops/index_status", strings.NewReader(`{}`), with(auth(), "Origin", o)).wantErr(t, 403, errs.CodeForbidden)
-		f.req(t, "POST", "/mcp", strings.NewReader(`{}`), with(auth(), "Origin", o)).wantErr(t, 403, errs.CodeForbidden)
+		f.req(t, "POST", "/v1/ops/index_status", strings.NewReader(`{}`), with(authHdr(), "Origin", o)).wantErr(t, 403, errs.CodeForbidden)
+		f.req(t, "POST", "/mcp", strings.NewReader(`{}`), with(authHdr(), "Origin", o)).wantErr(t, 403, errs.CodeForbidden)
 	}
 	for _, o := range []string{"http://localhost:3000", "http://127.0.0.1:8765", "http://[::1]:5173", "https://app.example", "HTTPS://APP.EXAMPLE/"} {
-		r := f.req(t, "POST", "/v1/ops/index_status", strings.NewReader(`{}`), with(auth(), "Origin", o))
+		r := f.req(t, "POST", "/v1/ops/index_status", strings.NewReader(`{}`), with(authHdr(), "Origin", o))
 		if r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != o {
 			t.Errorf("Origin %s: %d %q", o, r.status, r.header.Get("Access-Control-Allow-Origin"))
 		}
@@ -293,12 +294,12 @@ func TestBodyLimit(t *testing.T) {
 	ms := mcpserver.New(catalog.All(), demoEnv(t), mcpserver.Options{})
 	t.Cleanup(func() { ms.Close() })
 	f := start(t, func(o *Options) { o.MCP = ms.HTTPHandler() })
-	mcpHeaders := with(auth(), "Content-Type", "application/json", "Accept", "application/json, text/event-stream")
+	mcpHeaders := with(authHdr(), "Content-Type", "application/json", "Accept", "application/json, text/event-stream")
 
 	// REST: announced length, and a body that never ends.
 	big := `{"query":"` + strings.Repeat("a", 100<<10) + `"}`
-	f.req(t, "POST", "/v1/ops/search_notes", strings.NewReader(big), auth()).wantErr(t, 413, errs.CodeTooLarge)
-	f.req(t, "POST", "/v1/ops/search_notes", &endless{strings.NewReader(`{"query":"`)}, auth()).wantErr(t, 413, errs.CodeTooLarge)
+	f.req(t, "POST", "/v1/ops/search_notes", strings.NewReader(big), authHdr()).wantErr(t, 413, errs.CodeTooLarge)
+	f.req(t, "POST", "/v1/ops/search_notes", &endless{strings.NewReader(`{"query":"`)}, authHdr()).wantErr(t, 413, errs.CodeTooLarge)
 
 	// /mcp: the MCP handler's answer.
 	type rpcAnswer struct {
@@ -384,7 +385,7 @@ func TestBindRules(t *testing.T) {
 	// Serving without a token: requests pass as the anonymous subject.
 	f := start(t, func(o *Options) { o.Token = "" })
 	r := f.req(t, "POST", "/mcp", strings.NewReader(`{}`), nil)
-	if r.status != 200 || !strings.Contains(string(r.body), `"subject":"anonymous"`) {
+	if r.status != 200 || !strings.Contains(string(r.body), `"subject":"owner"`) {
 		t.Errorf("no-auth /mcp: %d %s", r.status, r.body)
 	}
 }
@@ -408,7 +409,7 @@ func TestGracefulShutdown(t *testing.T) {
 	<-f.mcp.entered
 	// An in-flight request held by the handler.
 	held := make(chan resp, 1)
-	go func() { held <- f.req(t, "POST", "/mcp?hold", strings.NewReader(`{}`), auth()) }()
+	go func() { held <- f.req(t, "POST", "/mcp?hold", strings.NewReader(`{}`), authHdr()) }()
 	<-f.mcp.entered
 
 	shutdown := make(chan struct{})
@@ -541,7 +542,7 @@ func TestAllowedHostReachesMCP(t *testing.T) {
 	}, nil)
 	f := start(t, func(o *Options) { o.AllowedHosts = []string{"notes.lan"}; o.MCP = sdk })
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	hdr := with(auth(), "Content-Type", "application/json", "Accept", "application/json, text/event-stream")
+	hdr := with(authHdr(), "Content-Type", "application/json", "Accept", "application/json, text/event-stream")
 	for _, host := range []string{"notes.lan:8765", "127.0.0.1"} {
 		r := f.req(t, "POST", "/mcp", strings.NewReader(init), with(hdr, "Host", host))
 		if r.status != 200 || !strings.Contains(string(r.body), `"probe"`) {
@@ -556,7 +557,7 @@ func TestAllowedHostReachesMCP(t *testing.T) {
 func TestLongRequestOutlivesReadTimeout(t *testing.T) {
 	f := start(t, func(o *Options) { o.ReadTimeout = 50 * time.Millisecond })
 	for _, body := range []io.Reader{nil, strings.NewReader(`{"x":1}`)} {
-		r := f.req(t, "POST", "/mcp?slow", body, auth())
+		r := f.req(t, "POST", "/mcp?slow", body, authHdr())
 		if r.status != 200 || string(r.body) != `{"slow":true}` {
 			t.Errorf("slow request: %d %s", r.status, r.body)
 		}
@@ -567,7 +568,7 @@ func TestLongRequestOutlivesReadTimeout(t *testing.T) {
 // from WriteTimeout (it lasts as long as the session); other routes are not.
 func TestEventStreamOutlivesWriteTimeout(t *testing.T) {
 	f := start(t, func(o *Options) { o.WriteTimeout = 50 * time.Millisecond })
-	r := f.req(t, "GET", "/mcp?late", nil, auth())
+	r := f.req(t, "GET", "/mcp?late", nil, authHdr())
 	if r.status != 200 || string(r.body) != "data: late\n\n" {
 		t.Errorf("late event: %d %q", r.status, r.body)
 	}

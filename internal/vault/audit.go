@@ -19,7 +19,7 @@ type WriteRecord struct {
 	Vault          string        `json:"vault"`
 	Surface        string        `json:"surface,omitempty"`
 	Session        string        `json:"session,omitempty"`
-	Subject        string        `json:"subject,omitempty"`
+	Principal      string        `json:"principal,omitempty"`
 	Operation      string        `json:"operation"`
 	Paths          []string      `json:"paths"`
 	Changes        []AuditChange `json:"changes"`

@@ -36,7 +36,7 @@ type JournalEntry struct {
 	Operation      string        `json:"operation"`
 	Surface        string        `json:"surface,omitempty"`
 	Session        string        `json:"session,omitempty"`
-	Subject        string        `json:"subject,omitempty"`
+	Principal      string        `json:"principal,omitempty"`
 	IdempotencyKey string        `json:"idempotency_key,omitempty"`
 	Undoes         []string      `json:"undoes,omitempty"`
 	Files          []JournalFile `json:"files"`

@@ -279,7 +279,7 @@ type Change struct {
 	Operation      string
 	Surface        string
 	Session        string
-	Subject        string
+	Principal      string
 	IdempotencyKey string
 	Undoes         []string
 	Ops            []FileOp
@@ -389,7 +389,7 @@ func (w *Writer) Commit(ctx context.Context, c *Change) (*Receipt, error) {
 
 	// Write-ahead: the bytes before every change are durable before any file moves.
 	e := &JournalEntry{ID: newID(now), Time: now.UTC(), Operation: c.Operation, Surface: c.Surface, Session: c.Session,
-		Subject: c.Subject, IdempotencyKey: c.IdempotencyKey, Undoes: c.Undoes}
+		Principal: c.Principal, IdempotencyKey: c.IdempotencyKey, Undoes: c.Undoes}
 	befores := map[int][]byte{}
 	for i, a := range todo {
 		a.journalAt = i
@@ -434,7 +434,7 @@ func (w *Writer) Commit(ctx context.Context, c *Change) (*Receipt, error) {
 	}
 
 	rec := &Receipt{ID: e.ID}
-	wr := &WriteRecord{Time: now.UTC(), Vault: w.v.Name, Surface: c.Surface, Session: c.Session, Subject: c.Subject,
+	wr := &WriteRecord{Time: now.UTC(), Vault: w.v.Name, Surface: c.Surface, Session: c.Session, Principal: c.Principal,
 		Operation: c.Operation, IdempotencyKey: c.IdempotencyKey, UndoID: e.ID, Undoes: c.Undoes}
 	for _, a := range todo {
 		fr := FileResult{Path: a.op.Path, Action: a.action, OldEtag: a.oldEtag, NewEtag: a.newEtag, TrashPath: a.trashRel}

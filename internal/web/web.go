@@ -17,7 +17,6 @@ package web
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
@@ -31,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
 )
@@ -45,9 +45,12 @@ const maxSessions = 256
 
 // Options configure the UI.
 type Options struct {
-	// Token is the server's bearer token; empty means no authentication
-	// (--no-auth on loopback).
-	Token   string
+	// Token is the server's owner token; empty with no Auth means no
+	// authentication (--no-auth on loopback).
+	Token string
+	// Auth resolves a login token to a principal, as for the API (nil:
+	// only Token, as the owner).
+	Auth    *auth.Authenticator
 	Version string
 	Logger  *slog.Logger
 }
@@ -60,15 +63,15 @@ type Handler struct {
 	log   *slog.Logger
 	tmpl  *template.Template
 	files http.Handler
-	want  [32]byte
 
 	mu       sync.Mutex
 	sessions map[string]*session
 }
 
 type session struct {
-	csrf    string
-	created time.Time
+	csrf      string
+	created   time.Time
+	principal *auth.Principal
 }
 
 // New returns the UI handler.
@@ -78,8 +81,11 @@ func New(reg *ops.Registry, env *ops.Env, opt Options) *Handler {
 		log = slog.New(slog.DiscardHandler)
 	}
 	static, _ := fs.Sub(assets, "assets/static")
+	if opt.Auth == nil {
+		opt.Auth = auth.NewAuthenticator(opt.Token, nil, nil)
+	}
 	h := &Handler{reg: reg, env: env, opt: opt, log: log, sessions: map[string]*session{},
-		want: sha256.Sum256([]byte(opt.Token)), files: http.StripPrefix("/ui/static/", http.FileServerFS(static))}
+		files: http.StripPrefix("/ui/static/", http.FileServerFS(static))}
 	h.tmpl = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/*.html"))
 	return h
 }
@@ -108,21 +114,26 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Login by URL: ?token= sets the cookie, then a redirect drops the token.
-	if tok := r.URL.Query().Get("token"); tok != "" && p == "/" && h.opt.Token != "" {
-		if !h.tokenOK(tok) {
+	if tok := r.URL.Query().Get("token"); tok != "" && p == "/" && h.opt.Auth.Required() {
+		pr := h.login(r.Context(), tok)
+		if pr == nil {
 			h.loginPage(w, r, "That token is not valid (see `loci token`).")
 			return
 		}
-		h.startSession(w)
+		h.startSession(w, pr)
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
 	if p == "/ui/login" && r.Method == http.MethodPost {
-		if !h.sameOrigin(r) || !h.tokenOK(r.PostFormValue("token")) {
+		var pr *auth.Principal
+		if h.sameOrigin(r) {
+			pr = h.login(r.Context(), r.PostFormValue("token"))
+		}
+		if pr == nil {
 			h.loginPage(w, r, "That token is not valid (see `loci token`).")
 			return
 		}
-		h.startSession(w)
+		h.startSession(w, pr)
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
@@ -138,16 +149,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s, _ := h.session(r)
 	if s == nil {
-		if h.opt.Token == "" {
-			s = h.startSession(w) // --no-auth: a session only for the CSRF token
-		} else if tok, ok := bearer(r.Header.Get("Authorization")); ok && h.tokenOK(tok) {
-			s = &session{} // a scripted client with the bearer token (no forms)
+		var pr *auth.Principal
+		if tok, ok := bearer(r.Header.Get("Authorization")); ok {
+			pr = h.login(r.Context(), tok)
+		}
+		if !h.opt.Auth.Required() {
+			s = h.startSession(w, auth.Owner(auth.ViaAnonymous)) // --no-auth: a session only for the CSRF token
+		} else if pr != nil {
+			s = &session{principal: pr} // a scripted client with a bearer token (no forms)
 		} else {
 			h.loginPage(w, r, "")
 			return
 		}
 	}
-	ctx := r.Context()
+	ctx := auth.WithPrincipal(r.Context(), s.principal)
 	switch {
 	case p == "/" && isGet(r):
 		h.searchPage(ctx, w, r, s)
@@ -176,9 +191,16 @@ func bearer(h string) (string, bool) {
 	return tok, tok != ""
 }
 
-func (h *Handler) tokenOK(tok string) bool {
-	got := sha256.Sum256([]byte(tok))
-	return h.opt.Token != "" && subtle.ConstantTimeCompare(got[:], h.want[:]) == 1
+// login resolves a token to its principal as the API does, or nil.
+func (h *Handler) login(ctx context.Context, tok string) *auth.Principal {
+	if tok == "" {
+		return nil
+	}
+	p, err := h.opt.Auth.Authenticate(ctx, tok)
+	if err != nil {
+		return nil
+	}
+	return p
 }
 
 func randomHex(n int) string {
@@ -187,9 +209,9 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func (h *Handler) startSession(w http.ResponseWriter) *session {
+func (h *Handler) startSession(w http.ResponseWriter, p *auth.Principal) *session {
 	id := randomHex(32)
-	s := &session{csrf: randomHex(32), created: time.Now()}
+	s := &session{csrf: randomHex(32), created: time.Now(), principal: p}
 	h.mu.Lock()
 	if len(h.sessions) >= maxSessions {
 		var oldest string
@@ -245,7 +267,7 @@ func call[T any](ctx context.Context, h *Handler, name string, in any) (*T, *err
 	if err != nil {
 		return nil, errs.Wrap(err, errs.CodeInternal, "cannot encode input")
 	}
-	res := h.reg.Call(ctx, h.env, ops.Caller{Surface: "web", Subject: "token"}, name, raw)
+	res := h.reg.Call(ctx, h.env, ops.Caller{Surface: "web", Principal: auth.From(ctx)}, name, raw)
 	if res.Err != nil {
 		return nil, res.Err
 	}

@@ -15,9 +15,9 @@ import (
 // All returns a registry with every loci operation.
 func All() *ops.Registry {
 	r := ops.NewRegistry()
-	r.Register(read.Ops()...)
-	r.Register(logseq.Ops()...)
-	r.Register(write.Ops()...)
-	r.Register(aiops.Ops()...)
+	r.Register("read", read.Ops()...)
+	r.Register("logseq", logseq.Ops()...)
+	r.Register("write", write.Ops()...)
+	r.Register("aiops", aiops.Ops()...)
 	return r
 }

@@ -3,6 +3,7 @@ package logseq
 import (
 	"context"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
 )
@@ -33,6 +34,7 @@ func DeletePage() ops.Def[DeletePageIn, ops.WriteResult] {
 		Title:       "Delete a Logseq page",
 		Description: "Move a Logseq page's file to the vault's .trash/ folder; the result warns about pages that still reference it. Undo restores it. Preview by default.",
 		Annotations: ops.Annotations{Destructive: true},
+		Scope:       auth.ScopeDestructive,
 		CLI:         ops.CLI{Use: "delete-page", Args: []string{"name"}, Text: ops.TextWrite, Short: "Move a Logseq page to .trash/ (preview; --apply does it)"},
 		Errors:      logseqErrors,
 		Example:     `{"name": "graph/design"}`,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"unicode/utf8"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
 )
@@ -35,6 +36,7 @@ func DeleteNote() ops.Def[DeleteNoteIn, ops.WriteResult] {
 		Description: "Move a note to the vault's .trash/ folder (Obsidian's convention; nothing is unlinked), keeping its folders (.trash/Projects/A.md). " +
 			"The result warns about notes that still link to it. Undo restores it. Preview by default; apply=true moves it.",
 		Annotations: ops.Annotations{Destructive: true},
+		Scope:       auth.ScopeDestructive,
 		CLI:         ops.CLI{Use: "rm", Args: []string{"path"}, Text: ops.TextWrite, Short: "Move a note to .trash/ (preview; --apply does it)"},
 		Errors:      ops.WithErrors(errs.CodeNotFound, errs.CodeAmbiguous),
 		Example:     `{"path": "Inbox/Unsorted.md", "apply": true}`,

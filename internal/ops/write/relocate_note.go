@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/markdown"
@@ -51,6 +52,7 @@ func RelocateNote() ops.Def[RelocateNoteIn, ops.WriteResult] {
 			"plus the moved note's own relative links. The preview lists every affected note with its diff; applied, each file is written atomically and " +
 			"the whole move undoes as one unit.",
 		Annotations: ops.Annotations{Destructive: true},
+		Scope:       auth.ScopeDestructive,
 		CLI:         ops.CLI{Use: "mv", Args: []string{"path", "to"}, Text: ops.TextWrite, Short: "Move or rename a note and fix the links to it (preview; --apply does it)"},
 		Errors:      ops.WithErrors(errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeInvalidUTF8),
 		Example:     `{"path": "Inbox/Unsorted.md", "to": "Areas/Sorted.md"}`,

@@ -37,7 +37,7 @@ type HistoryEntry struct {
 	Operation      string        `json:"operation" jsonschema:"the write operation"`
 	Surface        string        `json:"surface,omitempty" jsonschema:"cli, mcp or rest"`
 	Session        string        `json:"session,omitempty" jsonschema:"the MCP session that made it"`
-	Subject        string        `json:"subject,omitempty" jsonschema:"the authenticated principal, if any"`
+	Principal      string        `json:"principal,omitempty" jsonschema:"the principal that made the change (owner: the vault token, the CLI or stdio)"`
 	IdempotencyKey string        `json:"idempotency_key,omitempty" jsonschema:"the idempotency key of the call"`
 	Files          []HistoryFile `json:"files" jsonschema:"the files it changed"`
 	Undoes         []string      `json:"undoes,omitempty" jsonschema:"for an undo: the changes it reverted"`
@@ -99,7 +99,7 @@ func writeHistory(ctx context.Context, env *ops.Env, in *WriteHistoryIn) (*Write
 			continue
 		}
 		h := HistoryEntry{ID: e.ID, Time: e.Time.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Operation: e.Operation, Surface: e.Surface,
-			Session: e.Session, Subject: e.Subject, IdempotencyKey: e.IdempotencyKey, Undoes: e.Undoes, UndoneBy: done[e.ID], Files: []HistoryFile{}}
+			Session: e.Session, Principal: e.Principal, IdempotencyKey: e.IdempotencyKey, Undoes: e.Undoes, UndoneBy: done[e.ID], Files: []HistoryFile{}}
 		match := want == ""
 		for _, f := range e.Files {
 			h.Files = append(h.Files, HistoryFile{Path: f.Path, Action: f.Action, BeforeEtag: f.BeforeEtag, AfterEtag: f.AfterEtag, TrashPath: f.TrashPath})

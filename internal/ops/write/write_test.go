@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/noteedit"
 	"github.com/loci-dev/loci/internal/ops"
@@ -600,7 +601,7 @@ func TestWriteGating(t *testing.T) {
 func TestReadYourWritesAndAudit(t *testing.T) {
 	env := opstest.WriteEnv(t, map[string]string{"n.md": "# N\n\nalpha\n"})
 	ctx := context.Background()
-	res := opstest.Reg.Call(ctx, env, ops.Caller{Surface: "rest", Session: "sess", Subject: "alice"}, "edit_note",
+	res := opstest.Reg.Call(ctx, env, ops.Caller{Surface: "rest", Session: "sess", Principal: &auth.Principal{Name: "alice", Scopes: []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, Via: auth.ViaToken}}, "edit_note",
 		json.RawMessage(`{"path":"n.md","apply":true,"idempotency_key":"k","patches":[{"op":"replace_text","old_text":"alpha","new_text":"zebrafinch"}]}`))
 	if res.Err != nil {
 		t.Fatal(res.Err)
@@ -626,7 +627,7 @@ func TestReadYourWritesAndAudit(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
 	var rec vault.WriteRecord
 	json.Unmarshal([]byte(lines[0]), &rec)
-	if len(lines) != 2 || rec.Surface != "rest" || rec.Session != "sess" || rec.Subject != "alice" || rec.Operation != "edit_note" ||
+	if len(lines) != 2 || rec.Surface != "rest" || rec.Session != "sess" || rec.Principal != "alice" || rec.Operation != "edit_note" ||
 		rec.IdempotencyKey != "k" || rec.UndoID != out.UndoID || !slices.Equal(rec.Paths, []string{"n.md"}) || rec.Changes[0].NewEtag != out.Etag {
 		t.Errorf("audit %d lines: %+v", len(lines), rec)
 	}
