@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loci-dev/loci/internal/api"
+	"github.com/loci-dev/loci/internal/auth"
+	"github.com/loci-dev/loci/internal/config"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/mcpserver"
 	"github.com/loci-dev/loci/internal/ops"
@@ -121,14 +124,22 @@ func (g *globals) startServe(ctx context.Context, dirs []string, o serveOptions)
 	env.Audit = func(r ops.AuditRecord) {
 		logger.Debug("call", "surface", r.Surface, "session", r.Session, "op", r.Operation, "code", r.Code, "ms", r.DurationMs)
 	}
+	var authn *auth.Authenticator
+	if !o.noAuth {
+		var store *auth.Store
+		if dir := config.UserConfigDir(os.Getenv); dir != "" {
+			store = auth.NewStore(dir)
+		}
+		authn = auth.NewAuthenticator(s.token, store, nil)
+	}
 	reg := catalog.All()
 	s.mcp = mcpserver.New(reg, env, mcpserver.Options{
 		Name: "loci", Version: Version, MaxSessions: o.maxSessions, IdleTimeout: o.sessionIdle, Logger: logger,
 	})
 	s.srv, err = server.New(server.Options{
-		Addr: o.addr, Token: s.token, AllowedHosts: o.allowHosts, AllowedOrigins: o.allowOrigins,
+		Addr: o.addr, Token: s.token, Auth: authn, AllowedHosts: o.allowHosts, AllowedOrigins: o.allowOrigins,
 		MCP: s.mcp.HTTPHandler(), API: api.New(reg, env, api.Options{Version: Version, Logger: logger}), Logger: logger,
-		Web: web.New(reg, env, web.Options{Token: s.token, Version: Version, Logger: logger}),
+		Web: web.New(reg, env, web.Options{Token: s.token, Auth: authn, Version: Version, Logger: logger}),
 	})
 	if err != nil {
 		return nil, err

@@ -3,10 +3,17 @@ package cli
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/loci-dev/loci/internal/auth"
+	"github.com/loci-dev/loci/internal/config"
+	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/safefs"
 	"github.com/loci-dev/loci/internal/server"
 	"github.com/loci-dev/loci/internal/vault"
@@ -62,7 +69,128 @@ func newTokenCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&rotate, "rotate", false, "replace the stored token with a new one")
+	cmd.AddCommand(newTokenCreateCmd(g), newTokenListCmd(g), newTokenRevokeCmd(g))
 	return cmd
+}
+
+// principalStore is the principals file of `loci serve` in the user's
+// config folder ($LOCI_CONFIG_DIR overrides it).
+func principalStore() (*auth.Store, error) {
+	dir := config.UserConfigDir(os.Getenv)
+	if dir == "" {
+		return nil, errs.New(errs.CodeConfigInvalid, "no user config folder: set %s", config.EnvConfigDir)
+	}
+	return auth.NewStore(dir), nil
+}
+
+func newTokenCreateCmd(g *globals) *cobra.Command {
+	var scopes, vaults, toolsets []string
+	var confirm string
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create a principal for `loci serve` and print its token once",
+		Long: "Create a principal: a name, the scopes it holds (" + strings.Join(scopeNames(), ", ") + "), the vaults it may use " +
+			"(default: every served vault) and its policy for destructive calls (confirm, the default when it holds destructive: " +
+			"a human confirms each one with `loci confirm ID` or in the web UI; allow). The token is printed once, as the last " +
+			"line of output; only its SHA-256 is stored, in the principals file of your config folder (mode 0600; " +
+			"$LOCI_CONFIG_DIR overrides the folder). A running server sees the new principal at its next request.",
+		Example: "  loci token create research-agent --scopes read\n  loci token create editor --scopes read,write,destructive --vault Notes",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sc, err := auth.ParseScopes(scopes)
+			if err != nil {
+				return err
+			}
+			for _, t := range toolsets {
+				if !slices.Contains(ops.Groups, t) {
+					return errs.New(errs.CodeInvalidInput, "unknown toolset %q: the toolsets are %s", t, strings.Join(ops.Groups, ", "))
+				}
+			}
+			st, err := principalStore()
+			if err != nil {
+				return err
+			}
+			p := auth.Principal{Name: args[0], Scopes: sc, Vaults: vaults, Confirm: confirm, Toolsets: toolsets}
+			tok, err := st.Create(p, time.Now())
+			if err != nil {
+				return err
+			}
+			if g.format == "json" {
+				return g.print(map[string]any{"name": p.Name, "scopes": sc, "vaults": vaults, "file": st.Path(), "token": tok}, nil)
+			}
+			fmt.Fprintf(g.stderr, "loci: principal %q created in %s; its token is shown once:\n", p.Name, st.Path())
+			fmt.Fprintln(g.stdout, tok)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&scopes, "scopes", nil, "scopes, comma-separated: "+strings.Join(scopeNames(), ", ")+" (all: every one)")
+	f.StringArrayVar(&vaults, "vault", nil, "a vault the principal may use, by name (repeat; default every served vault)")
+	f.StringVar(&confirm, "confirm", "", "destructive calls: confirm (default with the destructive scope) or allow")
+	f.StringSliceVar(&toolsets, "toolsets", nil, "only these toolsets: "+strings.Join(ops.Groups, ", "))
+	_ = cmd.MarkFlagRequired("scopes")
+	return cmd
+}
+
+func scopeNames() []string {
+	out := make([]string, len(auth.AllScopes))
+	for i, s := range auth.AllScopes {
+		out[i] = string(s)
+	}
+	return out
+}
+
+func newTokenListCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the principals of `loci serve` (never their tokens)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := principalStore()
+			if err != nil {
+				return err
+			}
+			list, err := st.List()
+			if err != nil {
+				return err
+			}
+			return g.print(map[string]any{"file": st.Path(), "principals": list}, func(any) string {
+				var b strings.Builder
+				fmt.Fprintf(&b, "owner\tevery scope, every vault (the vault token: loci token)\n")
+				for _, e := range list {
+					v := "every vault"
+					if len(e.Vaults) > 0 {
+						v = strings.Join(e.Vaults, ",")
+					}
+					sc := make([]string, len(e.Scopes))
+					for i, s := range e.Scopes {
+						sc[i] = string(s)
+					}
+					fmt.Fprintf(&b, "%s\t%s\t%s\tdestructive: %s\tcreated %s\n", e.Name, strings.Join(sc, ","), v, e.Confirm, e.Created.Format("2006-01-02"))
+				}
+				return b.String()
+			})
+		},
+	}
+}
+
+func newTokenRevokeCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke NAME",
+		Short: "Remove a principal; its token stops working at a running server's next request",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := principalStore()
+			if err != nil {
+				return err
+			}
+			if err := st.Revoke(args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stderr, "loci: principal %q revoked\n", args[0])
+			return nil
+		},
+	}
 }
 
 // tokenDir is the index directory of a vault (where its token lives),

@@ -30,6 +30,15 @@ type File struct {
 	AI AI `yaml:"ai"`
 	// Chat configures `loci chat` (docs/chat.md): the user's only.
 	Chat Chat `yaml:"chat" trust:"user"`
+	// ReadPaths, when set, are the only globs the read surfaces show
+	// (search, context, links, tree, tags, resources, AI scopes, the web
+	// UI); DenyReadPaths are never shown (deny wins; every layer's add
+	// up). Both only take away, so a vault's own file may set them.
+	ReadPaths     []string `yaml:"read_paths" check:"glob"`
+	DenyReadPaths []string `yaml:"deny_read_paths" check:"glob" merge:"union"`
+	// Server configures `loci serve` for several agents (docs/security.md):
+	// JWTs, rate limits, toolsets, the calls log, metrics. The user's only.
+	Server Server `yaml:"server" trust:"user"`
 	// IgnoreVaultConfig makes loci skip every vault's own
 	// .loci/config.yaml (what LOCI_CONFIG used to do).
 	IgnoreVaultConfig bool `yaml:"ignore_vault_config" trust:"user"`

@@ -427,7 +427,8 @@ var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
 
 // userOnlyRule is why a vault's own file may not set a user-only key.
 const userOnlyRule = "may only be set in your own config (~/.config/loci/config.yaml or $LOCI_CONFIG), not in a vault's: " +
-	"a cloned or shared vault could otherwise switch on tool auto-approval, shell commands or MCP servers that run programs"
+	"a cloned or shared vault could otherwise switch on tool auto-approval, shell commands or MCP servers that run programs, " +
+	"or decide who may call your server and how often"
 
 // legacyHint explains keys whose spelling changed.
 func legacyHint(key string) string {

@@ -37,11 +37,10 @@ const (
 type Options struct {
 	// Addr is the listen address (default 127.0.0.1:8765; port 0 picks a free port).
 	Addr string
-	// Principals and JWT, when set, are further ways in besides Token:
-	// tokens `loci token create` made, and JSON Web Tokens. Each request
-	// is resolved to one principal (internal/auth) the operations check.
-	Principals *auth.Store
-	JWT        auth.TokenVerifier
+	// Auth, when set, resolves each request's bearer token to a principal
+	// (internal/auth: Token as the owner, the tokens `loci token create`
+	// made, JWTs), which the operations check; nil accepts Token alone.
+	Auth *auth.Authenticator
 	// Token is the owner's bearer token (the vault's own, see `loci
 	// token`), accepted on /mcp, /v1/ and /openapi.json as the principal
 	// "owner" with every right.
@@ -118,7 +117,10 @@ func New(opt Options) (*Server, error) {
 	if err != nil {
 		return nil, errs.New(errs.CodeInvalidInput, "invalid listen address %q: %v", opt.Addr, err).With("addr", opt.Addr)
 	}
-	if opt.Token == "" && opt.Principals == nil && opt.JWT == nil && !IsLoopbackHost(host) {
+	if opt.Auth == nil {
+		opt.Auth = auth.NewAuthenticator(opt.Token, nil, nil)
+	}
+	if !opt.Auth.Required() && !IsLoopbackHost(host) {
 		return nil, errs.New(errs.CodeInvalidInput,
 			"refusing to serve %s without authentication: only a loopback address (127.0.0.1, [::1], localhost) may run without a token", opt.Addr).
 			With("addr", opt.Addr)
@@ -132,7 +134,7 @@ func New(opt Options) (*Server, error) {
 		}
 	}
 	s := &Server{opt: opt, log: opt.Logger, stopping: make(chan struct{}), extraHosts: len(opt.AllowedHosts) > 0,
-		authn: auth.NewAuthenticator(opt.Token, opt.Principals, opt.JWT)}
+		authn: opt.Auth}
 	// A specific bind IP is a Host value a client may legitimately use; an IP
 	// literal cannot be rebound by DNS.
 	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil && !ip.IsUnspecified() {
