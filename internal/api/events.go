@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/loci-dev/loci/internal/auth"
+	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
 )
 
@@ -47,9 +49,23 @@ func (f KindFilter) Match(kind string) bool {
 // keep-alive comment every KeepAlive, filtered by ?kinds= and ?vault=. A
 // client too slow to keep up loses events and is told so by a
 // "stream.dropped" event carrying the count.
+//
+// The stream is a read: the principal needs the read scope, and sees only
+// the events of the vaults it may use.
 func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	filter := ParseKinds(r.URL.Query().Get("kinds"))
 	vault := r.URL.Query().Get("vault")
+	p := auth.From(r.Context())
+	if !p.IsOwner() && !p.Has(auth.ScopeRead) {
+		WriteError(w, errs.New(errs.CodeForbidden, "the event stream needs the read scope, which principal %q does not have", p.Name).
+			With("principal", p.Name).With("missing_scopes", []string{string(auth.ScopeRead)}))
+		return
+	}
+	if vault != "" && !p.MayUse(vault) {
+		WriteError(w, errs.New(errs.CodeForbidden, "principal %q may not use vault %q", p.Name, vault).
+			With("principal", p.Name).With("missing_vault", vault))
+		return
+	}
 	rc := http.NewResponseController(w)
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
@@ -63,7 +79,7 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	ch := make(chan ops.Event, 1024)
 	var dropped atomic.Int64
 	unsub := h.env.SubscribeEvents(func(ev ops.Event) {
-		if (vault != "" && ev.Vault != vault && ev.Vault != "") || !filter.Match(ev.Kind) {
+		if (vault != "" && ev.Vault != vault && ev.Vault != "") || !filter.Match(ev.Kind) || (ev.Vault != "" && !p.MayUse(ev.Vault)) {
 			return
 		}
 		select {
