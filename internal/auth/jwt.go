@@ -225,6 +225,7 @@ func (v *JWTVerifier) Verify(ctx context.Context, tok string) (*Principal, error
 	if r != nil {
 		return nil, r.err()
 	}
+	p.Expires = exp.Time
 	return p, nil
 }
 

@@ -313,6 +313,9 @@ func TestJWTPrincipalFromClaims(t *testing.T) {
 	if p.Name != "alice" || p.Subject != "alice" || !slices.Equal(p.Scopes, []Scope{ScopeRead, ScopeWrite}) || p.Vaults != nil || p.Confirm != PolicyConfirm || !p.MustConfirm() {
 		t.Errorf("space-separated scopes: %+v", p)
 	}
+	if !p.Expires.Equal(t0.Add(time.Hour)) || p.Expired(t0) || !p.Expired(t0.Add(time.Hour)) {
+		t.Errorf("expires: %v", p.Expires)
+	}
 	p = accepted(t, v, hs(map[string]any{"scope": []string{"admin", "bogus", "read", "read"}}))
 	if !slices.Equal(p.Scopes, []Scope{ScopeRead, ScopeAdmin}) {
 		t.Errorf("scope list: %v", p.Scopes)
