@@ -40,7 +40,7 @@ var (
 	evilRSA  *rsa.PrivateKey
 )
 
-func testKeys(t *testing.T) {
+func testKeys(t testing.TB) {
 	t.Helper()
 	keysOnce.Do(func() {
 		var err error
@@ -76,7 +76,7 @@ func (c *clock) Add(d time.Duration) { c.ns.Add(int64(d)) }
 
 const testSecret = "0123456789abcdef0123456789abcdef-hs256-test-secret"
 
-func writeFile(t *testing.T, name, data string) string {
+func writeFile(t testing.TB, name, data string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
@@ -108,7 +108,7 @@ func jwksJSON(keys ...map[string]any) string {
 
 // sign makes a token with method and key; hdr entries are added to the
 // header (kid, crit, jwk, ...).
-func sign(t *testing.T, m jwt.SigningMethod, key any, claims jwt.MapClaims, hdr map[string]any) string {
+func sign(t testing.TB, m jwt.SigningMethod, key any, claims jwt.MapClaims, hdr map[string]any) string {
 	t.Helper()
 	tok := jwt.NewWithClaims(m, claims)
 	for k, v := range hdr {
@@ -141,7 +141,7 @@ func unsigned(alg string, c jwt.MapClaims) string {
 	return b64(h) + "." + b64(p) + "."
 }
 
-func newVerifier(t *testing.T, c JWTConfig, clk *clock) *JWTVerifier {
+func newVerifier(t testing.TB, c JWTConfig, clk *clock) *JWTVerifier {
 	t.Helper()
 	c.Now = clk.Now
 	v, err := NewJWTVerifier(context.Background(), c)
