@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/loci-dev/loci/internal/errs"
 )
@@ -129,6 +130,14 @@ type Principal struct {
 	Via string `json:"-"`
 	// Subject is the JWT's sub, when the principal came from a JWT.
 	Subject string `json:"-"`
+	// Expires is when the credential ends (a JWT's exp; zero: never). A
+	// session started with it (the web UI's) ends then too.
+	Expires time.Time `json:"-"`
+}
+
+// Expired reports whether p's credential has ended at now.
+func (p *Principal) Expired(now time.Time) bool {
+	return p != nil && !p.Expires.IsZero() && !now.Before(p.Expires)
 }
 
 // Owner is the principal with every right: the vault's own token, the

@@ -85,6 +85,7 @@ type serving struct {
 	noSync      bool
 	fresh       freshOptions
 	closeLog    func()
+	jwtAlgs     []string // the JWT algorithms accepted (none: JWT is off)
 }
 
 // startServe opens the vaults, builds the MCP and REST handlers and the
@@ -125,19 +126,27 @@ func (g *globals) startServe(ctx context.Context, dirs []string, o serveOptions)
 		logger.Debug("call", "surface", r.Surface, "session", r.Session, "op", r.Operation, "code", r.Code, "ms", r.DurationMs)
 	}
 	var authn *auth.Authenticator
+	var resource *server.ProtectedResource // set when JWTs are accepted
 	if !o.noAuth {
 		var store *auth.Store
 		if dir := config.UserConfigDir(os.Getenv); dir != "" {
 			store = auth.NewStore(dir)
 		}
-		authn = auth.NewAuthenticator(s.token, store, nil)
+		var jwtv auth.TokenVerifier
+		if jwtv, resource, err = g.serveJWT(ctx, env.Vaults[0].Vault.Root); err != nil {
+			return nil, err
+		}
+		if v, ok := jwtv.(*auth.JWTVerifier); ok {
+			s.jwtAlgs = v.Algorithms()
+		}
+		authn = auth.NewAuthenticator(s.token, store, jwtv)
 	}
 	reg := catalog.All()
 	s.mcp = mcpserver.New(reg, env, mcpserver.Options{
 		Name: "loci", Version: Version, MaxSessions: o.maxSessions, IdleTimeout: o.sessionIdle, Logger: logger,
 	})
 	s.srv, err = server.New(server.Options{
-		Addr: o.addr, Token: s.token, Auth: authn, AllowedHosts: o.allowHosts, AllowedOrigins: o.allowOrigins,
+		Addr: o.addr, Token: s.token, Auth: authn, ProtectedResource: resource, AllowedHosts: o.allowHosts, AllowedOrigins: o.allowOrigins,
 		MCP: s.mcp.HTTPHandler(), API: api.New(reg, env, api.Options{Version: Version, Logger: logger}), Logger: logger,
 		Web: web.New(reg, env, web.Options{Token: s.token, Auth: authn, Version: Version, Logger: logger}),
 	})
@@ -204,6 +213,9 @@ func (s *serving) printBanner(g *globals, o serveOptions) {
 		fmt.Fprintf(w, "  token    %s   (from %s)\n", s.token, server.EnvToken)
 	default:
 		fmt.Fprintf(w, "  token    %s   (from %s)\n", s.token, s.tokenSource)
+	}
+	if len(s.jwtAlgs) > 0 {
+		fmt.Fprintf(w, "  JWT      %s accepted (server.jwt); OAuth metadata: %s%s\n", strings.Join(s.jwtAlgs, ", "), base, server.MetadataPath)
 	}
 	hint := "loci mcp-config claude-code --http"
 	if o.addr != server.DefaultAddr {

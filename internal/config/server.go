@@ -47,7 +47,18 @@ type JWT struct {
 	Confirm string `yaml:"confirm" check:"enum=confirm|allow"`
 	// AuthorizationServers are advertised in the OAuth protected-resource
 	// metadata (RFC 9728) at /.well-known/oauth-protected-resource.
-	AuthorizationServers []string `yaml:"authorization_servers"`
+	AuthorizationServers []string `yaml:"authorization_servers" check:"url"`
+	// Resource is the server's public base URL as clients reach it
+	// (https://notes.example.com), named in that metadata; default: the
+	// scheme and Host of each request.
+	Resource string `yaml:"resource" check:"url"`
+}
+
+// Set reports whether any JWT setting is given (an issuer without a key
+// source is a mistake, not "off").
+func (j JWT) Set() bool {
+	return j.Enabled() || j.Issuer != "" || j.Audience != "" || j.NameClaim != "" || j.ScopesClaim != "" ||
+		j.VaultsClaim != "" || j.Confirm != "" || len(j.AuthorizationServers) > 0 || j.Resource != ""
 }
 
 // Enabled reports whether JWTs are accepted.

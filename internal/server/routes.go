@@ -57,6 +57,8 @@ func (s *Server) routes() http.Handler {
 			events.ServeHTTP(w, r)
 		case p == "/v1" || strings.HasPrefix(p, "/v1/") || p == "/openapi.json":
 			rest.ServeHTTP(w, r)
+		case s.opt.ProtectedResource != nil && (p == MetadataPath || p == MetadataPathMCP):
+			s.serveMetadata(w, r)
 		case p == "/healthz":
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
 				w.Header().Set("Allow", "GET, HEAD")
@@ -117,7 +119,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		}
 		given, ok := bearer(r.Header.Get("Authorization"))
 		if !ok {
-			w.Header().Set("WWW-Authenticate", s.challenge(""))
+			w.Header().Set("WWW-Authenticate", s.challengeFor(r, ""))
 			api.WriteError(w, errs.New(errs.CodeUnauthorized, "missing bearer token: send Authorization: Bearer <token> (see `loci token`)"))
 			return
 		}
@@ -125,7 +127,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		if err != nil {
 			e := errs.As(err)
 			if e.Code == errs.CodeUnauthorized {
-				w.Header().Set("WWW-Authenticate", s.challenge("invalid_token"))
+				w.Header().Set("WWW-Authenticate", s.challengeFor(r, "invalid_token"))
 			}
 			api.WriteError(w, e)
 			return
@@ -135,10 +137,18 @@ func (s *Server) auth(next http.Handler) http.Handler {
 }
 
 // challenge is the WWW-Authenticate value of a 401.
-func (s *Server) challenge(errCode string) string {
+func (s *Server) challenge(errCode string) string { return s.challengeFor(nil, errCode) }
+
+// challengeFor is the WWW-Authenticate value of a 401 to r; when JWTs are
+// accepted it names the protected-resource metadata (RFC 9728 §5.1), so
+// an OAuth client can find where to get a token.
+func (s *Server) challengeFor(r *http.Request, errCode string) string {
 	v := `Bearer realm="loci"`
 	if errCode != "" {
 		v += `, error="` + errCode + `"`
+	}
+	if s.opt.ProtectedResource != nil {
+		v += `, resource_metadata="` + s.metadataURL(r) + `"`
 	}
 	return v
 }

@@ -46,6 +46,10 @@ type Options struct {
 	// "owner" with every right.
 	// Empty disables authentication, which New allows only on a loopback address.
 	Token string
+	// ProtectedResource, when set (JWTs are accepted), serves the OAuth
+	// protected-resource metadata (RFC 9728) at MetadataPath and names it
+	// in every 401's WWW-Authenticate.
+	ProtectedResource *ProtectedResource
 	// AllowedOrigins are extra browser origins (scheme://host[:port]) allowed
 	// besides loopback ones.
 	AllowedOrigins []string

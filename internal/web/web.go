@@ -235,7 +235,13 @@ func (h *Handler) session(r *http.Request) (*session, string) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.sessions[c.Value], c.Value
+	s := h.sessions[c.Value]
+	if s != nil && s.principal.Expired(time.Now()) {
+		// The credential it was started with (a JWT) has expired.
+		delete(h.sessions, c.Value)
+		return nil, ""
+	}
+	return s, c.Value
 }
 
 // sameOrigin requires the Origin (or, without it, the Referer) of a form
