@@ -52,8 +52,8 @@ type Handler struct {
 	opt Options
 	log *slog.Logger
 
-	openapiOnce sync.Once
-	openapi     []byte
+	openapiMu sync.Mutex
+	openapi   map[string][]byte // encoded documents by the operations they show
 }
 
 // New returns the REST handler for the registry's operations running in env.
@@ -79,11 +79,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case p == "/openapi.json":
 		if allow(w, r, http.MethodGet) {
-			h.serveOpenAPI(w)
+			h.serveOpenAPI(w, r)
 		}
 	case p == "/v1" || p == "/v1/":
 		if allow(w, r, http.MethodGet) {
-			WriteResult(w, h.routes())
+			WriteResult(w, h.routes(auth.From(r.Context())))
 		}
 	case p == "/v1/events":
 		if allow(w, r, http.MethodGet) {
@@ -91,7 +91,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case p == "/v1/ops":
 		if allow(w, r, http.MethodGet) {
-			WriteResult(w, map[string]any{"operations": h.catalog()})
+			WriteResult(w, map[string]any{"operations": h.catalog(auth.From(r.Context()))})
 		}
 	case strings.HasPrefix(p, "/v1/ai/"):
 		// POST /v1/ai/<op>: alias of POST /v1/ops/ai_<op> (SSE with Accept:
@@ -125,6 +125,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			op, ok := h.reg.Get(name)
 			if !ok {
 				WriteError(w, errs.New(errs.CodeUnknownOp, "unknown operation %q", name))
+				return
+			}
+			if err := h.env.Permits(auth.From(r.Context()), op); err != nil {
+				WriteError(w, err)
 				return
 			}
 			WriteResult(w, describe(op))

@@ -10,16 +10,20 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
 )
 
 // OpInfo describes one operation in GET /v1/ops.
 type OpInfo struct {
-	Name         string             `json:"name"`
-	Title        string             `json:"title"`
-	Description  string             `json:"description"`
-	Annotations  ops.Annotations    `json:"annotations"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title"`
+	Description string          `json:"description"`
+	Annotations ops.Annotations `json:"annotations"`
+	// Scope is the right a call needs; Toolset the group it belongs to.
+	Scope        string             `json:"scope"`
+	Toolset      string             `json:"toolset"`
 	InputSchema  *jsonschema.Schema `json:"input_schema"`
 	OutputSchema *jsonschema.Schema `json:"output_schema"`
 	// Endpoint is the route that runs the operation: POST with the input as body.
@@ -39,6 +43,7 @@ type CLIInfo struct {
 func describe(op *ops.Op) OpInfo {
 	info := OpInfo{
 		Name: op.Name, Title: op.Title, Description: op.Description, Annotations: op.Annotations,
+		Scope: string(op.Scope), Toolset: op.Group(),
 		InputSchema: op.InputSchema, OutputSchema: op.OutputSchema, Endpoint: "/v1/ops/" + op.Name,
 	}
 	for _, a := range aliases {
@@ -57,20 +62,25 @@ func describe(op *ops.Op) OpInfo {
 	return info
 }
 
-func (h *Handler) catalog() []OpInfo {
+// catalog lists the operations p may call (ops.Env.Permits: its scopes
+// and toolsets, and the server's toolsets); a nil p is the owner.
+func (h *Handler) catalog(p *auth.Principal) []OpInfo {
 	list := h.reg.List()
 	out := make([]OpInfo, 0, len(list))
 	for _, op := range list {
-		out = append(out, describe(op))
+		if h.env.Permits(p, op) == nil {
+			out = append(out, describe(op))
+		}
 	}
 	return out
 }
 
-// routes is what GET /v1 returns: a map of the surface.
-func (h *Handler) routes() map[string]any {
+// routes is what GET /v1 returns: a map of the surface (the aliases of the
+// operations p may call).
+func (h *Handler) routes(p *auth.Principal) map[string]any {
 	al := map[string]string{}
 	for _, a := range aliases {
-		if _, ok := h.reg.Get(a.op); ok {
+		if op, ok := h.reg.Get(a.op); ok && h.env.Permits(p, op) == nil {
 			al["GET "+a.display()] = a.op
 		}
 	}

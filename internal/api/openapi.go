@@ -10,31 +10,57 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
 )
 
-func (h *Handler) serveOpenAPI(w http.ResponseWriter) {
-	h.openapiOnce.Do(func() {
-		b, err := json.MarshalIndent(h.OpenAPI(), "", "  ")
+// serveOpenAPI serves the OpenAPI document of the operations the
+// request's principal may call (ops.Env.Permits), encoded once per set of
+// operations.
+func (h *Handler) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
+	p := auth.From(r.Context())
+	var key strings.Builder
+	for _, op := range h.reg.List() {
+		if h.env.Permits(p, op) == nil {
+			key.WriteString(op.Name)
+			key.WriteByte(',')
+		}
+	}
+	h.openapiMu.Lock()
+	b := h.openapi[key.String()]
+	h.openapiMu.Unlock()
+	if b == nil {
+		var err error
+		b, err = json.MarshalIndent(h.openAPIFor(p), "", "  ")
 		if err != nil {
 			h.log.Error("cannot encode the OpenAPI document", "err", err)
+			WriteError(w, errs.New(errs.CodeInternal, "cannot encode the OpenAPI document"))
 			return
 		}
-		h.openapi = b
-	})
-	if h.openapi == nil {
-		WriteError(w, errs.New(errs.CodeInternal, "cannot encode the OpenAPI document"))
-		return
+		h.openapiMu.Lock()
+		if h.openapi == nil || len(h.openapi) >= maxOpenAPIDocs {
+			h.openapi = map[string][]byte{} // a bound; each principal's rights make one key
+		}
+		h.openapi[key.String()] = b
+		h.openapiMu.Unlock()
 	}
-	writeJSON(w, http.StatusOK, h.openapi)
+	writeJSON(w, http.StatusOK, b)
 }
+
+// maxOpenAPIDocs bounds the cache of encoded OpenAPI documents (one per
+// distinct set of operations principals may call).
+const maxOpenAPIDocs = 32
 
 // OpenAPI returns an OpenAPI 3.1 document generated from the registry: each
 // operation as POST /v1/ops/<name> (request body = input schema, 200 =
 // {ok, result: output schema}), the catalog, the GET aliases, /healthz and
 // the bearer security scheme.
-func (h *Handler) OpenAPI() map[string]any {
+func (h *Handler) OpenAPI() map[string]any { return h.openAPIFor(nil) }
+
+// openAPIFor is the document p sees: only the operations (and their
+// aliases) it may call.
+func (h *Handler) openAPIFor(p *auth.Principal) map[string]any {
 	schemas := map[string]any{
 		"Error": errorSchema(),
 	}
@@ -55,6 +81,9 @@ func (h *Handler) OpenAPI() map[string]any {
 		},
 	}
 	for _, op := range h.reg.List() {
+		if h.env.Permits(p, op) != nil {
+			continue
+		}
 		in := hoist(op.InputSchema, op.Name+".input", schemas)
 		out := hoist(op.OutputSchema, op.Name+".output", schemas)
 		tag := "read"
@@ -79,7 +108,7 @@ func (h *Handler) OpenAPI() map[string]any {
 	}
 	for _, a := range aliases {
 		op, ok := h.reg.Get(a.op)
-		if !ok {
+		if !ok || h.env.Permits(p, op) != nil {
 			continue
 		}
 		out := map[string]any{"$ref": "#/components/schemas/" + op.Name + ".output"}

@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -50,9 +52,16 @@ type Store struct {
 
 	mu     sync.Mutex
 	stamp  string // size+mtime of the file last read
+	racy   bool   // the file was read within racyWindow of its mtime
 	byHash map[string]*Principal
 	err    error
 }
+
+// racyWindow: a file read this soon after its modification time could be
+// changed again within the same clock tick, leaving size and mtime as they
+// were (a revoke and a create of a same-sized entry); until it is older,
+// every lookup reads it again (git's "racy clean" rule).
+const racyWindow = 2 * time.Second
 
 // NewStore returns the store of the principals file in dir (the user's
 // config folder). A missing file is an empty store.
@@ -63,10 +72,23 @@ func (s *Store) Path() string { return safefs.Root(s.dir).Join(PrincipalsFile) }
 
 func (s *Store) read() (fileBody, error) {
 	var body fileBody
-	b, err := safefs.Root(s.dir).ReadFile(PrincipalsFile)
+	f, err := safefs.Root(s.dir).OpenFile(PrincipalsFile, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fileBody{Version: 1}, nil
 	}
+	if err != nil {
+		return body, err
+	}
+	defer f.Close()
+	// Whoever may write the file may grant themselves every scope: refuse
+	// one that the group or others may write (as ssh does its keys).
+	if fi, err := f.Stat(); err != nil {
+		return body, err
+	} else if runtime.GOOS != "windows" && fi.Mode().Perm()&0o022 != 0 {
+		return body, errs.New(errs.CodeConfigInvalid, "%s has mode %o: others may write it and so grant themselves any scope; run chmod 600 on it", s.Path(), fi.Mode().Perm()).
+			With("file", s.Path())
+	}
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return body, err
 	}
@@ -205,13 +227,14 @@ func (s *Store) Lookup(tok string) (*Principal, error) {
 
 func (s *Store) refresh() error {
 	fi, err := safefs.Root(s.dir).Lstat(PrincipalsFile)
-	stamp := "missing"
+	stamp, racy := "missing", false
 	if err == nil {
-		stamp = fi.ModTime().Format(time.RFC3339Nano) + "/" + strconv.FormatInt(fi.Size(), 10)
+		stamp = fi.ModTime().Format(time.RFC3339Nano) + "/" + strconv.FormatInt(fi.Size(), 10) + "/" + fi.Mode().String()
+		racy = time.Since(fi.ModTime()) < racyWindow
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if stamp == s.stamp && s.err == nil {
+	if stamp == s.stamp && s.err == nil && !s.racy {
 		return nil
 	}
 	body, err := s.read()
@@ -225,6 +248,6 @@ func (s *Store) refresh() error {
 		p := e.Principal
 		m[e.TokenSHA256] = &p
 	}
-	s.byHash, s.stamp, s.err = m, stamp, nil
+	s.byHash, s.stamp, s.racy, s.err = m, stamp, racy, nil
 	return nil
 }

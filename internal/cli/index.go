@@ -237,6 +237,9 @@ func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, er
 		indexDirs[dir] = d
 		vaults = append(vaults, served{vc, ws})
 	}
+	if len(vaults) > 0 {
+		g.serverCfg = vaults[0].vc.cfg.Server // the user's file only: the same for every vault
+	}
 	env := &ops.Env{}
 	seen := map[string]bool{}
 	for _, s := range vaults {

@@ -30,6 +30,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 	var resync time.Duration
 	var noSync bool
 	var fo freshOptions
+	var offer offerOptions
 	cmd := &cobra.Command{
 		Use:   "mcp [vault...]",
 		Short: "Serve vaults to an MCP client over stdio",
@@ -51,12 +52,16 @@ func newMCPCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer env.Close()
+			facade, err := offer.apply(g, env)
+			if err != nil {
+				return err
+			}
 			closeLog, err := openEventsLog(env, fo.eventsLog)
 			if err != nil {
 				return err
 			}
 			defer closeLog()
-			srv := mcpserver.New(registry(), env, mcpserver.Options{Name: "loci", Version: Version, Logger: logger})
+			srv := mcpserver.New(registry(), env, mcpserver.Options{Name: "loci", Version: Version, Logger: logger, Facade: facade})
 			defer srv.Close()
 
 			syncCtx, stopSync := context.WithCancel(ctx)
@@ -73,6 +78,9 @@ func newMCPCmd(g *globals) *cobra.Command {
 				names[i] = v.Vault.Root
 			}
 			logger.Info("loci mcp: serving over stdio", "vaults", strings.Join(names, ", "))
+			if len(env.Toolsets) > 0 || facade {
+				logger.Info("loci mcp: offering", "toolsets", strings.Join(env.Toolsets, ","), "facade", facade)
+			}
 			for _, vh := range env.Vaults {
 				// Each vault follows its own config's write policy.
 				state, _ := writePolicy(env.WritesFor(vh))
@@ -104,6 +112,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 	cmd.Flags().DurationVar(&resync, "resync", time.Minute, "with --no-watch: re-sync the index this often to pick up edits (0 = only at startup)")
 	cmd.Flags().BoolVar(&noSync, "no-sync", false, "serve the index as it is, without syncing or watching")
 	fo.flags(cmd)
+	offer.flags(cmd)
 	return cmd
 }
 

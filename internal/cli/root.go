@@ -44,6 +44,9 @@ type globals struct {
 	// notices are the settings of each served vault that were not honoured
 	// (config.Config.Notices), for the serve banner and the mcp log.
 	notices map[*ops.VaultHandle][]config.Problem
+	// serverCfg is the server section of the user's config (the same for
+	// every served vault), set by openServeEnv.
+	serverCfg config.Server
 }
 
 // Main runs the CLI and returns the process exit code.

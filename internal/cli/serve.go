@@ -37,6 +37,7 @@ type serveOptions struct {
 	noSync       bool
 	logLevel     string
 	fresh        freshOptions
+	offer        offerOptions
 }
 
 func newServeCmd(g *globals) *cobra.Command {
@@ -69,6 +70,7 @@ func newServeCmd(g *globals) *cobra.Command {
 	f.DurationVar(&o.resync, "resync", time.Minute, "with --no-watch: re-sync the index this often to pick up edits (0 = only at startup)")
 	f.BoolVar(&o.noSync, "no-sync", false, "serve the index as it is, without syncing or watching")
 	o.fresh.flags(cmd)
+	o.offer.flags(cmd)
 	f.StringVar(&o.logLevel, "log-level", "info", "stderr log level: debug (logs every request), info, warn or error")
 	return cmd
 }
@@ -86,6 +88,7 @@ type serving struct {
 	fresh       freshOptions
 	closeLog    func()
 	jwtAlgs     []string // the JWT algorithms accepted (none: JWT is off)
+	facade      bool
 }
 
 // startServe opens the vaults, builds the MCP and REST handlers and the
@@ -114,6 +117,10 @@ func (g *globals) startServe(ctx context.Context, dirs []string, o serveOptions)
 			s.close()
 		}
 	}()
+	facade, err := o.offer.apply(g, env)
+	if err != nil {
+		return nil, err
+	}
 	if !o.noAuth {
 		if s.token, s.tokenSource, _, err = server.ResolveToken(env.Vaults[0].Index.Loc); err != nil {
 			return nil, err
@@ -143,8 +150,9 @@ func (g *globals) startServe(ctx context.Context, dirs []string, o serveOptions)
 	}
 	reg := catalog.All()
 	s.mcp = mcpserver.New(reg, env, mcpserver.Options{
-		Name: "loci", Version: Version, MaxSessions: o.maxSessions, IdleTimeout: o.sessionIdle, Logger: logger,
+		Name: "loci", Version: Version, MaxSessions: o.maxSessions, IdleTimeout: o.sessionIdle, Logger: logger, Facade: facade,
 	})
+	s.facade = facade
 	s.srv, err = server.New(server.Options{
 		Addr: o.addr, Token: s.token, Auth: authn, ProtectedResource: resource, AllowedHosts: o.allowHosts, AllowedOrigins: o.allowOrigins,
 		MCP: s.mcp.HTTPHandler(), API: api.New(reg, env, api.Options{Version: Version, Logger: logger}), Logger: logger,
@@ -239,6 +247,12 @@ func (s *serving) printBanner(g *globals, o serveOptions) {
 		for _, n := range g.notices[vh] {
 			fmt.Fprintf(w, "  note     %s: %s\n", vh.Name, noticeText(n))
 		}
+	}
+	if len(s.env.Toolsets) > 0 {
+		fmt.Fprintf(w, "  toolsets %s only (for every principal)\n", strings.Join(s.env.Toolsets, ", "))
+	}
+	if s.facade {
+		fmt.Fprintf(w, "  facade   on: MCP lists find_capability, describe_capability and call_capability\n")
 	}
 	fmt.Fprintf(w, "  connect  %s\n", hint)
 	fmt.Fprintf(w, "Press Ctrl-C to stop.\n")

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -101,10 +100,9 @@ func newTokenCreateCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, t := range toolsets {
-				if !slices.Contains(ops.Groups, t) {
-					return errs.New(errs.CodeInvalidInput, "unknown toolset %q: the toolsets are %s", t, strings.Join(ops.Groups, ", "))
-				}
+			toolsets, err := ops.ParseToolsets(toolsets)
+			if err != nil {
+				return err
 			}
 			st, err := principalStore()
 			if err != nil {

@@ -27,6 +27,11 @@ type Options struct {
 	MaxSessions   int           // HTTP: concurrent sessions cap (default 16); beyond it a new session gets HTTP 503 with a JSON-RPC error
 	IdleTimeout   time.Duration // HTTP: close sessions idle this long (default 30m)
 	Logger        *slog.Logger
+	// Facade lists three tools (find_capability, describe_capability,
+	// call_capability) instead of one per operation, for clients with a
+	// small tool limit; every operation the principal may call is reached
+	// through call_capability, by the same pipeline (facade.go).
+	Facade bool
 }
 
 // Defaults for Options.
@@ -80,7 +85,7 @@ func New(reg *ops.Registry, env *ops.Env, opt Options) *Server {
 	s := &Server{reg: reg, env: env, opt: opt, log: opt.Logger, closed: make(chan struct{})}
 	s.res = newResources(s)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opt.Name, Title: "loci — memory for Markdown vaults", Version: opt.Version}, &mcp.ServerOptions{
-		Instructions:       instructions(reg, env),
+		Instructions:       instructions(reg, env, opt.Facade),
 		Logger:             opt.Logger,
 		PageSize:           ResourcePageSize,
 		SubscribeHandler:   s.res.subscribe,
@@ -88,7 +93,11 @@ func New(reg *ops.Registry, env *ops.Env, opt Options) *Server {
 		CompletionHandler:  s.complete,
 		SetCacheable:       privateResources,
 	})
-	s.addTools()
+	if opt.Facade {
+		s.addFacade()
+	} else {
+		s.addTools()
+	}
 	s.res.register()
 	s.addPrompts()
 	s.mcp.AddReceivingMiddleware(s.guard) // added last: outermost
@@ -161,10 +170,11 @@ func (s *Server) resultLimit() int {
 }
 
 // privateResources marks every resource result (reads and lists) as
-// cacheable by this user's client only: they hold personal notes.
+// cacheable by this user's client only: they hold personal notes. The
+// tool list too: it depends on the principal asking.
 func privateResources(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 	switch req.(type) {
-	case *mcp.ReadResourceRequest, *mcp.ListResourcesRequest, *mcp.ListResourceTemplatesRequest:
+	case *mcp.ReadResourceRequest, *mcp.ListResourcesRequest, *mcp.ListResourceTemplatesRequest, *mcp.ListToolsRequest:
 		c.CacheScope = "private"
 	}
 }
@@ -192,10 +202,13 @@ func sessionID(ss *mcp.ServerSession) string {
 
 // instructions is the short guide sent to agents at initialization. It only
 // names operations that exist in this registry.
-func instructions(reg *ops.Registry, env *ops.Env) string {
-	has := func(name string) bool { _, ok := reg.Get(name); return ok }
+func instructions(reg *ops.Registry, env *ops.Env, facade bool) string {
+	has := func(name string) bool { op, ok := reg.Get(name); return ok && env.Served(op) }
 	var b strings.Builder
 	b.WriteString("loci gives you the user's Markdown notes (an Obsidian vault or Logseq graph) as searchable memory.\n")
+	if facade {
+		b.WriteString("- This server lists three tools: find_capability finds the operations you may call, describe_capability shows one's input schema and an example, call_capability runs it with {name, arguments}. Every operation named below is run through call_capability.\n")
+	}
 	switch {
 	case has("get_context"):
 		b.WriteString("- Start with get_context for a question or task: it returns the most relevant passages with their paths and lines. Use search_notes for keyword lookups and filters (tags, path glob, frontmatter, dates).\n")

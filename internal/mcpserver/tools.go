@@ -38,9 +38,12 @@ func (s *Server) addTools() {
 	// there and by every tools/list.
 	// Write operations are not advertised while writes are off (they would
 	// only answer writes_disabled); see docs/writes.md.
+	// Operations outside the server's toolsets (server.toolsets) are not
+	// tools at all; tools/list then shows each principal the ones it may
+	// call (toolsListMiddleware).
 	var list []*ops.Op
 	for _, op := range s.reg.List() {
-		if s.env.Advertised(op) {
+		if s.env.Offered(op, nil) {
 			list = append(list, op)
 		}
 	}
@@ -87,17 +90,27 @@ func (s *Server) addTools() {
 	}
 }
 
-// toolsListMiddleware swaps the tools of a tools/list page (paginated by the
-// SDK) for their copies with pre-serialized schemas.
+// toolsListMiddleware shows each principal only the tools it may call (its
+// scopes and toolsets: ops.Env.Permits; the SDK keeps one tool list per
+// server, so each tools/list page it paginates is filtered here), and swaps
+// the tools of the page for their copies with pre-serialized schemas. A
+// hidden tool called anyway is refused by the pipeline (forbidden).
 func (s *Server) toolsListMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && method == "tools/list" {
-			for i, t := range lr.Tools {
-				if w := s.wireTools[t.Name]; w != nil {
-					lr.Tools[i] = w
+			p := principalOf(req.GetExtra())
+			kept := lr.Tools[:0]
+			for _, t := range lr.Tools {
+				if op, isOp := s.reg.Get(t.Name); isOp && s.env.Permits(p, op) != nil {
+					continue
 				}
+				if w := s.wireTools[t.Name]; w != nil {
+					t = w
+				}
+				kept = append(kept, t)
 			}
+			lr.Tools = kept
 		}
 		return res, err
 	}
@@ -120,26 +133,33 @@ func (c *cachedSchema) MarshalJSON() ([]byte, error) {
 
 func (s *Server) toolHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		caller := ops.Caller{Surface: "mcp", Session: sessionID(req.Session)}
-		caller.Principal = principalOf(req.Extra)
-		callCtx := ctx
-		if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil && strings.HasPrefix(name, "ai_") {
-			callCtx = ops.WithStream(ctx, aiProgress(ctx, req.Session, tok))
-		}
-		res := s.reg.Call(callCtx, s.env, caller, name, req.Params.Arguments)
-		s.logCall(ctx, req.Session, name, res)
-		if res.Err != nil {
-			return errorResult(res.Err), nil
-		}
-		op, _ := s.reg.Get(name)
-		b, err := op.NormalizeOutput(res.Output) // arrays are never null, as the output schema says
-		if err != nil {
-			return errorResult(errs.Wrap(err, errs.CodeInternal, "cannot encode the result")), nil
-		}
-		return &mcp.CallToolResult{
-			Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-			StructuredContent: json.RawMessage(b),
-		}, nil
+		return s.runOp(ctx, req, name, req.Params.Arguments), nil
+	}
+}
+
+// runOp runs one operation for a tools/call (its own tool, or the facade's
+// call_capability) through the registry's pipeline, as the request's
+// principal.
+func (s *Server) runOp(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) *mcp.CallToolResult {
+	caller := ops.Caller{Surface: "mcp", Session: sessionID(req.Session)}
+	caller.Principal = principalOf(req.Extra)
+	callCtx := ctx
+	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil && strings.HasPrefix(name, "ai_") {
+		callCtx = ops.WithStream(ctx, aiProgress(ctx, req.Session, tok))
+	}
+	res := s.reg.Call(callCtx, s.env, caller, name, args)
+	s.logCall(ctx, req.Session, name, res)
+	if res.Err != nil {
+		return errorResult(res.Err)
+	}
+	op, _ := s.reg.Get(name)
+	b, err := op.NormalizeOutput(res.Output) // arrays are never null, as the output schema says
+	if err != nil {
+		return errorResult(errs.Wrap(err, errs.CodeInternal, "cannot encode the result"))
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
 	}
 }
 

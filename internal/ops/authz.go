@@ -75,17 +75,10 @@ func (c Caller) principal() *auth.Principal { return c.Principal }
 // Missing rights are forbidden (403) naming what is missing.
 func (e *Env) authorize(c Caller, op *Op, raw json.RawMessage) *errs.Error {
 	p := c.principal()
-	if p == nil || p.IsOwner() {
-		return nil
-	}
-	if err := scopeError(p, op, op.Scope); err != nil {
+	if err := e.Permits(p, op); err != nil {
 		return err
 	}
-	if len(p.Toolsets) > 0 && !containsString(p.Toolsets, op.Group()) {
-		return errs.New(errs.CodeForbidden, "%s is in the %s toolset, which principal %q does not have (its toolsets: %s)", op.Name, op.Group(), p.Name, strings.Join(p.Toolsets, ", ")).
-			With("operation", op.Name).With("principal", p.Name).With("missing_toolset", op.Group())
-	}
-	if len(e.Vaults) == 0 {
+	if p == nil || p.IsOwner() || len(e.Vaults) == 0 {
 		return nil
 	}
 	var named struct {
@@ -106,6 +99,28 @@ func (e *Env) authorize(c Caller, op *Op, raw json.RawMessage) *errs.Error {
 	}
 	if !p.MayUse(name) {
 		return forbiddenVault(p, op, name)
+	}
+	return nil
+}
+
+// Permits is the part of authorize that does not depend on a call's
+// input: the server offers op's toolset (Env.Toolsets, which binds the
+// owner too), and p holds op's scope and toolset. Nil means p may call op
+// (on some vault); the surfaces list exactly the operations it permits.
+func (e *Env) Permits(p *auth.Principal, op *Op) *errs.Error {
+	if !e.Served(op) {
+		return errs.New(errs.CodeForbidden, "%s is in the %s toolset, which this server does not offer (its toolsets: %s)", op.Name, op.Group(), strings.Join(e.Toolsets, ", ")).
+			With("operation", op.Name).With("missing_toolset", op.Group()).With("server_toolsets", e.Toolsets)
+	}
+	if p == nil || p.IsOwner() {
+		return nil
+	}
+	if err := scopeError(p, op, op.Scope); err != nil {
+		return err
+	}
+	if len(p.Toolsets) > 0 && !containsString(p.Toolsets, op.Group()) {
+		return errs.New(errs.CodeForbidden, "%s is in the %s toolset, which principal %q does not have (its toolsets: %s)", op.Name, op.Group(), p.Name, strings.Join(p.Toolsets, ", ")).
+			With("operation", op.Name).With("principal", p.Name).With("missing_toolset", op.Group())
 	}
 	return nil
 }

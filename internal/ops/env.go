@@ -63,6 +63,11 @@ type Env struct {
 	// operations off (ai_unavailable) and unadvertised. Use AIFor.
 	AI *ai.Runtime
 
+	// Toolsets, when set, are the only toolsets (Groups) the server offers
+	// and runs, for every principal including the owner (server.toolsets,
+	// --toolsets; see Served).
+	Toolsets []string
+
 	bus bus
 }
 

@@ -2,8 +2,11 @@ package ops
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/loci-dev/loci/internal/ai"
+	"github.com/loci-dev/loci/internal/auth"
+	"github.com/loci-dev/loci/internal/errs"
 )
 
 // ToolsetAI is the toolset of the AI operations: advertised over MCP only
@@ -33,4 +36,45 @@ func (e *Env) Advertised(op *Op) bool {
 		return e.aiAdvertised(op)
 	}
 	return (op.Toolset != ToolsetWrites && !op.IsWrite()) || e.AnyWritesAllowed()
+}
+
+// Served reports whether the server offers op's toolset: every toolset
+// when Env.Toolsets is empty.
+func (e *Env) Served(op *Op) bool {
+	return e == nil || len(e.Toolsets) == 0 || slices.Contains(e.Toolsets, op.Group())
+}
+
+// Offered reports whether surfaces that list operations to agents (MCP's
+// tools/list, the facade's find_capability) show op to p: advertised under
+// env and permitted to p. GET /v1/ops, OpenAPI and the web UI show what
+// Permits allows.
+func (e *Env) Offered(op *Op, p *auth.Principal) bool {
+	return e.Advertised(op) && e.Permits(p, op) == nil
+}
+
+// ParseToolsets reads toolset names ("read,write" or several values),
+// drops duplicates and keeps Groups' order. An unknown name is
+// validation_failed naming the known ones.
+func ParseToolsets(items []string) ([]string, error) {
+	seen := map[string]bool{}
+	for _, it := range items {
+		for _, t := range strings.Split(it, ",") {
+			t = strings.ToLower(strings.TrimSpace(t))
+			if t == "" {
+				continue
+			}
+			if !slices.Contains(Groups, t) {
+				return nil, errs.New(errs.CodeInvalidInput, "unknown toolset %q: the toolsets are %s", t, strings.Join(Groups, ", ")).
+					With("toolset", t).With("known", Groups)
+			}
+			seen[t] = true
+		}
+	}
+	var out []string
+	for _, g := range Groups {
+		if seen[g] {
+			out = append(out, g)
+		}
+	}
+	return out, nil
 }

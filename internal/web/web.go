@@ -298,7 +298,15 @@ type page struct {
 	Error   string
 	Notice  string
 	Data    any
+
+	can func(op string) bool
 }
+
+// Can reports whether the session's principal may call operation op
+// (ops.Env.Permits): pages show only what it may use (no undo button
+// without write, no activity page without its operation). A call made
+// anyway is still refused by the pipeline.
+func (p page) Can(op string) bool { return p.can != nil && p.can(op) }
 
 func (p page) CSRF() string {
 	if p.Session == nil {
@@ -308,6 +316,12 @@ func (p page) CSRF() string {
 }
 
 func (h *Handler) render(w http.ResponseWriter, name string, p page) {
+	if s := p.Session; s != nil {
+		p.can = func(name string) bool {
+			op, ok := h.reg.Get(name)
+			return ok && h.env.Permits(s.principal, op) == nil
+		}
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	if err := h.tmpl.ExecuteTemplate(w, name, p); err != nil {
