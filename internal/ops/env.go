@@ -63,6 +63,10 @@ type Env struct {
 	// operations off (ai_unavailable) and unadvertised. Use AIFor.
 	AI *ai.Runtime
 
+	// Limits, when set, rate-limits and caps the calls of every principal
+	// that came over HTTP (limits.go); nil: no limits.
+	Limits *Limiter
+
 	bus bus
 }
 
