@@ -348,6 +348,8 @@ var statusTable = []StatusEntry{
 	{errs.CodeUndoNotFound, http.StatusNotFound},
 	{errs.CodeTooLarge, http.StatusRequestEntityTooLarge},
 	{errs.CodeRateLimited, http.StatusTooManyRequests},
+	{errs.CodeConfirmationRequired, http.StatusPreconditionRequired},
+	{errs.CodeConfirmationInvalid, http.StatusConflict},
 	{errs.CodeInternal, http.StatusInternalServerError},
 	{errs.CodeConfigInvalid, http.StatusInternalServerError},
 	{errs.CodeIndexBusy, http.StatusServiceUnavailable},

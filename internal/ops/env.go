@@ -66,6 +66,9 @@ type Env struct {
 	// Limits, when set, rate-limits and caps the calls of every principal
 	// that came over HTTP (limits.go); nil: no limits.
 	Limits *Limiter
+	// Confirmations holds the destructive calls waiting for a human
+	// (confirm.go); nil: one is made on first use, on the system clock.
+	Confirmations *Confirmations
 
 	bus bus
 }
