@@ -174,6 +174,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.activityPage(ctx, w, r, s)
 	case p == "/ui/undo" && r.Method == http.MethodPost:
 		h.undo(ctx, w, r, s)
+	case p == "/ui/pending" && isGet(r):
+		h.pendingPage(ctx, w, r, s)
+	case p == "/ui/pending.json" && isGet(r):
+		h.pendingJSON(w, r, s)
+	case p == "/ui/confirm" && r.Method == http.MethodPost:
+		h.decide(w, r, s)
 	default:
 		w.WriteHeader(http.StatusNotFound)
 		h.render(w, "error", page{Title: "Not found", Session: s, Error: "No such page: " + p})
