@@ -274,3 +274,49 @@ func TestScopeRaisedPerCall(t *testing.T) {
 	editor := confirming("editor", editorScopes...)
 	wantErr(t, callAs(env, editor, "undo", `{"id":"`+res.Output.(*ops.WriteResult).UndoID+`","apply":true}`), errs.CodeConfirmationRequired)
 }
+
+// TestConfirmationUsedOnceUnderRace: two retries with one confirmed id at
+// the same moment: one runs, the other is confirmation_invalid (used).
+func TestConfirmationUsedOnceUnderRace(t *testing.T) {
+	env := opstest.WriteEnv(t, map[string]string{"A.md": "# A\n"})
+	env.Confirmations = ops.NewConfirmations(newClock().Now)
+	editor := confirming("editor", editorScopes...)
+	d := wantErr(t, callAs(env, editor, "write_note", `{"path":"A.md","content":"new","overwrite":true,"apply":true}`), errs.CodeConfirmationRequired)
+	id := d["confirmation_id"].(string)
+	if _, err := env.DecideConfirmation(nil, id, ops.DecisionConfirm); err != nil {
+		t.Fatal(err)
+	}
+	in := `{"path":"A.md","content":"new","overwrite":true,"apply":true,"confirmation_id":"` + id + `"}`
+	results := make(chan ops.Result, 8)
+	var start sync.WaitGroup
+	start.Add(1)
+	for range 8 {
+		go func() {
+			start.Wait()
+			results <- callAs(env, editor, "write_note", in)
+		}()
+	}
+	start.Done()
+	ok, used := 0, 0
+	for range 8 {
+		res := <-results
+		switch {
+		case res.Err == nil:
+			ok++
+		case res.Err.Code == errs.CodeConfirmationInvalid && res.Err.Details["reason"] == ops.ReasonUsed:
+			used++
+		default:
+			t.Errorf("unexpected: %s %v", res.Err.Code, res.Err.Details)
+		}
+	}
+	if ok != 1 || used != 7 {
+		t.Errorf("%d ran, %d refused as used", ok, used)
+	}
+	if got := opstest.ReadFile(t, env, "A.md"); got != "new\n" {
+		t.Errorf("A.md: %q", got)
+	}
+	w := opstest.MustWriter(t, env)
+	if entries, _ := w.Journal(); len(entries) != 1 {
+		t.Errorf("journal entries: %d, want 1", len(entries))
+	}
+}
