@@ -89,6 +89,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if allow(w, r, http.MethodGet) {
 			h.serveEvents(w, r)
 		}
+	case p == "/v1/confirmations" || strings.HasPrefix(p, "/v1/confirmations/"):
+		h.serveConfirmations(w, r, strings.TrimPrefix(strings.TrimPrefix(p, "/v1/confirmations"), "/"))
 	case p == "/v1/ops":
 		if allow(w, r, http.MethodGet) {
 			WriteResult(w, map[string]any{"operations": h.catalog(auth.From(r.Context()))})
@@ -352,6 +354,8 @@ var statusTable = []StatusEntry{
 	{errs.CodeUndoNotFound, http.StatusNotFound},
 	{errs.CodeTooLarge, http.StatusRequestEntityTooLarge},
 	{errs.CodeRateLimited, http.StatusTooManyRequests},
+	{errs.CodeConfirmationRequired, http.StatusPreconditionRequired},
+	{errs.CodeConfirmationInvalid, http.StatusConflict},
 	{errs.CodeInternal, http.StatusInternalServerError},
 	{errs.CodeConfigInvalid, http.StatusInternalServerError},
 	{errs.CodeIndexBusy, http.StatusServiceUnavailable},

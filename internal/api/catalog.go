@@ -85,12 +85,13 @@ func (h *Handler) routes(p *auth.Principal) map[string]any {
 		}
 	}
 	return map[string]any{
-		"operations": "GET /v1/ops",
-		"call":       "POST /v1/ops/{name}",
-		"openapi":    "GET /openapi.json",
-		"events":     "GET /v1/events?kinds=note,index,write.applied,watcher (Server-Sent Events)",
-		"aliases":    al,
-		"ai":         "POST /v1/ai/{op} (= POST /v1/ops/ai_{op}; Accept: text/event-stream streams ai_ask and ai_summarize; docs/ai.md)",
+		"operations":    "GET /v1/ops",
+		"call":          "POST /v1/ops/{name}",
+		"openapi":       "GET /openapi.json",
+		"events":        "GET /v1/events?kinds=note,index,write.applied,watcher (Server-Sent Events)",
+		"aliases":       al,
+		"ai":            "POST /v1/ai/{op} (= POST /v1/ops/ai_{op}; Accept: text/event-stream streams ai_ask and ai_summarize; docs/ai.md)",
+		"confirmations": "GET /v1/confirmations, POST /v1/confirmations/{id} {\"decision\": \"confirm\"|\"deny\"} (admin scope; docs/security.md)",
 	}
 }
 

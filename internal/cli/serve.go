@@ -121,6 +121,9 @@ func (g *globals) startServe(ctx context.Context, dirs []string, o serveOptions)
 	if err != nil {
 		return nil, err
 	}
+	if err = g.serveLimits(env, dirs); err != nil {
+		return nil, err
+	}
 	if !o.noAuth {
 		if s.token, s.tokenSource, _, err = server.ResolveToken(env.Vaults[0].Index.Loc); err != nil {
 			return nil, err
@@ -256,4 +259,29 @@ func (s *serving) printBanner(g *globals, o serveOptions) {
 	}
 	fmt.Fprintf(w, "  connect  %s\n", hint)
 	fmt.Fprintf(w, "Press Ctrl-C to stop.\n")
+}
+
+// serveLimits applies server.limits of the user's config: a token bucket
+// per HTTP principal and class, and a cap on its calls in flight
+// (docs/security.md, "Limits").
+func (g *globals) serveLimits(env *ops.Env, dirs []string) error {
+	dir := g.vault
+	if len(dirs) > 0 {
+		dir = dirs[0]
+	}
+	vc, err := g.vaultConfig(dir)
+	if err != nil {
+		return err
+	}
+	l := vc.cfg.Server.Limits
+	set := ops.LimitSettings{
+		Read:        ops.Rate{PerMinute: l.Read.PerMinute, Burst: l.Read.Burst},
+		Write:       ops.Rate{PerMinute: l.Write.PerMinute, Burst: l.Write.Burst},
+		AI:          ops.Rate{PerMinute: l.AI.PerMinute, Burst: l.AI.Burst},
+		Concurrency: l.Concurrency,
+	}
+	if set.Active() {
+		env.Limits = ops.NewLimiter(set, nil)
+	}
+	return nil
 }

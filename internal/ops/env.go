@@ -67,6 +67,12 @@ type Env struct {
 	// and runs, for every principal including the owner (server.toolsets,
 	// --toolsets; see Served).
 	Toolsets []string
+	// Limits, when set, rate-limits and caps the calls of every principal
+	// that came over HTTP (limits.go); nil: no limits.
+	Limits *Limiter
+	// Confirmations holds the destructive calls waiting for a human
+	// (confirm.go); nil: one is made on first use, on the system clock.
+	Confirmations *Confirmations
 
 	bus bus
 }

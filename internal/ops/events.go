@@ -41,6 +41,7 @@ var EventKinds = []string{
 	EventSyncStarted, EventSyncFinished, EventSyncFailed, EventFileFailed,
 	EventWriteApplied,
 	EventWatcherStarted, EventWatcherStopped, EventWatcherError, EventWatcherOverflow, EventWatcherExcluded, EventWatcherReconciled,
+	EventConfirmationPending, EventConfirmationDecided,
 }
 
 // Event is one typed event of the bus.

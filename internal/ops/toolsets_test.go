@@ -14,7 +14,7 @@ import (
 
 // callAs runs name through the pipeline as p and returns its error code
 // ("" on success) and details.
-func callAs(t *testing.T, env *ops.Env, p *auth.Principal, name, input string) (string, map[string]any) {
+func callCode(t *testing.T, env *ops.Env, p *auth.Principal, name, input string) (string, map[string]any) {
 	t.Helper()
 	res := opstest.Reg.Call(context.Background(), env, ops.Caller{Surface: "test", Principal: p}, name, json.RawMessage(input))
 	if res.Err == nil {
@@ -34,23 +34,23 @@ func TestServerToolsets(t *testing.T) {
 
 	// No server toolsets: the owner and the editor may capture.
 	for _, p := range []*auth.Principal{nil, auth.Owner(auth.ViaOwnerToken), editor} {
-		if code, d := callAs(t, env, p, "capture_note", capture); code != "" {
+		if code, d := callCode(t, env, p, "capture_note", capture); code != "" {
 			t.Errorf("%s: capture_note without server toolsets: %s %v", p.Label(), code, d)
 		}
 	}
 	// The principal's own toolsets narrow: capture_note is in write.
-	code, d := callAs(t, env, readOnlyTools, "capture_note", capture)
+	code, d := callCode(t, env, readOnlyTools, "capture_note", capture)
 	if code != errs.CodeForbidden || d["missing_toolset"] != "write" {
 		t.Errorf("narrow principal: %s %v, want forbidden naming the write toolset", code, d)
 	}
 
 	env.Toolsets = []string{"read"}
 	for _, p := range []*auth.Principal{nil, auth.Owner(auth.ViaOwnerToken), auth.Owner(auth.ViaLocal), editor} {
-		code, d := callAs(t, env, p, "capture_note", capture)
+		code, d := callCode(t, env, p, "capture_note", capture)
 		if code != errs.CodeForbidden || d["missing_toolset"] != "write" {
 			t.Errorf("%s: capture_note with server toolsets [read]: %q %v, want forbidden (missing_toolset write)", p.Label(), code, d)
 		}
-		if code, d := callAs(t, env, p, "search_notes", `{"query":"alpha"}`); code != "" {
+		if code, d := callCode(t, env, p, "search_notes", `{"query":"alpha"}`); code != "" {
 			t.Errorf("%s: search_notes with server toolsets [read]: %s %v", p.Label(), code, d)
 		}
 	}
@@ -104,7 +104,7 @@ func TestOfferedFollowsScopes(t *testing.T) {
 		if env.Permits(reader, op) == nil {
 			continue
 		}
-		if code, _ := callAs(t, env, reader, op.Name, `{}`); code != errs.CodeForbidden {
+		if code, _ := callCode(t, env, reader, op.Name, `{}`); code != errs.CodeForbidden {
 			t.Errorf("reader calling hidden %s: %q, want forbidden", op.Name, code)
 		}
 	}

@@ -174,6 +174,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.activityPage(ctx, w, r, s)
 	case p == "/ui/undo" && r.Method == http.MethodPost:
 		h.undo(ctx, w, r, s)
+	case p == "/ui/pending" && isGet(r):
+		h.pendingPage(ctx, w, r, s)
+	case p == "/ui/pending.json" && isGet(r):
+		h.pendingJSON(w, r, s)
+	case p == "/ui/confirm" && r.Method == http.MethodPost:
+		h.decide(w, r, s)
 	default:
 		w.WriteHeader(http.StatusNotFound)
 		h.render(w, "error", page{Title: "Not found", Session: s, Error: "No such page: " + p})
@@ -307,6 +313,12 @@ type page struct {
 // without write, no activity page without its operation). A call made
 // anyway is still refused by the pipeline.
 func (p page) Can(op string) bool { return p.can != nil && p.can(op) }
+
+// Admin reports whether the session's principal may decide confirmations
+// (the Pending page).
+func (p page) Admin() bool {
+	return p.Session != nil && (p.Session.principal.IsOwner() || p.Session.principal.Has(auth.ScopeAdmin))
+}
 
 func (p page) CSRF() string {
 	if p.Session == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/noteedit"
 	"github.com/loci-dev/loci/internal/ops"
 )
@@ -39,8 +40,37 @@ func DeleteBlock() ops.Def[DeleteBlockIn, BlockWriteOut] {
 		Errors:      logseqErrors,
 		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001"}`,
 		Toolset:     ops.ToolsetWrites,
+		ScopeFor:    deleteBlockScope,
 		Handler:     deleteBlock,
 	}
+}
+
+// deleteBlockScope: deleting a block that has children (a recursive
+// delete) is destructive; a leaf block is a write. The handler checks
+// again on the page it reads under its lock.
+func deleteBlockScope(ctx context.Context, env *ops.Env, in *DeleteBlockIn) auth.Scope {
+	vh, rel, err := blockPage(ctx, env, in.Vault, in.UUID)
+	if err != nil {
+		return "" // the handler answers
+	}
+	w, err := env.Writer(vh)
+	if err != nil {
+		return ""
+	}
+	b, _, exists, err := w.ReadState(rel)
+	if err != nil || !exists {
+		return ""
+	}
+	d := newOutline(rel, string(b))
+	if i, ok := d.find(cleanUUID(in.UUID)); ok && hasChildren(d, i) {
+		return auth.ScopeDestructive
+	}
+	return ""
+}
+
+// hasChildren reports whether block i of d has blocks below it.
+func hasChildren(d *outlineDoc, i int) bool {
+	return i+1 < len(d.blocks) && d.blocks[i+1].depth > d.blocks[i].depth
 }
 
 func deleteBlock(ctx context.Context, env *ops.Env, in *DeleteBlockIn) (*BlockWriteOut, error) {
@@ -61,6 +91,11 @@ func deleteBlock(ctx context.Context, env *ops.Env, in *DeleteBlockIn) (*BlockWr
 				return err
 			}
 			b := d.blocks[i]
+			if hasChildren(d, i) {
+				if err := ops.RequireScope(ctx, "delete_block", auth.ScopeDestructive); err != nil {
+					return err // children were added after the pipeline checked the scope
+				}
+			}
 			for k := i; k < len(d.blocks) && d.blocks[k].line < b.subEnd; k++ {
 				if u := d.blocks[k].uuid; u != "" {
 					if refs, err := vh.Index.BlockRefs(ctx, u); err == nil && len(refs) > 0 {

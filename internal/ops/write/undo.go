@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/vault"
@@ -48,6 +49,7 @@ func Undo() ops.Def[UndoIn, UndoOut] {
 		Errors:      ops.WithErrors(errs.CodeUndoNotFound, errs.CodeNotFound),
 		Example:     `{"count": 1}`,
 		Toolset:     ops.ToolsetWrites,
+		ScopeFor:    undoScope,
 		Handler:     undoWrites,
 	}
 }
@@ -99,40 +101,13 @@ func undoWrites(ctx context.Context, env *ops.Env, in *UndoIn) (*UndoOut, error)
 		return nil, err
 	}
 	return ops.Idempotent(ctx, env, vh, "undo", in, &in.WriteOpts, func() (*UndoOut, error) {
-		entries, err := w.Journal()
+		targets, err := undoTargets(ctx, w, in)
 		if err != nil {
 			return nil, err
 		}
-		done := undoneBy(entries)
-		var targets []*vault.JournalEntry
-		if in.ID != "" {
-			e, err := w.JournalEntry(in.ID)
-			if err != nil {
-				return nil, err
-			}
-			if u := done[e.ID]; u != "" {
-				return nil, errs.New(errs.CodeConflict, "change %s was already undone by %s (undo that to redo it)", e.ID, u).With("id", e.ID).With("undone_by", u)
-			}
-			targets = []*vault.JournalEntry{e}
-		} else {
-			session := in.Session
-			if c := ops.CallerFrom(ctx); session == "" && c.Surface == "mcp" {
-				session = c.Session
-			}
-			count := ops.OrDefault(in.Count, 1)
-			for i := len(entries) - 1; i >= 0 && len(targets) < count; i-- {
-				e := entries[i]
-				if len(e.Undoes) > 0 || done[e.ID] != "" || (session != "" && e.Session != session) {
-					continue
-				}
-				targets = append(targets, e)
-			}
-			if len(targets) == 0 {
-				msg := "nothing to undo: the journal holds no change that is not undone yet"
-				if session != "" {
-					msg = fmt.Sprintf("nothing to undo in session %s (pass session, or an id from write_history)", session)
-				}
-				return nil, errs.New(errs.CodeUndoNotFound, "%s", msg).With("session", session)
+		if foreignChange(ctx, targets) {
+			if err := ops.RequireScope(ctx, "undo", auth.ScopeDestructive); err != nil {
+				return nil, err // the selection changed after the pipeline checked the scope
 			}
 		}
 		var ids []string
@@ -166,6 +141,81 @@ func undoWrites(ctx context.Context, env *ops.Env, in *UndoIn) (*UndoOut, error)
 		}
 		return &UndoOut{WriteResult: *res, Undone: ids}, nil
 	})
+}
+
+// undoTargets selects the journal entries an undo reverts: the one named
+// by id, or the latest count of a session (the caller's own MCP session by
+// default) that are not undone yet.
+func undoTargets(ctx context.Context, w *vault.Writer, in *UndoIn) ([]*vault.JournalEntry, error) {
+	entries, err := w.Journal()
+	if err != nil {
+		return nil, err
+	}
+	done := undoneBy(entries)
+	if in.ID != "" {
+		e, err := w.JournalEntry(in.ID)
+		if err != nil {
+			return nil, err
+		}
+		if u := done[e.ID]; u != "" {
+			return nil, errs.New(errs.CodeConflict, "change %s was already undone by %s (undo that to redo it)", e.ID, u).With("id", e.ID).With("undone_by", u)
+		}
+		return []*vault.JournalEntry{e}, nil
+	}
+	session := in.Session
+	if c := ops.CallerFrom(ctx); session == "" && c.Surface == "mcp" {
+		session = c.Session
+	}
+	count := ops.OrDefault(in.Count, 1)
+	var targets []*vault.JournalEntry
+	for i := len(entries) - 1; i >= 0 && len(targets) < count; i-- {
+		e := entries[i]
+		if len(e.Undoes) > 0 || done[e.ID] != "" || (session != "" && e.Session != session) {
+			continue
+		}
+		targets = append(targets, e)
+	}
+	if len(targets) == 0 {
+		msg := "nothing to undo: the journal holds no change that is not undone yet"
+		if session != "" {
+			msg = fmt.Sprintf("nothing to undo in session %s (pass session, or an id from write_history)", session)
+		}
+		return nil, errs.New(errs.CodeUndoNotFound, "%s", msg).With("session", session)
+	}
+	return targets, nil
+}
+
+// foreignChange reports whether a target was recorded by another
+// principal than the caller (an entry without one is the owner's).
+func foreignChange(ctx context.Context, targets []*vault.JournalEntry) bool {
+	me := ops.CallerFrom(ctx).Subject()
+	for _, e := range targets {
+		who := e.Principal
+		if who == "" {
+			who = auth.OwnerName
+		}
+		if who != me {
+			return true
+		}
+	}
+	return false
+}
+
+// undoScope: undoing another principal's change is destructive; undoing
+// one's own is a write.
+func undoScope(ctx context.Context, env *ops.Env, in *UndoIn) auth.Scope {
+	_, w, err := ops.WriteVault(env, in.Vault)
+	if err != nil {
+		return ""
+	}
+	targets, err := undoTargets(ctx, w, in)
+	if err != nil {
+		return "" // the handler answers
+	}
+	if foreignChange(ctx, targets) {
+		return auth.ScopeDestructive
+	}
+	return ""
 }
 
 // fileState is a file's simulated content while undo entries are replayed.

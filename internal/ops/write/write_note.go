@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/vault"
@@ -44,8 +45,28 @@ func WriteNote() ops.Def[WriteNoteIn, ops.WriteResult] {
 		Errors:      ops.WithErrors(errs.CodeInvalidUTF8),
 		Example:     `{"path": "Notes/Reading list.md", "content": "# Reading list\n\n- How to Take Smart Notes\n"}`,
 		Toolset:     ops.ToolsetWrites,
+		ScopeFor:    writeNoteScope,
 		Handler:     writeNote,
 	}
+}
+
+// writeNoteScope: a write_note that may replace an existing note is
+// destructive (the note exists, or the call passes if_match or overwrite,
+// which only serve a replacement); creating a note is a write. The handler
+// checks again under the note's lock, so a note created in between does
+// not slip through as a mere write.
+func writeNoteScope(ctx context.Context, env *ops.Env, in *WriteNoteIn) auth.Scope {
+	if in.Overwrite || in.IfMatch != "" || in.ExpectedSHA256 != "" {
+		return auth.ScopeDestructive
+	}
+	_, w, err := ops.WriteVault(env, in.Vault)
+	if err != nil {
+		return "" // the handler answers
+	}
+	if _, _, exists, err := w.ReadState(in.Path); err == nil && exists {
+		return auth.ScopeDestructive
+	}
+	return ""
 }
 
 func writeNote(ctx context.Context, env *ops.Env, in *WriteNoteIn) (*ops.WriteResult, error) {
@@ -71,6 +92,9 @@ func writeNote(ctx context.Context, env *ops.Env, in *WriteNoteIn) (*ops.WriteRe
 				}
 				s.Create(rel, in.Content)
 				return nil
+			}
+			if err := ops.RequireScope(ctx, "write_note", auth.ScopeDestructive); err != nil {
+				return err // the note appeared after the pipeline checked the scope
 			}
 			if err := vault.CheckText(rel, f.Raw); err != nil {
 				return err

@@ -35,3 +35,18 @@
     }
   });
 })();
+
+// Pending page: poll the list of waiting confirmations and reload when it
+// changed (a new request, a decision elsewhere, an expiry).
+(function () {
+  "use strict";
+  var list = document.getElementById("pending");
+  if (!list || !window.fetch) return;
+  var shown = list.getAttribute("data-ids") || "";
+  setInterval(function () {
+    fetch("/ui/pending.json", { credentials: "same-origin", cache: "no-store" })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (d) { if (d && d.ids && d.ids.join(" ") !== shown) location.reload(); })
+      .catch(function () {});
+  }, 3000);
+})();
