@@ -130,6 +130,7 @@ func (g *globals) openEnv(ctx context.Context, surfaceDefault bool) (*ops.Env, e
 		}
 	}
 	vh.Writes, vh.AI = &ws, aiRuntime(vc.cfg, vh)
+	vh.Read = readRules(vc.cfg)
 	return &ops.Env{Vaults: []*ops.VaultHandle{vh}}, nil
 }
 
@@ -253,6 +254,7 @@ func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, er
 		seen[vh.Name] = true
 		ws := s.ws
 		vh.Writes, vh.AI = &ws, aiRuntime(s.vc.cfg, vh)
+		vh.Read = readRules(s.vc.cfg)
 		notices := s.vc.cfg.Notices
 		if msg := vh.AI.Settings.CeilingBlindMessage(); msg != "" {
 			notices = append(slices.Clip(notices), config.Problem{Message: msg})
@@ -267,6 +269,11 @@ func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, er
 		env.Vaults = append(env.Vaults, vh)
 	}
 	return env, nil
+}
+
+// readRules is a vault's read fence from its merged config.
+func readRules(cfg *config.Config) ops.ReadRules {
+	return ops.ReadRules{ReadPaths: cfg.ReadPaths, DenyReadPaths: cfg.DenyReadPaths}
 }
 
 // writePolicy describes a vault's write settings for the serve banner and

@@ -43,14 +43,15 @@ func SimilarNotes(ctx context.Context, vh *VaultHandle, rel string, limit int, p
 		return "", nil, errs.New(errs.CodeEmbedUnavailable, "note %s has no vector yet; run `loci index`", rel).With("path", rel)
 	}
 	var paths map[int64]string
-	if pathGlob != "" {
+	if fence := FenceFor(ctx, vh); pathGlob != "" || fence != nil {
+		// Only notes the call's read fence shows are compared.
 		paths = map[int64]string{}
 		all, err := vh.Index.ListNotes(ctx, false)
 		if err != nil {
 			return "", nil, err
 		}
 		for _, x := range all {
-			if GlobMatch(pathGlob, x.Path) {
+			if GlobMatch(pathGlob, x.Path) && fence.Allows(x.Path) {
 				paths[x.ID] = x.Path
 			}
 		}

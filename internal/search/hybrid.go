@@ -271,7 +271,9 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 		if err != nil {
 			return nil, err
 		}
-		if ok {
+		// A note the filter passed by id is checked again by path: an id
+		// reused since must not bring in a note the predicate refuses.
+		if ok && (q.Allow == nil || q.Allow(r.Path)) {
 			resp.Results = append(resp.Results, r)
 		}
 	}

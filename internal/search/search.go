@@ -39,6 +39,11 @@ type Query struct {
 	Explain bool
 	// Fusion overrides the searcher's fusion settings for this query.
 	Fusion *Fusion
+	// Allow, when set, is a predicate over vault-relative paths: a note
+	// it refuses is never a candidate (lexical, semantic, hybrid and
+	// graph expansion alike), so it is removed before ranking and paging
+	// and page sizes and cursors stay right. The read fences use it.
+	Allow func(path string) bool
 }
 
 // Result is one note.
@@ -168,7 +173,9 @@ func (s *Searcher) lexical(ctx context.Context, q Query, terms []term) (*Respons
 		if err != nil {
 			return nil, err
 		}
-		if ok {
+		// A note the filter passed by id is checked again by path: an id
+		// reused since must not bring in a note the predicate refuses.
+		if ok && (q.Allow == nil || q.Allow(r.Path)) {
 			resp.Results = append(resp.Results, r)
 		}
 	}
@@ -325,7 +332,7 @@ func (s *Searcher) filter(ctx context.Context, q Query) (map[int64]bool, error) 
 			args = append(args, r.to+"\uffff")
 		}
 	}
-	if len(where) == 0 && q.PathGlob == "" {
+	if len(where) == 0 && q.PathGlob == "" && q.Allow == nil {
 		return nil, nil
 	}
 	sqlq := "SELECT id, path FROM notes"
@@ -348,6 +355,9 @@ func (s *Searcher) filter(ctx context.Context, q Query) (map[int64]bool, error) 
 			if ok, _ := doublestar.Match(q.PathGlob, p); !ok {
 				continue
 			}
+		}
+		if q.Allow != nil && !q.Allow(p) {
+			continue
 		}
 		allowed[id] = true
 	}

@@ -72,6 +72,7 @@ func SearchNotes() ops.Def[SearchNotesIn, SearchNotesOut] {
 				Text: in.Query, Limit: in.Limit, Offset: off, PathGlob: in.PathGlob, Tags: in.Tags, Frontmatter: in.Frontmatter,
 				CreatedFrom: in.CreatedFrom, CreatedTo: in.CreatedTo, UpdatedFrom: in.UpdatedFrom, UpdatedTo: in.UpdatedTo,
 				Mode: in.Mode, ExpandLinks: in.ExpandLinks, Explain: in.Explain,
+				Allow: env.ReadFence(ctx, vh).Pred(),
 			})
 			if err != nil {
 				return nil, err
