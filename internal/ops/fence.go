@@ -369,3 +369,11 @@ func (e *Env) ListNotes(ctx context.Context, vh *VaultHandle, withFrontmatter bo
 	}
 	return Visible(FenceFor(ctx, vh), notes, func(n index.NoteSummary) string { return n.Path }), nil
 }
+
+// FencedWrite is the refusal of a write to a path the caller may not read:
+// path_denied, the same whether a note is there or not (a preview would
+// show it, and a create that finds the path taken would tell it exists).
+func FencedWrite(rel string) *errs.Error {
+	return errs.New(errs.CodePathDenied, "path %q may not be written: it is outside what this caller may read (read fence)", rel).
+		With("path", rel).With("reason", "read_fence")
+}

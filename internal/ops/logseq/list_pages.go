@@ -53,6 +53,7 @@ func ListPages() ops.Def[ListPagesIn, ListPagesOut] {
 			if err != nil {
 				return nil, err
 			}
+			pages = ops.Visible(env.ReadFence(ctx, vh), pages, func(p index.PageInfo) string { return p.Path })
 			out := &ListPagesOut{Total: len(pages)}
 			out.Pages, out.NextCursor = ops.Page(pages, off, ops.OrDefault(in.Limit, 100))
 			return out, nil
