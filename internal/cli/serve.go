@@ -132,6 +132,7 @@ func (g *globals) startServe(ctx context.Context, dirs []string, o serveOptions)
 		}
 		authn = auth.NewAuthenticator(s.token, store, nil)
 	}
+	env.Principals = principalByName
 	reg := catalog.All()
 	s.mcp = mcpserver.New(reg, env, mcpserver.Options{
 		Name: "loci", Version: Version, MaxSessions: o.maxSessions, IdleTimeout: o.sessionIdle, Logger: logger,

@@ -377,3 +377,103 @@ func FencedWrite(rel string) *errs.Error {
 	return errs.New(errs.CodePathDenied, "path %q may not be written: it is outside what this caller may read (read fence)", rel).
 		With("path", rel).With("reason", "read_fence")
 }
+
+// Settings a write decision comes from (ACLDecision.Setting, writes).
+const (
+	SettingWrites     = "writes"      // writes off or read-only for the vault
+	SettingScope      = "scope"       // the principal lacks the scope
+	SettingVaults     = "vaults"      // the principal may not use the vault
+	SettingWritePaths = "write_paths" // outside the allow-list
+	SettingDenyPaths  = "deny_paths"  // a deny glob matched
+)
+
+// ACLDecision is whether one principal may read or write one path, and the
+// rule that decided (inspect_acl).
+type ACLDecision struct {
+	Allowed bool `json:"allowed" jsonschema:"whether the access is allowed"`
+	FenceRule
+}
+
+// DecideRead explains whether p may read rel in vh: its vaults and read
+// scope, the note rule, then the vault's and p's read fences.
+func (e *Env) DecideRead(vh *VaultHandle, p *auth.Principal, rel string) ACLDecision {
+	if d, ok := principalGate(vh, p, auth.ScopeRead); !ok {
+		return d
+	}
+	ok, rule := NewFence(vh.Vault, vh.Read, p).Decide(vh.Vault, rel)
+	return ACLDecision{Allowed: ok, FenceRule: rule}
+}
+
+// DecideWrite explains whether p may write rel in vh: its vaults and write
+// scope, the vault's write settings, the note rule, deny_paths (deny
+// wins), write_paths; a path p may not read is not written either.
+func (e *Env) DecideWrite(vh *VaultHandle, p *auth.Principal, rel string) ACLDecision {
+	if d, ok := principalGate(vh, p, auth.ScopeWrite); !ok {
+		return d
+	}
+	ws := e.WritesFor(vh)
+	if err := ws.check("a write", vh.Name); err != nil {
+		return ACLDecision{FenceRule: FenceRule{Setting: SettingWrites, Reason: err.Message}}
+	}
+	clean, err := vault.CleanRel(rel)
+	if err != nil {
+		return ACLDecision{FenceRule: FenceRule{Setting: SettingNoteRule, Reason: errs.As(err).Message}}
+	}
+	if why := vh.Vault.NoteRule(clean); why != "" {
+		return ACLDecision{FenceRule: FenceRule{Setting: SettingNoteRule, Reason: why}}
+	}
+	deny := NewFence(nil, ReadRules{DenyReadPaths: ws.DenyPaths}, nil)
+	if deny != nil {
+		if ok, r := deny.decide(clean); !ok {
+			return ACLDecision{FenceRule: FenceRule{Setting: SettingDenyPaths, Glob: r.Glob, Reason: "matches deny_paths " + r.Glob}}
+		}
+	}
+	rule := FenceRule{Setting: SettingDefault, Reason: "writes are on and no write glob restricts this path"}
+	if len(ws.WritePaths) > 0 {
+		allow := NewFence(nil, ReadRules{ReadPaths: ws.WritePaths}, nil)
+		ok, r := allow.decide(clean)
+		if !ok {
+			return ACLDecision{FenceRule: FenceRule{Setting: SettingWritePaths, Reason: "outside write_paths (" + strings.Join(ws.WritePaths, ", ") + ")"}}
+		}
+		rule = FenceRule{Setting: SettingWritePaths, Glob: r.Glob, Reason: "inside write_paths " + r.Glob}
+	}
+	if rd := e.DecideRead(vh, p, clean); !rd.Allowed && rd.Setting != SettingScope {
+		rd.Reason = "not readable, so not writable: " + rd.Reason
+		return rd
+	}
+	return ACLDecision{Allowed: true, FenceRule: rule}
+}
+
+// principalGate checks p's vaults and scope s; ok is false with the
+// decision when they refuse.
+func principalGate(vh *VaultHandle, p *auth.Principal, s auth.Scope) (ACLDecision, bool) {
+	if p == nil || p.IsOwner() {
+		return ACLDecision{}, true
+	}
+	if !p.MayUse(vh.Name) {
+		return ACLDecision{FenceRule: FenceRule{Setting: SettingVaults, Reason: "principal " + p.Name + " may not use vault " + vh.Name}}, false
+	}
+	if missing := p.Missing(s); len(missing) > 0 {
+		return ACLDecision{FenceRule: FenceRule{Setting: SettingScope, Reason: "principal " + p.Name + " does not hold the " + string(s) + " scope"}}, false
+	}
+	return ACLDecision{}, true
+}
+
+// Principal looks a principal up by name for inspect_acl: "owner" (or
+// "") is the owner; others come from Env.Principals.
+func (e *Env) Principal(name string) (*auth.Principal, error) {
+	if name == "" || name == auth.OwnerName {
+		return auth.Owner(auth.ViaLocal), nil
+	}
+	if e.Principals == nil {
+		return nil, errs.New(errs.CodeNotFound, "no principal named %q: this server knows only the owner", name).With("principal", name)
+	}
+	p, err := e.Principals(name)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, errs.New(errs.CodeNotFound, "no principal named %q (see `loci token list`)", name).With("principal", name)
+	}
+	return p, nil
+}

@@ -239,3 +239,71 @@ func TestFencedSearchPages(t *testing.T) {
 }
 
 func indexAll() index.SyncOptions { return index.SyncOptions{} }
+
+// TestInspectACL: for a principal and a path, read and write with the rule
+// that decided; admin only.
+func TestInspectACL(t *testing.T) {
+	env := fencedEnv(t)
+	env.Writes = ops.WriteSettings{Enabled: true, DenyPaths: []string{"Public/locked/**"}, WritePaths: []string{"Public/**", "HR/**"}}
+	writer := &auth.Principal{Name: "writer", Scopes: []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, DenyReadPaths: []string{"Public/p1.md"}, Via: auth.ViaToken}
+	env.Principals = func(name string) (*auth.Principal, error) {
+		switch name {
+		case "agent":
+			return narrowed, nil
+		case "writer":
+			return writer, nil
+		}
+		return nil, nil
+	}
+	cases := []struct {
+		in                   string
+		read                 bool
+		readRule, readGlob   string
+		write                bool
+		writeRule, writeGlob string
+	}{
+		{`{"path": "Public/p2.md"}`, true, ops.SettingDefault, "", true, ops.SettingWritePaths, "Public/**"},
+		{`{"path": "HR/Salaries.md"}`, false, ops.SettingDenyReadPaths, "HR/**", false, ops.SettingDenyReadPaths, "HR/**"},
+		{`{"path": "hr/salaries.md"}`, false, ops.SettingDenyReadPaths, "HR/**", false, ops.SettingWritePaths, ""},
+		{`{"path": "../x.md"}`, false, ops.SettingNoteRule, "", false, ops.SettingNoteRule, ""},
+		{`{"path": "Private/Diary.md", "principal": "agent"}`, false, ops.SettingPrincipalReadPaths, "", false, ops.SettingScope, ""},
+		{`{"path": "Public/p2.md", "principal": "agent"}`, true, ops.SettingPrincipalReadPaths, "Public/**", false, ops.SettingScope, ""},
+		{`{"path": "Public/p1.md", "principal": "writer"}`, false, ops.SettingPrincipalDenyReadPaths, "Public/p1.md", false, ops.SettingPrincipalDenyReadPaths, "Public/p1.md"},
+		{`{"path": "Public/locked/x.md", "principal": "writer"}`, true, ops.SettingDefault, "", false, ops.SettingDenyPaths, "Public/locked/**"},
+		{`{"path": "Other/x.md", "principal": "owner"}`, true, ops.SettingDefault, "", false, ops.SettingWritePaths, ""},
+		{`{"path": ".obsidian/app.md"}`, false, ops.SettingNoteRule, "", false, ops.SettingNoteRule, ""},
+	}
+	for _, c := range cases {
+		js, e := callAs(t, env, nil, "inspect_acl", c.in)
+		if e != nil {
+			t.Fatalf("%s: %s", c.in, js)
+		}
+		var out read.InspectACLOut
+		json.Unmarshal([]byte(js), &out)
+		if out.Read.Allowed != c.read || out.Read.Setting != c.readRule || out.Read.Glob != c.readGlob ||
+			out.Write.Allowed != c.write || out.Write.Setting != c.writeRule || out.Write.Glob != c.writeGlob || out.Read.Reason == "" || out.Write.Reason == "" {
+			t.Errorf("%s = %s", c.in, js)
+		}
+	}
+	// A link's real path decides.
+	if err := os.Symlink("../HR/Salaries.md", filepath.Join(opstest.Root(env), "Public", "link.md")); err == nil {
+		js, _ := callAs(t, env, nil, "inspect_acl", `{"path": "Public/link.md"}`)
+		var out read.InspectACLOut
+		json.Unmarshal([]byte(js), &out)
+		if out.Read.Allowed || out.Read.Resolved != "HR/Salaries.md" || out.Read.Setting != ops.SettingDenyReadPaths {
+			t.Errorf("link = %s", js)
+		}
+	}
+	// Admin only; an unknown principal is not_found.
+	if js, e := callAs(t, env, writer, "inspect_acl", `{"path": "Public/p2.md"}`); e == nil || e.Code != errs.CodeForbidden {
+		t.Errorf("inspect_acl without admin = %s", js)
+	}
+	if js, e := callAs(t, env, nil, "inspect_acl", `{"path": "Public/p2.md", "principal": "nobody"}`); e == nil || e.Code != errs.CodeNotFound {
+		t.Errorf("unknown principal = %s", js)
+	}
+	// The caller by default.
+	js, _ := callAs(t, env, narrowed, "inspect_acl", `{"path": "Private/Diary.md"}`)
+	if !strings.Contains(js, `"principal":"agent"`) || !strings.Contains(js, `"allowed":false`) {
+		t.Errorf("caller = %s", js)
+	}
+}
