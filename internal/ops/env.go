@@ -32,6 +32,11 @@ type VaultHandle struct {
 	// narrows it by the principal: Env.ReadFence.
 	Read ReadRules
 
+	// fenceMu guards fenceSets: the notes each read fence hides, by the
+	// fence's rules, reused while the index's notes stay the same.
+	fenceMu   sync.Mutex
+	fenceSets map[string]*hiddenSet
+
 	mu    sync.Mutex
 	state SyncState
 	watch *WatchState

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -15,6 +16,7 @@ import (
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/safefs"
+	"github.com/loci-dev/loci/internal/search"
 	"github.com/loci-dev/loci/internal/vault"
 )
 
@@ -69,6 +71,7 @@ type Fence struct {
 	v     *vault.Vault
 	deny  []fenceList
 	allow []fenceList // each non-empty list must be matched
+	key   string      // the rules, for the cache of hidden notes
 }
 
 // NewFence builds the fence of rules narrowed by p; nil when neither sets
@@ -96,6 +99,15 @@ func NewFence(v *vault.Vault, rules ReadRules, p *auth.Principal) *Fence {
 		return nil
 	}
 	f.v = v
+	var k strings.Builder
+	for _, l := range append(append([]fenceList{}, f.deny...), f.allow...) {
+		k.WriteString(l.setting)
+		for _, g := range l.globs {
+			k.WriteString("\x00" + g.glob)
+		}
+		k.WriteString("\x01")
+	}
+	f.key = k.String()
 	return &f
 }
 
@@ -157,15 +169,6 @@ func (f *Fence) AllowsReal(clean, real string) bool {
 		return ok
 	}
 	return true
-}
-
-// Pred is Allows as a path predicate, or nil for a nil fence (a searcher
-// skips its filter then).
-func (f *Fence) Pred() func(string) bool {
-	if f == nil {
-		return nil
-	}
-	return f.Allows
 }
 
 // realOf returns the real vault-relative path (NFC) of an indexed note
@@ -338,15 +341,63 @@ func ReadFencedNote(f *Fence, vh *VaultHandle, rel string) ([]byte, string, erro
 // for a nil fence): for the index's counts and walks, which leave them
 // out in SQL.
 func (f *Fence) Hidden(ctx context.Context, vh *VaultHandle) ([]int64, error) {
+	hs, err := f.hiddenSet(ctx, vh)
+	if hs == nil || err != nil {
+		return nil, err
+	}
+	return hs.list, nil
+}
+
+// Apply sets q's path predicate and hidden notes (nothing for a nil
+// fence), so a search never has a fenced note among its candidates.
+func (f *Fence) Apply(ctx context.Context, vh *VaultHandle, q *search.Query) error {
+	hs, err := f.hiddenSet(ctx, vh)
+	if hs == nil || err != nil {
+		return err
+	}
+	q.Allow = f.Allows
+	ids := hs.ids
+	q.Hidden = func(id int64) bool { return ids[id] }
+	return nil
+}
+
+// hiddenSet is the notes one fence hides in one state of the index.
+type hiddenSet struct {
+	fp   string // the index's notes fingerprint it was computed for
+	ids  map[int64]bool
+	list []int64
+}
+
+// maxFenceSets bounds the cached hidden sets of a vault (one per distinct
+// set of rules: the vault's and each principal's narrowing).
+const maxFenceSets = 64
+
+// hiddenSet returns the notes f hides in vh, computed once per state of
+// the index's notes (their count, newest index time and id sum) and
+// reused by every call with the same rules. A link re-pointed since is
+// caught where it matters: notes are read, and search results checked,
+// through Allows, which follows the link at that moment.
+func (f *Fence) hiddenSet(ctx context.Context, vh *VaultHandle) (*hiddenSet, error) {
 	if f == nil {
 		return nil, nil
+	}
+	var n, newest, sum int64
+	if err := vh.Index.DB.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(MAX(indexed_at),0), COALESCE(SUM(id),0) FROM notes").Scan(&n, &newest, &sum); err != nil {
+		return nil, err
+	}
+	fp := strconv.FormatInt(n, 10) + ":" + strconv.FormatInt(newest, 10) + ":" + strconv.FormatInt(sum, 10)
+	vh.fenceMu.Lock()
+	hs := vh.fenceSets[f.key]
+	vh.fenceMu.Unlock()
+	if hs != nil && hs.fp == fp {
+		return hs, nil
 	}
 	rows, err := vh.Index.DB.QueryContext(ctx, "SELECT id, path FROM notes")
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []int64
+	hs = &hiddenSet{fp: fp, ids: map[int64]bool{}}
 	for rows.Next() {
 		var id int64
 		var p string
@@ -354,10 +405,20 @@ func (f *Fence) Hidden(ctx context.Context, vh *VaultHandle) ([]int64, error) {
 			return nil, err
 		}
 		if !f.Allows(p) {
-			out = append(out, id)
+			hs.ids[id] = true
+			hs.list = append(hs.list, id)
 		}
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	vh.fenceMu.Lock()
+	if vh.fenceSets == nil || len(vh.fenceSets) >= maxFenceSets {
+		vh.fenceSets = map[string]*hiddenSet{}
+	}
+	vh.fenceSets[f.key] = hs
+	vh.fenceMu.Unlock()
+	return hs, nil
 }
 
 // ListNotes is the index's list of notes (Index.ListNotes) without the

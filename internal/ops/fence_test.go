@@ -56,7 +56,7 @@ func TestFenceGlobMatching(t *testing.T) {
 		}
 	}
 	// No rules anywhere: a nil fence, which allows everything.
-	if f := ops.NewFence(nil, ops.ReadRules{}, agent(nil, nil)); f != nil || !f.Allows("HR/x.md") || f.Pred() != nil {
+	if f := ops.NewFence(nil, ops.ReadRules{}, agent(nil, nil)); f != nil || !f.Allows("HR/x.md") || f.Active() {
 		t.Errorf("empty fence = %+v", f)
 	}
 	if f := ops.FenceFor(context.Background(), &ops.VaultHandle{}); f != nil {

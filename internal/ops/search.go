@@ -81,3 +81,12 @@ func SimilarNotes(ctx context.Context, vh *VaultHandle, rel string, limit int, p
 	}
 	return id.String(), notes, nil
 }
+
+// Search runs q on vh with the call's read fence applied (Fence.Apply): a
+// note the caller may not read is never a candidate, in any mode.
+func Search(ctx context.Context, vh *VaultHandle, q search.Query) (*search.Response, error) {
+	if err := FenceFor(ctx, vh).Apply(ctx, vh, &q); err != nil {
+		return nil, err
+	}
+	return SearcherFor(vh).Search(ctx, q)
+}

@@ -93,7 +93,7 @@ func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 		}
 	}
 	if s.Query != "" {
-		res, err := ops.SearcherFor(c.vh).Search(ctx, search.Query{Text: s.Query, Limit: ops.OrDefault(s.MaxNotes, 20), Allow: c.fence.Pred()})
+		res, err := ops.Search(ctx, c.vh, search.Query{Text: s.Query, Limit: ops.OrDefault(s.MaxNotes, 20)})
 		if err != nil {
 			return err
 		}

@@ -79,8 +79,8 @@ func GetContext() ops.Def[GetContextIn, GetContextOut] {
 				return nil, err
 			}
 			fence := env.ReadFence(ctx, vh)
-			resp, err := ops.SearcherFor(vh).Search(ctx, search.Query{Text: in.Query, Limit: ops.OrDefault(in.Limit, 5), PathGlob: in.PathGlob, Tags: in.Tags,
-				Mode: in.Mode, ExpandLinks: in.ExpandLinks, Explain: in.Explain, Allow: fence.Pred()})
+			resp, err := ops.Search(ctx, vh, search.Query{Text: in.Query, Limit: ops.OrDefault(in.Limit, 5), PathGlob: in.PathGlob, Tags: in.Tags,
+				Mode: in.Mode, ExpandLinks: in.ExpandLinks, Explain: in.Explain})
 			if err != nil {
 				return nil, err
 			}
