@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/ops"
 )
 
@@ -62,9 +63,13 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	ch := make(chan ops.Event, 1024)
 	var dropped atomic.Int64
+	principal := auth.From(r.Context())
 	unsub := h.env.SubscribeEvents(func(ev ops.Event) {
 		if (vault != "" && ev.Vault != vault && ev.Vault != "") || !filter.Match(ev.Kind) {
 			return
+		}
+		if !h.env.EventVisible(principal, ev) {
+			return // about a note the principal's read fence hides
 		}
 		select {
 		case ch <- ev:

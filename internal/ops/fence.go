@@ -538,3 +538,33 @@ func (e *Env) Principal(name string) (*auth.Principal, error) {
 	}
 	return p, nil
 }
+
+// EventVisible reports whether an event of the bus may be shown to p: an
+// event about a note (its path, the path it moved from, the paths of a
+// write) that p's read fence on that vault hides is not.
+func (e *Env) EventVisible(p *auth.Principal, ev Event) bool {
+	if ev.Vault == "" {
+		return true
+	}
+	vh, err := e.Vault(ev.Vault)
+	if err != nil {
+		return true
+	}
+	f := NewFence(vh.Vault, vh.Read, p)
+	if f == nil {
+		return true
+	}
+	for _, q := range []string{ev.Path, ev.From} {
+		if q != "" && !f.Allows(q) {
+			return false
+		}
+	}
+	if paths, ok := ev.Data["paths"].([]string); ok {
+		for _, q := range paths {
+			if !f.Allows(q) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/opstest"
 )
 
 // TestFenceGlobMatching: deny globs match a path in any case and either
@@ -87,4 +88,31 @@ func FuzzFenceDenyHoldsForEverySpelling(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEventVisible: the event stream does not tell a principal about a
+// note its read fence hides (created, moved from or to, written).
+func TestEventVisible(t *testing.T) {
+	env := opstest.FixtureEnv(t, map[string]string{"HR/a.md": "# A\n", "Public/b.md": "# B\n"})
+	name := env.Vaults[0].Name
+	env.Vaults[0].Read = ops.ReadRules{DenyReadPaths: []string{"HR/**"}}
+	p := &auth.Principal{Name: "a", Scopes: []auth.Scope{auth.ScopeRead}, ReadPaths: []string{"Public/**"}, Via: auth.ViaToken}
+	cases := []struct {
+		ev   ops.Event
+		who  *auth.Principal
+		want bool
+	}{
+		{ops.Event{Kind: ops.EventNoteCreated, Vault: name, Path: "HR/a.md"}, nil, false},
+		{ops.Event{Kind: ops.EventNoteCreated, Vault: name, Path: "Public/b.md"}, p, true},
+		{ops.Event{Kind: ops.EventNoteCreated, Vault: name, Path: "Other/c.md"}, nil, true},
+		{ops.Event{Kind: ops.EventNoteCreated, Vault: name, Path: "Other/c.md"}, p, false},
+		{ops.Event{Kind: ops.EventNoteMoved, Vault: name, Path: "Public/b.md", From: "HR/a.md"}, p, false},
+		{ops.Event{Kind: ops.EventWriteApplied, Vault: name, Path: "Public/b.md", Data: map[string]any{"paths": []string{"Public/b.md", "HR/x.md"}}}, p, false},
+		{ops.Event{Kind: ops.EventSyncFinished, Vault: name}, p, true},
+	}
+	for _, c := range cases {
+		if got := env.EventVisible(c.who, c.ev); got != c.want {
+			t.Errorf("%+v for %s = %v, want %v", c.ev, c.who.Label(), got, c.want)
+		}
+	}
 }

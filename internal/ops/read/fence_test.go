@@ -265,13 +265,12 @@ func TestInspectACL(t *testing.T) {
 		{`{"path": "Public/p2.md"}`, true, ops.SettingDefault, "", true, ops.SettingWritePaths, "Public/**"},
 		{`{"path": "HR/Salaries.md"}`, false, ops.SettingDenyReadPaths, "HR/**", false, ops.SettingDenyReadPaths, "HR/**"},
 		{`{"path": "hr/salaries.md"}`, false, ops.SettingDenyReadPaths, "HR/**", false, ops.SettingWritePaths, ""},
-		{`{"path": "../x.md"}`, false, ops.SettingNoteRule, "", false, ops.SettingNoteRule, ""},
 		{`{"path": "Private/Diary.md", "principal": "agent"}`, false, ops.SettingPrincipalReadPaths, "", false, ops.SettingScope, ""},
 		{`{"path": "Public/p2.md", "principal": "agent"}`, true, ops.SettingPrincipalReadPaths, "Public/**", false, ops.SettingScope, ""},
 		{`{"path": "Public/p1.md", "principal": "writer"}`, false, ops.SettingPrincipalDenyReadPaths, "Public/p1.md", false, ops.SettingPrincipalDenyReadPaths, "Public/p1.md"},
 		{`{"path": "Public/locked/x.md", "principal": "writer"}`, true, ops.SettingDefault, "", false, ops.SettingDenyPaths, "Public/locked/**"},
 		{`{"path": "Other/x.md", "principal": "owner"}`, true, ops.SettingDefault, "", false, ops.SettingWritePaths, ""},
-		{`{"path": ".obsidian/app.md"}`, false, ops.SettingNoteRule, "", false, ops.SettingNoteRule, ""},
+		{`{"path": "Public/image.png"}`, false, ops.SettingNoteRule, "", false, ops.SettingNoteRule, ""},
 	}
 	for _, c := range cases {
 		js, e := callAs(t, env, nil, "inspect_acl", c.in)
@@ -292,6 +291,13 @@ func TestInspectACL(t *testing.T) {
 		json.Unmarshal([]byte(js), &out)
 		if out.Read.Allowed || out.Read.Resolved != "HR/Salaries.md" || out.Read.Setting != ops.SettingDenyReadPaths {
 			t.Errorf("link = %s", js)
+		}
+	}
+	// Paths out of the vault or into closed folders are refused as every
+	// path input is.
+	for _, p := range []string{"../x.md", ".obsidian/app.md", "/etc/passwd"} {
+		if js, e := callAs(t, env, nil, "inspect_acl", `{"path": "`+p+`"}`); e == nil || e.Code != errs.CodePathDenied {
+			t.Errorf("inspect_acl %s = %s", p, js)
 		}
 	}
 	// Admin only; an unknown principal is not_found.

@@ -8,7 +8,6 @@ import (
 	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
-	"github.com/loci-dev/loci/internal/vault"
 )
 
 // InspectACLIn is the input of inspect_acl.
@@ -59,15 +58,11 @@ func InspectACL() ops.Def[InspectACLIn, InspectACLOut] {
 					return nil, err
 				}
 			}
-			clean, err := vault.CleanRel(in.Path)
+			// Confined like any path input (the note need not exist): a
+			// path out of the vault or into a closed folder is path_denied.
+			_, clean, err := vh.Vault.Abs(in.Path)
 			if err != nil {
-				if errs.Code(err) != errs.CodePathDenied {
-					return nil, err
-				}
-				// A closed folder (.obsidian/, .loci/, ...) or a path that
-				// leaves the vault: never readable nor writable.
-				no := ops.ACLDecision{FenceRule: ops.FenceRule{Setting: ops.SettingNoteRule, Reason: errs.As(err).Message}}
-				return &InspectACLOut{Path: in.Path, Vault: vh.Name, Principal: p.Label(), Read: no, Write: no}, nil
+				return nil, err
 			}
 			return &InspectACLOut{Path: clean, Vault: vh.Name, Principal: p.Label(),
 				Read: env.DecideRead(vh, p, clean), Write: env.DecideWrite(vh, p, clean)}, nil
