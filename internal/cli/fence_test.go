@@ -217,3 +217,21 @@ func TestReadFencesEndToEnd(t *testing.T) {
 		t.Errorf("inspect_acl = %s", b)
 	}
 }
+
+// TestTokenCreateReadFence: --read-path and --deny-read-path store a
+// principal's own read fence; a bad glob is refused.
+func TestTokenCreateReadFence(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(config.EnvConfigDir, dir)
+	out, errOut, code := run(t, "token", "create", "reader", "--scopes", "read", "--read-path", "Public/**", "--deny-read-path", "Public/Drafts/**")
+	if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), auth.TokenPrefix) {
+		t.Fatalf("token create: %d %q %q", code, out, errOut)
+	}
+	list, err := auth.NewStore(dir).List()
+	if err != nil || len(list) != 1 || strings.Join(list[0].ReadPaths, ",") != "Public/**" || strings.Join(list[0].DenyReadPaths, ",") != "Public/Drafts/**" {
+		t.Errorf("stored = %+v %v", list, err)
+	}
+	if _, errOut, code := run(t, "token", "create", "bad", "--scopes", "read", "--read-path", "Public/[**"); code == 0 || !strings.Contains(errOut, "invalid glob") {
+		t.Errorf("bad glob: %d %q", code, errOut)
+	}
+}
