@@ -313,3 +313,35 @@ func TestInspectACL(t *testing.T) {
 		t.Errorf("caller = %s", js)
 	}
 }
+
+// TestWritesHonourReadFences: a write never reads, shows or creates a path
+// the caller may not read (path_denied, reason read_fence, whether a note
+// is there or not), and renaming a note leaves the links inside fenced
+// notes alone without naming them.
+func TestWritesHonourReadFences(t *testing.T) {
+	env := fencedEnv(t)
+	env.Writes = ops.WriteSettings{Enabled: true}
+	p := &auth.Principal{Name: "editor", Scopes: []auth.Scope{auth.ScopeRead, auth.ScopeWrite, auth.ScopeDestructive}, ReadPaths: []string{"Public/**"}, Confirm: auth.PolicyAllow, Via: auth.ViaToken}
+	for _, in := range []struct{ op, in string }{
+		{"write_note", `{"path": "HR/Salaries.md", "content": "x"}`},  // exists
+		{"write_note", `{"path": "HR/Nothing.md", "content": "x"}`},   // does not
+		{"write_note", `{"path": "Private/Diary.md", "content": "x"}`}, // outside the principal's read_paths
+		{"edit_note", `{"path": "HR/Salaries.md", "patches": [{"op": "set_frontmatter", "key": "k", "value": "v"}]}`},
+	} {
+		js, e := callAs(t, env, p, in.op, in.in)
+		if e == nil || e.Code != errs.CodePathDenied || e.Details["reason"] != "read_fence" {
+			t.Errorf("%s %s = %s", in.op, in.in, js)
+		}
+		noLeak(t, in.op, js, secret, "salary_band")
+	}
+	js, e := callAs(t, env, p, "relocate_note", `{"path": "Public/p1.md", "to": "Public/q1.md", "apply": true}`)
+	if e != nil {
+		t.Fatalf("relocate_note: %s", js)
+	}
+	noLeak(t, "relocate_note", js, "HR/", "Private/", secret) // the hub's own text names [[Salaries]]
+	if b, _ := os.ReadFile(filepath.Join(opstest.Root(env), "HR", "Salaries.md")); !strings.Contains(string(b), "[[Public/p1]]") {
+		t.Errorf("a fenced note was rewritten: %s", b)
+	}
+	js, _ = callAs(t, env, p, "write_history", `{}`)
+	noLeak(t, "write_history", js, "HR/", "Private/")
+}
