@@ -323,8 +323,8 @@ func TestWritesHonourReadFences(t *testing.T) {
 	env.Writes = ops.WriteSettings{Enabled: true}
 	p := &auth.Principal{Name: "editor", Scopes: []auth.Scope{auth.ScopeRead, auth.ScopeWrite, auth.ScopeDestructive}, ReadPaths: []string{"Public/**"}, Confirm: auth.PolicyAllow, Via: auth.ViaToken}
 	for _, in := range []struct{ op, in string }{
-		{"write_note", `{"path": "HR/Salaries.md", "content": "x"}`},  // exists
-		{"write_note", `{"path": "HR/Nothing.md", "content": "x"}`},   // does not
+		{"write_note", `{"path": "HR/Salaries.md", "content": "x"}`},   // exists
+		{"write_note", `{"path": "HR/Nothing.md", "content": "x"}`},    // does not
 		{"write_note", `{"path": "Private/Diary.md", "content": "x"}`}, // outside the principal's read_paths
 		{"edit_note", `{"path": "HR/Salaries.md", "patches": [{"op": "set_frontmatter", "key": "k", "value": "v"}]}`},
 	} {
