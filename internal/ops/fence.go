@@ -428,7 +428,24 @@ func (e *Env) ListNotes(ctx context.Context, vh *VaultHandle, withFrontmatter bo
 	if err != nil {
 		return nil, err
 	}
-	return Visible(FenceFor(ctx, vh), notes, func(n index.NoteSummary) string { return n.Path }), nil
+	return VisibleByID(ctx, FenceFor(ctx, vh), vh, notes, func(n index.NoteSummary) int64 { return n.ID })
+}
+
+// VisibleByID is Visible for indexed notes known by id: the fence's
+// hidden set (computed once per index state) decides, without a look at
+// the disk per note.
+func VisibleByID[T any](ctx context.Context, f *Fence, vh *VaultHandle, list []T, id func(T) int64) ([]T, error) {
+	hs, err := f.hiddenSet(ctx, vh)
+	if hs == nil || err != nil {
+		return list, err
+	}
+	out := make([]T, 0, len(list))
+	for _, x := range list {
+		if !hs.ids[id(x)] {
+			out = append(out, x)
+		}
+	}
+	return out, nil
 }
 
 // FencedWrite is the refusal of a write to a path the caller may not read:

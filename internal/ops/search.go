@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/search"
 )
 
@@ -50,8 +51,11 @@ func SimilarNotes(ctx context.Context, vh *VaultHandle, rel string, limit int, p
 		if err != nil {
 			return "", nil, err
 		}
+		if all, err = VisibleByID(ctx, fence, vh, all, func(n index.NoteSummary) int64 { return n.ID }); err != nil {
+			return "", nil, err
+		}
 		for _, x := range all {
-			if GlobMatch(pathGlob, x.Path) && fence.Allows(x.Path) {
+			if GlobMatch(pathGlob, x.Path) {
 				paths[x.ID] = x.Path
 			}
 		}

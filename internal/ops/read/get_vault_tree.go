@@ -69,13 +69,12 @@ func GetVaultTree() ops.Def[TreeIn, TreeOut] {
 				}
 				prefix = rel
 			}
-			notes, err := vh.Index.ListNotes(ctx, false)
+			// Fenced notes are not counted, and a folder of only fenced
+			// notes is not there.
+			notes, err := env.ListNotes(ctx, vh, false)
 			if err != nil {
 				return nil, err
 			}
-			// Fenced notes are not counted, and a folder of only fenced
-			// notes is not there.
-			notes = ops.Visible(env.ReadFence(ctx, vh), notes, func(n index.NoteSummary) string { return n.Path })
 			root := &treeNode{}
 			for _, n := range notes {
 				rest := n.Path
