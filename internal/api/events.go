@@ -82,6 +82,9 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 		if (vault != "" && ev.Vault != vault && ev.Vault != "") || !filter.Match(ev.Kind) || (ev.Vault != "" && !p.MayUse(ev.Vault)) {
 			return
 		}
+		if !h.env.EventVisible(p, ev) {
+			return // about a note the principal's read fence hides
+		}
 		select {
 		case ch <- ev:
 		default:

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/config"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
@@ -130,7 +131,8 @@ func (g *globals) openEnv(ctx context.Context, surfaceDefault bool) (*ops.Env, e
 		}
 	}
 	vh.Writes, vh.AI = &ws, aiRuntime(vc.cfg, vh)
-	return &ops.Env{Vaults: []*ops.VaultHandle{vh}}, nil
+	vh.Read = readRules(vc.cfg)
+	return &ops.Env{Vaults: []*ops.VaultHandle{vh}, Principals: principalByName}, nil
 }
 
 // progress draws a bar on a terminal, or plain lines every 10% otherwise.
@@ -256,6 +258,7 @@ func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, er
 		seen[vh.Name] = true
 		ws := s.ws
 		vh.Writes, vh.AI = &ws, aiRuntime(s.vc.cfg, vh)
+		vh.Read = readRules(s.vc.cfg)
 		notices := s.vc.cfg.Notices
 		if msg := vh.AI.Settings.CeilingBlindMessage(); msg != "" {
 			notices = append(slices.Clip(notices), config.Problem{Message: msg})
@@ -270,6 +273,32 @@ func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, er
 		env.Vaults = append(env.Vaults, vh)
 	}
 	return env, nil
+}
+
+// principalByName finds a principal of the principals file by name
+// (inspect_acl); nil when there is none.
+func principalByName(name string) (*auth.Principal, error) {
+	store, err := principalStore()
+	if err != nil {
+		return nil, err
+	}
+	list, err := store.List()
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range list {
+		if e.Name == name {
+			p := e.Principal
+			p.Via = auth.ViaToken
+			return &p, nil
+		}
+	}
+	return nil, nil
+}
+
+// readRules is a vault's read fence from its merged config.
+func readRules(cfg *config.Config) ops.ReadRules {
+	return ops.ReadRules{ReadPaths: cfg.ReadPaths, DenyReadPaths: cfg.DenyReadPaths}
 }
 
 // writePolicy describes a vault's write settings for the serve banner and

@@ -151,6 +151,7 @@ func (g *globals) startServe(ctx context.Context, dirs []string, o serveOptions)
 		}
 		authn = auth.NewAuthenticator(s.token, store, jwtv)
 	}
+	env.Principals = principalByName
 	reg := catalog.All()
 	s.mcp = mcpserver.New(reg, env, mcpserver.Options{
 		Name: "loci", Version: Version, MaxSessions: o.maxSessions, IdleTimeout: o.sessionIdle, Logger: logger, Facade: facade,

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/spf13/cobra"
 
 	"github.com/loci-dev/loci/internal/auth"
@@ -83,7 +84,7 @@ func principalStore() (*auth.Store, error) {
 }
 
 func newTokenCreateCmd(g *globals) *cobra.Command {
-	var scopes, vaults, toolsets []string
+	var scopes, vaults, toolsets, readPaths, denyReadPaths []string
 	var confirm string
 	cmd := &cobra.Command{
 		Use:   "create NAME",
@@ -104,11 +105,16 @@ func newTokenCreateCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			for _, g := range append(append([]string{}, readPaths...), denyReadPaths...) {
+				if !doublestar.ValidatePattern(g) {
+					return errs.New(errs.CodeInvalidInput, "invalid glob %q", g).With("glob", g)
+				}
+			}
 			st, err := principalStore()
 			if err != nil {
 				return err
 			}
-			p := auth.Principal{Name: args[0], Scopes: sc, Vaults: vaults, Confirm: confirm, Toolsets: toolsets}
+			p := auth.Principal{Name: args[0], Scopes: sc, Vaults: vaults, Confirm: confirm, Toolsets: toolsets, ReadPaths: readPaths, DenyReadPaths: denyReadPaths}
 			tok, err := st.Create(p, time.Now())
 			if err != nil {
 				return err
@@ -126,6 +132,8 @@ func newTokenCreateCmd(g *globals) *cobra.Command {
 	f.StringArrayVar(&vaults, "vault", nil, "a vault the principal may use, by name (repeat; default every served vault)")
 	f.StringVar(&confirm, "confirm", "", "destructive calls: confirm (default with the destructive scope) or allow")
 	f.StringSliceVar(&toolsets, "toolsets", nil, "only these toolsets: "+strings.Join(ops.Groups, ", "))
+	f.StringArrayVar(&readPaths, "read-path", nil, "read fence: only notes matching this glob are served to the principal (repeat; narrows each vault's read_paths)")
+	f.StringArrayVar(&denyReadPaths, "deny-read-path", nil, "read fence: notes matching this glob are never served to the principal (repeat)")
 	_ = cmd.MarkFlagRequired("scopes")
 	return cmd
 }

@@ -24,10 +24,16 @@ type Neighbor struct {
 // resolved links in both directions (outgoing links and backlinks), up to
 // depth hops, and returns at most limit notes ordered by distance then path.
 // truncated reports that more notes were reachable.
-func (ix *Index) Neighbors(ctx context.Context, rel string, depth, limit int) ([]Neighbor, bool, error) {
+// The notes in hidden (a read fence's) are neither reached nor walked
+// through.
+func (ix *Index) Neighbors(ctx context.Context, rel string, depth, limit int, hidden ...int64) ([]Neighbor, bool, error) {
 	start, err := ix.NoteByPath(ctx, rel)
 	if err != nil {
 		return nil, false, err
+	}
+	skip := make(map[int64]bool, len(hidden))
+	for _, id := range hidden {
+		skip[id] = true
 	}
 	type edge struct {
 		from, to  int64
@@ -69,7 +75,7 @@ func (ix *Index) Neighbors(ctx context.Context, rel string, depth, limit int) ([
 		// Deterministic: the reached note's first edge in (from path, direction, kind) order wins.
 		need := map[int64]bool{}
 		for _, e := range edges {
-			if !visited[e.to] {
+			if !visited[e.to] && !skip[e.to] {
 				need[e.to] = true
 			}
 		}
@@ -91,7 +97,7 @@ func (ix *Index) Neighbors(ctx context.Context, rel string, depth, limit int) ([
 		})
 		var next []int64
 		for _, e := range edges {
-			if visited[e.to] {
+			if visited[e.to] || skip[e.to] {
 				continue
 			}
 			if _, ok := paths[e.to]; !ok {

@@ -69,10 +69,15 @@ type KeyCount struct {
 
 // FrontmatterKeys lists every top-level frontmatter key (Logseq page
 // properties included) with its note count and value types, most used first.
-func (ix *Index) FrontmatterKeys(ctx context.Context) ([]KeyCount, error) {
+// Notes in hidden (a read fence's) are not counted.
+func (ix *Index) FrontmatterKeys(ctx context.Context, hidden ...int64) ([]KeyCount, error) {
+	var args []any
+	if len(hidden) > 0 {
+		args = append(args, idsJSON(hidden))
+	}
 	rows, err := ix.DB.QueryContext(ctx, `SELECT j.key, j.type, COUNT(DISTINCT n.id)
-		FROM notes n, json_each(n.frontmatter) j WHERE n.frontmatter IS NOT NULL AND json_valid(n.frontmatter)
-		GROUP BY j.key, j.type`)
+		FROM notes n, json_each(n.frontmatter) j WHERE n.frontmatter IS NOT NULL AND json_valid(n.frontmatter) AND `+hiddenCond("n.id", hidden)+`
+		GROUP BY j.key, j.type`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -142,12 +147,18 @@ type ValueCount struct {
 // FrontmatterValues lists the distinct values of a key (list items each
 // count) with their note counts, most used first; total is the number of
 // distinct values and notes the number of notes having the key with a value.
-func (ix *Index) FrontmatterValues(ctx context.Context, key string, limit int) (vals []ValueCount, total, notes int, err error) {
-	if err := ix.DB.QueryRowContext(ctx, "SELECT COUNT(DISTINCT value), COUNT(DISTINCT note_id) FROM props WHERE key = ?", key).Scan(&total, &notes); err != nil {
+// Notes in hidden (a read fence's) are not counted.
+func (ix *Index) FrontmatterValues(ctx context.Context, key string, limit int, hidden ...int64) (vals []ValueCount, total, notes int, err error) {
+	args := []any{key}
+	if len(hidden) > 0 {
+		args = append(args, idsJSON(hidden))
+	}
+	cond := hiddenCond("note_id", hidden)
+	if err := ix.DB.QueryRowContext(ctx, "SELECT COUNT(DISTINCT value), COUNT(DISTINCT note_id) FROM props WHERE key = ? AND "+cond, args...).Scan(&total, &notes); err != nil {
 		return nil, 0, 0, err
 	}
-	rows, err := ix.DB.QueryContext(ctx, `SELECT value, COUNT(DISTINCT note_id) AS n FROM props WHERE key = ?
-		GROUP BY value ORDER BY n DESC, value LIMIT ?`, key, limit)
+	rows, err := ix.DB.QueryContext(ctx, `SELECT value, COUNT(DISTINCT note_id) AS n FROM props WHERE key = ? AND `+cond+`
+		GROUP BY value ORDER BY n DESC, value LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, 0, 0, err
 	}

@@ -174,8 +174,10 @@ type TagCount struct {
 
 // Tags lists every tag with its note count, most used first. Nested tags
 // also count toward their parents only when written (no implicit roll-up).
-func (ix *Index) Tags(ctx context.Context) ([]TagCount, error) {
-	rows, err := ix.DB.QueryContext(ctx, `SELECT MIN(tag), COUNT(DISTINCT note_id) AS n FROM tags GROUP BY tag_key ORDER BY n DESC, tag_key`)
+// Notes in hidden (a read fence's) are not counted.
+func (ix *Index) Tags(ctx context.Context, hidden ...int64) ([]TagCount, error) {
+	where, args := hiddenWhere("note_id", hidden)
+	rows, err := ix.DB.QueryContext(ctx, `SELECT MIN(tag), COUNT(DISTINCT note_id) AS n FROM tags`+where+` GROUP BY tag_key ORDER BY n DESC, tag_key`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -242,30 +244,42 @@ type Status struct {
 	Vectors          VectorStatus `json:"vectors" jsonschema:"embeddings: the model of the index's vectors, how many sections have one, the configured provider and the default search mode"`
 }
 
-// Status reports counts, times, and the files that failed and why.
-func (ix *Index) Status(ctx context.Context) (*Status, error) {
+// Status reports counts, times, and the files that failed and why. The
+// notes in hidden (a read fence's) and what they hold (sections, links
+// from them, tags, tasks, blocks, vectors) are not counted, and their
+// frontmatter errors are not listed.
+func (ix *Index) Status(ctx context.Context, hidden ...int64) (*Status, error) {
 	st := &Status{Vault: ix.Vault.Root, VaultKind: string(ix.Vault.Kind), IndexPath: filepath.Join(ix.Dir, DBName), Failures: []Failure{}, FrontmatterIssue: []Failure{}}
 	ix.DB.QueryRowContext(ctx, "PRAGMA user_version").Scan(&st.SchemaVersion)
+	var args []any
+	if len(hidden) > 0 {
+		args = []any{idsJSON(hidden)}
+	}
 	counts := []struct {
 		q string
 		v *int
 	}{
-		{"SELECT COUNT(*) FROM notes", &st.Notes},
-		{"SELECT COUNT(*) FROM chunks", &st.Chunks},
-		{"SELECT COUNT(*) FROM links", &st.Links},
-		{"SELECT COUNT(*) FROM links WHERE dst_id IS NULL AND attachment = 0", &st.UnresolvedLinks},
-		{"SELECT COUNT(DISTINCT tag_key) FROM tags", &st.Tags},
-		{"SELECT COUNT(*) FROM tasks", &st.Tasks},
-		{"SELECT COUNT(*) FROM blocks", &st.Blocks},
+		{"SELECT COUNT(*) FROM notes WHERE " + hiddenCond("id", hidden), &st.Notes},
+		{"SELECT COUNT(*) FROM chunks WHERE " + hiddenCond("note_id", hidden), &st.Chunks},
+		{"SELECT COUNT(*) FROM links WHERE " + hiddenCond("src_id", hidden), &st.Links},
+		{"SELECT COUNT(*) FROM links WHERE dst_id IS NULL AND attachment = 0 AND " + hiddenCond("src_id", hidden), &st.UnresolvedLinks},
+		{"SELECT COUNT(DISTINCT tag_key) FROM tags WHERE " + hiddenCond("note_id", hidden), &st.Tags},
+		{"SELECT COUNT(*) FROM tasks WHERE " + hiddenCond("note_id", hidden), &st.Tasks},
+		{"SELECT COUNT(*) FROM blocks WHERE " + hiddenCond("note_id", hidden), &st.Blocks},
 	}
 	for _, c := range counts {
-		if err := ix.DB.QueryRowContext(ctx, c.q).Scan(c.v); err != nil {
+		if err := ix.DB.QueryRowContext(ctx, c.q, args...).Scan(c.v); err != nil {
 			return nil, err
 		}
 	}
 	st.LastIndexAt = unixToRFC3339(ix.Meta(ctx, "last_index_at"))
 	st.LastFullIndexAt = unixToRFC3339(ix.Meta(ctx, "last_full_index_at"))
 	st.Vectors = ix.vectorStatus(ctx)
+	if len(hidden) > 0 && st.Vectors.Chunks > 0 {
+		all := st.Vectors.Chunks
+		ix.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM chunk_vectors WHERE "+hiddenCond("note_id", hidden), args...).Scan(&st.Vectors.Chunks)
+		st.Vectors.MemoryBytes = st.Vectors.MemoryBytes * int64(st.Vectors.Chunks) / int64(all)
+	}
 	for _, suffix := range []string{"", "-wal"} {
 		if fi, err := os.Stat(filepath.Join(ix.Dir, DBName+suffix)); err == nil {
 			st.IndexBytes += fi.Size()
@@ -281,7 +295,7 @@ func (ix *Index) Status(ctx context.Context) (*Status, error) {
 		st.Failures = append(st.Failures, f)
 	}
 	rows.Close()
-	rows, err = ix.DB.QueryContext(ctx, "SELECT path, fm_error FROM notes WHERE fm_error IS NOT NULL ORDER BY path")
+	rows, err = ix.DB.QueryContext(ctx, "SELECT path, fm_error FROM notes WHERE fm_error IS NOT NULL AND "+hiddenCond("id", hidden)+" ORDER BY path", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -300,4 +314,32 @@ func unixToRFC3339(s string) string {
 		return ""
 	}
 	return time.Unix(n, 0).UTC().Format(time.RFC3339)
+}
+
+// hiddenWhere is a WHERE clause leaving out the notes in hidden (their ids
+// in col), or "" when there are none: the read fences' filter.
+func hiddenWhere(col string, hidden []int64) (string, []any) {
+	if len(hidden) == 0 {
+		return "", nil
+	}
+	return " WHERE " + hiddenCond(col, hidden), []any{idsJSON(hidden)}
+}
+
+func hiddenCond(col string, hidden []int64) string {
+	if len(hidden) == 0 {
+		return "1"
+	}
+	return col + " NOT IN (SELECT value FROM json_each(?))"
+}
+
+func idsJSON(ids []int64) string {
+	b := make([]byte, 0, 8*len(ids)+2)
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(append(b, ']'))
 }

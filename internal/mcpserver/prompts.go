@@ -112,7 +112,7 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
 	}
 	const maxValues = 100 // the spec's cap per response
-	paths, more, err := completePaths(ctx, vh, arg.Value, maxValues)
+	paths, more, err := completePaths(ctx, vh, principalOf(req.Extra), arg.Value, maxValues)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot complete: " + err.Error()}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/safefs"
@@ -184,8 +185,15 @@ func (r *resources) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mc
 	if err != nil {
 		return nil, resourceError(uri, err)
 	}
+	fence, err := r.access(req.Extra, vh)
+	if err != nil {
+		return nil, resourceError(uri, err)
+	}
+	if !fence.Allows(rel) {
+		return nil, resourceError(uri, ops.NotFound(rel))
+	}
 	limit := r.s.resultLimit()
-	b, err := readNote(vh.Vault, rel, limit)
+	b, err := readNote(vh.Vault, fence, rel, limit)
 	if err != nil {
 		return nil, resourceError(uri, err)
 	}
@@ -208,10 +216,16 @@ func (r *resources) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mc
 // limit bytes is refused from its size, before any of it is read. (The
 // file is already known to be a readable note, so its size tells nothing
 // new.)
-func readNote(v *vault.Vault, rel string, limit int) ([]byte, error) {
+//
+// A note the read fence hides (by its path or the real path a link leads
+// to) is note_not_found, as if it were not there.
+func readNote(v *vault.Vault, fence *ops.Fence, rel string, limit int) ([]byte, error) {
 	clean, real, err := v.Resolve(rel)
 	if err != nil {
 		return nil, err
+	}
+	if !fence.AllowsReal(clean, real) {
+		return nil, ops.NotFound(clean)
 	}
 	f, err := v.FS().OpenFile(real, os.O_RDONLY, 0)
 	if err != nil {
@@ -249,6 +263,24 @@ func readNote(v *vault.Vault, rel string, limit int) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// access checks that the principal of a request may read vault vh through
+// resources (the read scope and the vault, as the tools' dispatch checks
+// them) and returns its read fence there. A vault it may not use is
+// vault_not_found, so resources do not tell which vaults exist.
+func (r *resources) access(extra *mcp.RequestExtra, vh *ops.VaultHandle) (*ops.Fence, error) {
+	p := principalOf(extra)
+	if p != nil && !p.IsOwner() {
+		if !p.Has(auth.ScopeRead) {
+			return nil, errs.New(errs.CodeForbidden, "reading notes needs the read scope, which principal %q does not have", p.Name).
+				With("principal", p.Name).With("missing_scopes", []string{string(auth.ScopeRead)})
+		}
+		if !p.MayUse(vh.Name) {
+			return nil, errs.New(errs.CodeVaultNotFound, "no vault %q is served", vh.Name)
+		}
+	}
+	return ops.NewFence(vh.Vault, vh.Read, p), nil
+}
+
 // noteTooLarge refuses a note over the result governor's limit.
 func noteTooLarge(rel string, size int64, limit int) error {
 	return errs.New(errs.CodeTooLarge, "note %s is %d bytes, over the %d-byte limit of one result; read it in parts with the read_note tool (start_line and end_line, or heading)", rel, size, limit).
@@ -269,7 +301,7 @@ func resourceError(uri string, err error) error {
 	switch e.Code {
 	case errs.CodeNotFound, errs.CodeVaultNotFound:
 		return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: "Resource not found: " + e.Message, Data: data(map[string]any{"code": e.Code})}
-	case errs.CodePathDenied, errs.CodeInvalidInput, errs.CodeTooLarge:
+	case errs.CodePathDenied, errs.CodeInvalidInput, errs.CodeTooLarge, errs.CodeForbidden:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Code + ": " + e.Message, Data: data(map[string]any{"code": e.Code, "details": e.Details})}
 	default:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.Code + ": " + e.Error()}
@@ -285,7 +317,7 @@ func (r *resources) listMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if lr.Params != nil {
 				cursor = lr.Params.Cursor
 			}
-			return r.list(ctx, cursor, ResourcePageSize)
+			return r.list(ctx, lr.Extra, cursor, ResourcePageSize)
 		}
 		return next(ctx, method, req)
 	}
@@ -298,7 +330,10 @@ type listCursor struct {
 	After string `json:"a"`
 }
 
-func (r *resources) list(ctx context.Context, cursor string, pageSize int) (*mcp.ListResourcesResult, error) {
+// list answers resources/list with the notes the request's principal may
+// read: vaults it may not use are left out, and its read fence is applied
+// while the page is filled, so pages stay full and cursors right.
+func (r *resources) list(ctx context.Context, extra *mcp.RequestExtra, cursor string, pageSize int) (*mcp.ListResourcesResult, error) {
 	vaults := r.s.env.Vaults
 	var pos listCursor
 	if cursor != "" {
@@ -319,7 +354,14 @@ func (r *resources) list(ctx context.Context, cursor string, pageSize int) (*mcp
 		if vi == pos.Vault {
 			after = pos.After
 		}
-		rows, err := listNotes(ctx, vh, after, pageSize+1-len(at))
+		fence, err := r.access(extra, vh)
+		if err != nil {
+			if errs.Code(err) == errs.CodeForbidden {
+				return nil, resourceError("", err)
+			}
+			continue // a vault the principal may not use
+		}
+		rows, err := listVisible(ctx, vh, fence, after, pageSize+1-len(at))
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot list notes: " + err.Error()}
 		}
@@ -355,8 +397,19 @@ func (r *resources) subscribe(ctx context.Context, req *mcp.SubscribeRequest) er
 		return err
 	}
 	if strings.HasPrefix(strings.ToLower(uri), "loci:") {
-		if _, _, err := r.parseURI(uri); err != nil {
+		vh, rel, err := r.parseURI(uri)
+		if err != nil {
 			return resourceError(uri, err)
+		}
+		// A note the principal may not read cannot be watched: its updates
+		// would tell that it exists and changes. Refused the same whether
+		// it exists or not.
+		fence, err := r.access(req.Extra, vh)
+		if err != nil {
+			return resourceError(uri, err)
+		}
+		if !fence.Allows(rel) {
+			return resourceError(uri, ops.NotFound(rel))
 		}
 	} else if uri == "" {
 		return resourceError(uri, errs.New(errs.CodeInvalidInput, "uri is required"))
@@ -476,9 +529,40 @@ func listNotes(ctx context.Context, vh *ops.VaultHandle, after string, limit int
 	return out, rows.Err()
 }
 
+// listVisible is listNotes without the notes fence hides: it reads on
+// until limit visible notes are found or the vault ends.
+func listVisible(ctx context.Context, vh *ops.VaultHandle, fence *ops.Fence, after string, limit int) ([]noteRow, error) {
+	if fence == nil {
+		return listNotes(ctx, vh, after, limit)
+	}
+	var out []noteRow
+	for len(out) < limit {
+		want := limit - len(out)
+		rows, err := listNotes(ctx, vh, after, want)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range rows {
+			after = n.path
+			if fence.Allows(n.path) {
+				out = append(out, n)
+			}
+		}
+		if len(rows) < want {
+			break
+		}
+	}
+	return out, nil
+}
+
 // completePaths returns up to limit note paths matching a typed prefix
-// (case-insensitive), then paths containing it.
-func completePaths(ctx context.Context, vh *ops.VaultHandle, typed string, limit int) ([]string, bool, error) {
+// (case-insensitive), then paths containing it; paths p's read fence
+// hides are not suggested.
+func completePaths(ctx context.Context, vh *ops.VaultHandle, p *auth.Principal, typed string, limit int) ([]string, bool, error) {
+	if p != nil && !p.IsOwner() && (!p.Has(auth.ScopeRead) || !p.MayUse(vh.Name)) {
+		return nil, false, nil
+	}
+	fence := ops.NewFence(vh.Vault, vh.Read, p)
 	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(typed)
 	var out []string
 	for _, q := range []struct{ where, arg string }{
@@ -489,22 +573,33 @@ func completePaths(ctx context.Context, vh *ops.VaultHandle, typed string, limit
 		if strings.Contains(q.where, "NOT LIKE") {
 			args = append(args, esc+"%")
 		}
-		args = append(args, limit+1-len(out))
-		rows, err := vh.Index.DB.QueryContext(ctx, "SELECT path FROM notes WHERE "+q.where+" ORDER BY path LIMIT ?", args...)
-		if err != nil {
-			return nil, false, err
-		}
-		for rows.Next() {
-			var p string
-			if err := rows.Scan(&p); err != nil {
-				rows.Close()
+		after := ""
+		for {
+			want := limit + 1 - len(out)
+			rows, err := vh.Index.DB.QueryContext(ctx, "SELECT path FROM notes WHERE "+q.where+" AND path > ? ORDER BY path LIMIT ?", append(args, after, want)...)
+			if err != nil {
 				return nil, false, err
 			}
-			out = append(out, p)
-		}
-		rows.Close()
-		if len(out) > limit {
-			return out[:limit], true, nil
+			n := 0
+			for rows.Next() {
+				var p string
+				if err := rows.Scan(&p); err != nil {
+					rows.Close()
+					return nil, false, err
+				}
+				n++
+				after = p
+				if fence.Allows(p) {
+					out = append(out, p)
+				}
+			}
+			rows.Close()
+			if len(out) > limit {
+				return out[:limit], true, nil
+			}
+			if n < want {
+				break
+			}
 		}
 	}
 	return out, false, nil

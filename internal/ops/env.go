@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/internal/ai"
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/search"
@@ -26,6 +27,15 @@ type VaultHandle struct {
 	// AI, when set, is this vault's AI runtime (its provider, allow/deny
 	// globs, cache and cost ledger). Nil falls back to Env.AI.
 	AI *ai.Runtime
+	// Read is this vault's read fence from its config (read_paths,
+	// deny_read_paths); the zero value shows every note. A call's fence
+	// narrows it by the principal: Env.ReadFence.
+	Read ReadRules
+
+	// fenceMu guards fenceSets: the notes each read fence hides, by the
+	// fence's rules, reused while the index's notes stay the same.
+	fenceMu   sync.Mutex
+	fenceSets map[string]*hiddenSet
 
 	mu    sync.Mutex
 	state SyncState
@@ -73,6 +83,10 @@ type Env struct {
 	// Confirmations holds the destructive calls waiting for a human
 	// (confirm.go); nil: one is made on first use, on the system clock.
 	Confirmations *Confirmations
+	// Principals, when set, looks a principal up by name (inspect_acl):
+	// the owner and the principals file of `loci serve`. Nil knows only
+	// the owner.
+	Principals func(name string) (*auth.Principal, error)
 
 	bus bus
 }

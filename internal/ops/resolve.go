@@ -42,19 +42,45 @@ func RefTarget(ref string) (index.Ref, bool, error) {
 // LookupRef parses a reference and returns the notes it may mean. A bare
 // reference holding '#' or '|' is first tried whole (titles may contain
 // them), then as wikilink text.
+//
+// Notes the call's read fence hides are not among them: a fenced note is
+// looked up like one that does not exist.
 func LookupRef(ctx context.Context, vh *VaultHandle, ref string) (index.Ref, bool, []index.NoteMatch, error) {
 	r, pathLike, err := RefTarget(ref)
 	if err != nil {
 		return r, pathLike, nil, err
 	}
+	f := FenceFor(ctx, vh)
+	visible := func(ms []index.NoteMatch) []index.NoteMatch {
+		return Visible(f, ms, func(m index.NoteMatch) string { return m.Path })
+	}
 	if raw := strings.TrimSpace(ref); !strings.HasPrefix(raw, "[[") && !strings.HasPrefix(raw, "![[") && strings.ContainsAny(raw, "#|") && !looksLikePath(raw) {
 		ms, err := vh.Index.LookupNote(ctx, norm.NFC.String(raw))
+		ms = visible(ms)
 		if err != nil || len(ms) > 0 {
 			return index.Ref{Target: raw}, false, ms, err
 		}
 	}
 	ms, err := vh.Index.LookupNote(ctx, r.Target)
-	return r, pathLike, ms, err
+	return r, pathLike, visible(ms), err
+}
+
+// Suggestions are the "did you mean" paths for target the call may see.
+func Suggestions(ctx context.Context, vh *VaultHandle, target string) []string {
+	f := FenceFor(ctx, vh)
+	n := SuggestionCount
+	if f != nil {
+		n *= 4 // some may be fenced
+	}
+	sim, err := vh.Index.SimilarNotes(ctx, target, n)
+	if err != nil {
+		return nil
+	}
+	sim = VisiblePaths(f, sim)
+	if len(sim) > SuggestionCount {
+		sim = sim[:SuggestionCount]
+	}
+	return sim
 }
 
 // resolveNote turns a reference (path, frontmatter id, file name, alias,
@@ -77,7 +103,7 @@ func resolveNote(ctx context.Context, vh *VaultHandle, ref string) (index.NoteMa
 	if pathLike {
 		e = e.With("path", r.Target)
 	}
-	if sim, err := vh.Index.SimilarNotes(ctx, r.Target, SuggestionCount); err == nil && len(sim) > 0 {
+	if sim := Suggestions(ctx, vh, r.Target); len(sim) > 0 {
 		e = e.With("suggestions", sim)
 	}
 	return index.NoteMatch{}, r, e
@@ -97,9 +123,16 @@ func Ambiguous(ref string, ms []index.NoteMatch) *errs.Error {
 // NotePath picks the note of an input that takes either a path or a note
 // reference, and returns its vault-relative path. For a path the index is
 // not consulted (the caller reads the file or queries the index itself).
+//
+// A note the call's read fence hides is note_not_found, as if it were not
+// there.
 func NotePath(ctx context.Context, vh *VaultHandle, p, ref string) (string, index.Ref, string, error) {
+	f := FenceFor(ctx, vh)
 	if p != "" {
 		_, rel, err := vh.Vault.Abs(p)
+		if err == nil && !f.Allows(rel) {
+			return "", index.Ref{}, "", NotFound(rel)
+		}
 		return rel, index.Ref{}, "", err
 	}
 	m, r, err := resolveNote(ctx, vh, ref)
@@ -108,7 +141,7 @@ func NotePath(ctx context.Context, vh *VaultHandle, p, ref string) (string, inde
 		if errs.Code(err) == errs.CodeNotFound {
 			if pr, pathLike, perr := RefTarget(ref); perr == nil && pathLike {
 				if abs, rel, aerr := vh.Vault.Abs(pr.Target); aerr == nil {
-					if st, serr := os.Stat(abs); serr == nil && st.Mode().IsRegular() {
+					if st, serr := os.Stat(abs); serr == nil && st.Mode().IsRegular() && f.Allows(rel) {
 						return rel, pr, index.MatchPath, nil
 					}
 				}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/search"
 )
 
@@ -43,10 +44,14 @@ func SimilarNotes(ctx context.Context, vh *VaultHandle, rel string, limit int, p
 		return "", nil, errs.New(errs.CodeEmbedUnavailable, "note %s has no vector yet; run `loci index`", rel).With("path", rel)
 	}
 	var paths map[int64]string
-	if pathGlob != "" {
+	if fence := FenceFor(ctx, vh); pathGlob != "" || fence != nil {
+		// Only notes the call's read fence shows are compared.
 		paths = map[int64]string{}
 		all, err := vh.Index.ListNotes(ctx, false)
 		if err != nil {
+			return "", nil, err
+		}
+		if all, err = VisibleByID(ctx, fence, vh, all, func(n index.NoteSummary) int64 { return n.ID }); err != nil {
 			return "", nil, err
 		}
 		for _, x := range all {
@@ -79,4 +84,13 @@ func SimilarNotes(ctx context.Context, vh *VaultHandle, rel string, limit int, p
 		notes = append(notes, s)
 	}
 	return id.String(), notes, nil
+}
+
+// Search runs q on vh with the call's read fence applied (Fence.Apply): a
+// note the caller may not read is never a candidate, in any mode.
+func Search(ctx context.Context, vh *VaultHandle, q search.Query) (*search.Response, error) {
+	if err := FenceFor(ctx, vh).Apply(ctx, vh, &q); err != nil {
+		return nil, err
+	}
+	return SearcherFor(vh).Search(ctx, q)
 }

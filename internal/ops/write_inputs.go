@@ -126,8 +126,9 @@ func InboundWarning(ctx context.Context, vh *VaultHandle, rel string) []string {
 	}
 	seen := map[string]bool{}
 	var srcs []string
+	fence := FenceFor(ctx, vh)
 	for _, l := range append(links.Backlinks, links.TypedIn...) {
-		if !seen[l.Source] {
+		if !seen[l.Source] && fence.Allows(l.Source) {
 			seen[l.Source] = true
 			srcs = append(srcs, l.Source)
 		}

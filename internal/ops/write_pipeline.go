@@ -35,6 +35,7 @@ type Stage struct {
 
 	env   *Env
 	w     *vault.Writer
+	fence *Fence // the caller's read fence: a fenced note is not there
 	files map[string]*NoteFile
 	ops   []vault.FileOp
 	// moves maps the old path of a moved note to its new path.
@@ -50,6 +51,12 @@ func (s *Stage) Read(rel string) (*NoteFile, error) {
 	clean, err := s.w.Target(rel)
 	if err != nil {
 		return nil, err
+	}
+	if !s.fence.Allows(clean) {
+		// A write would show the note (a preview's diff, an etag) or tell
+		// that it exists (a create that finds it taken): refused the same
+		// way whether it exists or not.
+		return nil, FencedWrite(clean)
 	}
 	if f := s.files[clean]; f != nil {
 		return f, nil
@@ -181,7 +188,8 @@ func RunWrite(ctx context.Context, env *Env, spec WriteSpec) (*WriteResult, erro
 			return nil, err
 		}
 	}
-	if spec.GuardEtag != "" {
+	fence := env.ReadFence(ctx, spec.Vault)
+	if spec.GuardEtag != "" && fence.Allows(spec.GuardPath) {
 		if b, etag, ok, err := w.ReadState(spec.GuardPath); err == nil {
 			if err := CheckGuard(&NoteFile{Rel: spec.GuardPath, Exists: ok, Raw: b, Etag: etag}, spec.GuardEtag); err != nil {
 				return nil, err
@@ -193,7 +201,7 @@ func RunWrite(ctx context.Context, env *Env, spec WriteSpec) (*WriteResult, erro
 		return nil, err
 	}
 	defer unlock()
-	s := &Stage{env: env, Vault: spec.Vault, w: w, files: map[string]*NoteFile{}, moves: map[string]string{}, texts: map[string]string{}, trashPaths: map[string]string{}}
+	s := &Stage{env: env, fence: fence, Vault: spec.Vault, w: w, files: map[string]*NoteFile{}, moves: map[string]string{}, texts: map[string]string{}, trashPaths: map[string]string{}}
 	if err := spec.Build(s); err != nil {
 		return nil, err
 	}

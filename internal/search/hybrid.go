@@ -148,7 +148,7 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 	f = f.withDefaults()
 	strict, relaxed := buildMatch(lex)
 	resp := &Response{Results: []Result{}, Mode: mode}
-	allowed, err := s.filter(ctx, q)
+	keep, err := s.filter(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 	}
 	more := false
 	if mode != ModeSemantic && strict != "" {
-		hits, skipped, err := s.lexHits(ctx, lex, strict, relaxed, allowed, cand)
+		hits, skipped, err := s.lexHits(ctx, lex, strict, relaxed, keep, cand)
 		if err != nil {
 			return nil, err
 		}
@@ -190,8 +190,8 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 			return nil, err
 		}
 		var allow func(int64) bool
-		if allowed != nil || excluded != nil {
-			allow = func(id int64) bool { return (allowed == nil || allowed[id]) && !excluded[id] }
+		if keep != nil || excluded != nil {
+			allow = func(id int64) bool { return (keep == nil || keep(id)) && !excluded[id] }
 		}
 		vhits := m.TopNotes(qv, cand+1, allow)
 		more = more || (len(vhits) > cand && float64(vhits[cand].Score) >= f.MinSimilarity)
@@ -210,7 +210,7 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 	}
 	sortFused(list)
 	if q.ExpandLinks && len(list) > 0 {
-		if list, err = s.expand(ctx, list, notes, f, allowed); err != nil {
+		if list, err = s.expand(ctx, list, notes, f, keep); err != nil {
 			return nil, err
 		}
 	}
@@ -271,7 +271,9 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 		if err != nil {
 			return nil, err
 		}
-		if ok {
+		// A note the filter passed by id is checked again by path: an id
+		// reused since must not bring in a note the predicate refuses.
+		if ok && (q.Allow == nil || q.Allow(r.Path)) {
 			resp.Results = append(resp.Results, r)
 		}
 	}
@@ -306,7 +308,7 @@ func bestRank(n *fusedNote) int {
 // expand adds graph contributions: each note linked from or to one of the
 // top hits (the seeds) gains Graph × the seed's score (the best seed's, when
 // several link to it), joining the list if it was not in it.
-func (s *Searcher) expand(ctx context.Context, list []*fusedNote, notes map[int64]*fusedNote, f Fusion, allowed map[int64]bool) ([]*fusedNote, error) {
+func (s *Searcher) expand(ctx context.Context, list []*fusedNote, notes map[int64]*fusedNote, f Fusion, keep func(int64) bool) ([]*fusedNote, error) {
 	nseed := min(seeds, len(list))
 	seedScore := map[int64]float64{}
 	args := make([]any, 0, 2*nseed)
@@ -333,7 +335,7 @@ func (s *Searcher) expand(ctx context.Context, list []*fusedNote, notes map[int6
 			rows.Close()
 			return nil, err
 		}
-		if perSeed[l.seed] >= neighborsPerSeed || (allowed != nil && !allowed[l.other]) {
+		if perSeed[l.seed] >= neighborsPerSeed || (keep != nil && !keep(l.other)) {
 			continue
 		}
 		perSeed[l.seed]++

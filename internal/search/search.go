@@ -39,6 +39,17 @@ type Query struct {
 	Explain bool
 	// Fusion overrides the searcher's fusion settings for this query.
 	Fusion *Fusion
+	// Allow, when set, is a predicate over vault-relative paths: a note
+	// it refuses is never a candidate (lexical, semantic, hybrid and
+	// graph expansion alike), so it is removed before ranking and paging
+	// and page sizes and cursors stay right. The read fences use it.
+	// Every note's path is checked, unless Hidden is set: then Hidden
+	// sorts the candidates and Allow checks the returned page again.
+	Allow func(path string) bool
+	// Hidden, when set, names the notes (by id) that are never candidates:
+	// the read fences' precomputed form of Allow, which spares a pass over
+	// every note's path.
+	Hidden func(noteID int64) bool
 }
 
 // Result is one note.
@@ -143,11 +154,11 @@ func (s *Searcher) lexical(ctx context.Context, q Query, terms []term) (*Respons
 	if strict == "" {
 		return resp, nil
 	}
-	allowed, err := s.filter(ctx, q)
+	keep, err := s.filter(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	hits, relaxedSkipped, err := s.lexHits(ctx, terms, strict, relaxed, allowed, q.Offset+q.Limit)
+	hits, relaxedSkipped, err := s.lexHits(ctx, terms, strict, relaxed, keep, q.Offset+q.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +179,9 @@ func (s *Searcher) lexical(ctx context.Context, q Query, terms []term) (*Respons
 		if err != nil {
 			return nil, err
 		}
-		if ok {
+		// A note the filter passed by id is checked again by path: an id
+		// reused since must not bring in a note the predicate refuses.
+		if ok && (q.Allow == nil || q.Allow(r.Path)) {
 			resp.Results = append(resp.Results, r)
 		}
 	}
@@ -178,7 +191,7 @@ func (s *Searcher) lexical(ctx context.Context, q Query, terms []term) (*Respons
 // lexHits runs the strict pass, then the relaxed one if the strict pass
 // found fewer than want+1 notes. relaxedSkipped reports that the relaxed
 // pass was skipped because the strict one filled want.
-func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed string, allowed map[int64]bool, want int) ([]hit, bool, error) {
+func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed string, keep func(int64) bool, want int) ([]hit, bool, error) {
 	need := want + 1 // one more to know HasMore
 	var hits []hit
 	seen := map[int64]bool{}
@@ -198,7 +211,7 @@ func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed st
 		if pass.matched == "any" {
 			expr = s.pruneCommon(ctx, terms, expr)
 		}
-		got, err := s.run(ctx, expr, allowed, need, seen)
+		got, err := s.run(ctx, expr, keep, need, seen)
 		if err != nil {
 			return nil, false, err
 		}
@@ -235,7 +248,7 @@ func round3(f float64) float64 {
 
 // run executes one MATCH expression and returns the best chunk of each new
 // note, best first, until need notes are collected.
-func (s *Searcher) run(ctx context.Context, expr string, allowed map[int64]bool, need int, seen map[int64]bool) ([]hit, error) {
+func (s *Searcher) run(ctx context.Context, expr string, keep func(int64) bool, need int, seen map[int64]bool) ([]hit, error) {
 	fetch := need*8 + 32
 	for {
 		q := `SELECT c.note_id, f.rowid, f.s FROM (SELECT rowid, ` + bm25Args + ` AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?) f
@@ -254,7 +267,7 @@ func (s *Searcher) run(ctx context.Context, expr string, allowed map[int64]bool,
 				rows.Close()
 				return nil, err
 			}
-			if seen[h.note] || local[h.note] || (allowed != nil && !allowed[h.note]) {
+			if seen[h.note] || local[h.note] || (keep != nil && !keep(h.note)) {
 				continue
 			}
 			local[h.note] = true
@@ -277,9 +290,31 @@ func (s *Searcher) run(ctx context.Context, expr string, allowed map[int64]bool,
 	}
 }
 
-// filter returns the set of note ids allowed by q's filters, or nil when
+// filter returns the predicate over note ids of q's filters, or nil when
 // no filter is set.
-func (s *Searcher) filter(ctx context.Context, q Query) (map[int64]bool, error) {
+func (s *Searcher) filter(ctx context.Context, q Query) (func(int64) bool, error) {
+	allowed, err := s.allowedSet(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case allowed == nil && q.Hidden == nil:
+		return nil, nil
+	case allowed == nil:
+		return func(id int64) bool { return !q.Hidden(id) }, nil
+	case q.Hidden == nil:
+		return func(id int64) bool { return allowed[id] }, nil
+	}
+	return func(id int64) bool { return allowed[id] && !q.Hidden(id) }, nil
+}
+
+// allowedSet returns the set of note ids allowed by q's filters (Allow
+// among them unless Hidden stands for it), or nil when none is set.
+func (s *Searcher) allowedSet(ctx context.Context, q Query) (map[int64]bool, error) {
+	allow := q.Allow
+	if q.Hidden != nil {
+		allow = nil
+	}
 	var where []string
 	var args []any
 	for _, t := range q.Tags {
@@ -325,7 +360,7 @@ func (s *Searcher) filter(ctx context.Context, q Query) (map[int64]bool, error) 
 			args = append(args, r.to+"\uffff")
 		}
 	}
-	if len(where) == 0 && q.PathGlob == "" {
+	if len(where) == 0 && q.PathGlob == "" && allow == nil {
 		return nil, nil
 	}
 	sqlq := "SELECT id, path FROM notes"
@@ -348,6 +383,9 @@ func (s *Searcher) filter(ctx context.Context, q Query) (map[int64]bool, error) 
 			if ok, _ := doublestar.Match(q.PathGlob, p); !ok {
 				continue
 			}
+		}
+		if allow != nil && !allow(p) {
+			continue
 		}
 		allowed[id] = true
 	}

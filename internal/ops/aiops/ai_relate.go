@@ -114,7 +114,7 @@ func aiRelate(ctx context.Context, env *ops.Env, in *AIRelateIn) (out *AIRelateO
 	if err != nil {
 		return nil, err
 	}
-	if res, err := ops.SearcherFor(c.vh).Search(ctx, search.Query{Text: search.ClipQuery(self.Title), Limit: limit, Mode: "lexical"}); err == nil {
+	if res, err := ops.Search(ctx, c.vh, search.Query{Text: search.ClipQuery(self.Title), Limit: limit, Mode: "lexical"}); err == nil {
 		for i, r := range res.Results {
 			if r.Path == rel {
 				continue
@@ -126,7 +126,7 @@ func aiRelate(ctx context.Context, env *ops.Env, in *AIRelateIn) (out *AIRelateO
 		}
 	}
 	linked := map[string]bool{}
-	outlinks, err := linkedPaths(ctx, c.vh.Index, rel)
+	outlinks, err := c.linkedPaths(ctx, rel)
 	if err != nil {
 		return nil, err
 	}

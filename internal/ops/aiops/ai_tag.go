@@ -102,7 +102,12 @@ func aiTag(ctx context.Context, env *ops.Env, in *AITagIn) (out *AITagOut, err e
 	}
 	vocab := map[string]string{}
 	var vlist []string
-	if tc, err := c.vh.Index.Tags(ctx); err == nil {
+	hidden, err := c.fence.Hidden(ctx, c.vh)
+	if err != nil {
+		return nil, err
+	}
+	// The vault's tags, from the notes the caller may read only.
+	if tc, err := c.vh.Index.Tags(ctx, hidden...); err == nil {
 		for i, t := range tc {
 			vocab[strings.ToLower(t.Tag)] = t.Tag
 			if i < 200 {

@@ -26,6 +26,9 @@ type aiCall struct {
 	stream  func(event string, data any)
 	// priced is set once the price_unknown warning was considered.
 	priced bool
+	// fence is the caller's read fence: a note it hides never reaches a
+	// prompt.
+	fence *ops.Fence
 }
 
 // beginAI starts an AI call; needChat says whether the op needs a chat model.
@@ -50,7 +53,7 @@ func beginAI(ctx context.Context, env *ops.Env, op, vault string, needChat bool,
 	if rt.HasChat() {
 		meta.Provider, meta.Model = rt.Chat.Name(), rt.Chat.Model()
 	}
-	c := &aiCall{env: env, vh: vh, rt: rt, op: op, meta: meta, byPath: map[string]*scopeNote{}, start: time.Now()}
+	c := &aiCall{env: env, vh: vh, rt: rt, op: op, meta: meta, byPath: map[string]*scopeNote{}, start: time.Now(), fence: env.ReadFence(ctx, vh)}
 	c.stream = ops.StreamFrom(ctx)
 	return c, nil
 }

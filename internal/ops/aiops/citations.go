@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/vault"
 )
 
@@ -89,7 +90,7 @@ func (c *aiCall) verifyOne(r rawCitation) (Citation, bool) {
 	if r.Etag != "" && r.Etag != n.Etag {
 		return invalid("cited a version of %s that was not read (etag %s)", r.Path, r.Etag)
 	}
-	b, _, err := c.vh.Vault.ReadNote(n.Path)
+	b, _, err := ops.ReadFencedNote(c.fence, c.vh, n.Path)
 	if err != nil {
 		return invalid("%s no longer exists", r.Path)
 	}

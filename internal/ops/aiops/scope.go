@@ -9,7 +9,6 @@ import (
 
 	"github.com/loci-dev/loci/internal/ai"
 	"github.com/loci-dev/loci/internal/errs"
-	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/markdown"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/search"
@@ -73,7 +72,7 @@ func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 		add(rel)
 	}
 	if s.Glob != "" || s.Tag != "" {
-		notes, err := ix.ListNotes(ctx, false)
+		notes, err := c.env.ListNotes(ctx, c.vh, false)
 		if err != nil {
 			return err
 		}
@@ -94,7 +93,7 @@ func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 		}
 	}
 	if s.Query != "" {
-		res, err := ops.SearcherFor(c.vh).Search(ctx, search.Query{Text: s.Query, Limit: ops.OrDefault(s.MaxNotes, 20)})
+		res, err := ops.Search(ctx, c.vh, search.Query{Text: s.Query, Limit: ops.OrDefault(s.MaxNotes, 20)})
 		if err != nil {
 			return err
 		}
@@ -112,7 +111,7 @@ func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 		for hop := 0; hop < s.IncludeLinked; hop++ {
 			var next []string
 			for _, p := range frontier {
-				linked, err := linkedPaths(ctx, ix, p)
+				linked, err := c.linkedPaths(ctx, p)
 				if err != nil {
 					return err
 				}
@@ -130,6 +129,9 @@ func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 	var excluded []string
 	var kept []string
 	for _, p := range order {
+		if !c.fence.Allows(p) {
+			continue // never read, never named: as if not there
+		}
 		if !c.rt.Settings.PathAllowed(p) {
 			excluded = append(excluded, p)
 			continue
@@ -158,15 +160,15 @@ func (c *aiCall) resolve(ctx context.Context, s *AIScope) error {
 }
 
 // linkedPaths lists, by path, the notes rel links to (resolved links of
-// every kind: links, embeds, typed links).
-func linkedPaths(ctx context.Context, ix *index.Index, rel string) ([]string, error) {
-	l, err := ix.LinksOf(ctx, rel)
+// every kind: links, embeds, typed links) that the caller may read.
+func (c *aiCall) linkedPaths(ctx context.Context, rel string) ([]string, error) {
+	l, err := c.vh.Index.LinksOf(ctx, rel)
 	if err != nil {
 		return nil, err
 	}
 	set := map[string]bool{}
 	for _, r := range slices.Concat(l.Outgoing, l.TypedOut, l.Embeds) {
-		if r.Resolved != "" {
+		if r.Resolved != "" && c.fence.Allows(r.Resolved) {
 			set[r.Resolved] = true
 		}
 	}
@@ -174,7 +176,7 @@ func linkedPaths(ctx context.Context, ix *index.Index, rel string) ([]string, er
 }
 
 func (c *aiCall) readNote(rel string) (*scopeNote, error) {
-	b, clean, err := c.vh.Vault.ReadNote(rel)
+	b, clean, err := ops.ReadFencedNote(c.fence, c.vh, rel)
 	if err != nil {
 		return nil, err
 	}

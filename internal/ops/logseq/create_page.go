@@ -64,6 +64,9 @@ func createPage(ctx context.Context, env *ops.Env, in *CreatePageIn) (*ops.Write
 	}
 	name := strings.TrimSpace(in.Name)
 	if ms, err := vh.Index.LookupNote(ctx, strings.ToLower(name)); err == nil {
+		// A page the caller may not read is not named (its path is fenced
+		// for the write too).
+		ms = ops.Visible(env.ReadFence(ctx, vh), ms, func(m index.NoteMatch) string { return m.Path })
 		for _, m := range ms {
 			if m.Kind != "note" && (m.Match == index.MatchPath || m.Match == "title" || m.Match == "alias" || m.Match == "filename") {
 				return nil, errs.New(errs.CodeConflict, "a page named %q exists already: %s", name, m.Path).With("path", m.Path)

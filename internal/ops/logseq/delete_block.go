@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/loci-dev/loci/internal/auth"
+	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/noteedit"
 	"github.com/loci-dev/loci/internal/ops"
 )
@@ -99,6 +100,7 @@ func deleteBlock(ctx context.Context, env *ops.Env, in *DeleteBlockIn) (*BlockWr
 			for k := i; k < len(d.blocks) && d.blocks[k].line < b.subEnd; k++ {
 				if u := d.blocks[k].uuid; u != "" {
 					if refs, err := vh.Index.BlockRefs(ctx, u); err == nil && len(refs) > 0 {
+						refs = ops.Visible(env.ReadFence(ctx, vh), refs, func(r index.BlockRef) string { return r.Path })
 						var at []string
 						for _, r := range refs {
 							at = append(at, fmt.Sprintf("%s:%d", r.Path, r.Line))

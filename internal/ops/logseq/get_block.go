@@ -81,7 +81,9 @@ func GetBlock() ops.Def[GetBlockIn, GetBlockOut] {
 				return nil, errs.New(errs.CodeBlockNotFound, "no block has id %s", uuid).With("uuid", uuid)
 			}
 			var pagePath, pageName string
-			if err := vh.Index.DB.QueryRowContext(ctx, "SELECT path, title FROM notes WHERE id = ?", noteID).Scan(&pagePath, &pageName); err != nil {
+			fence := env.ReadFence(ctx, vh)
+			if err := vh.Index.DB.QueryRowContext(ctx, "SELECT path, title FROM notes WHERE id = ?", noteID).Scan(&pagePath, &pageName); err != nil || !fence.Allows(pagePath) {
+				// A block of a fenced page is not there.
 				return nil, errs.New(errs.CodeBlockNotFound, "no block has id %s", uuid).With("uuid", uuid)
 			}
 			out := &GetBlockOut{UUID: b.UUID, Page: pagePath, PageName: pageName, Content: b.Content, Properties: blockProps(b), Line: b.Line, EndLine: b.EndLine, Parents: []BlockParent{}}
@@ -97,6 +99,7 @@ func GetBlock() ops.Def[GetBlockIn, GetBlockOut] {
 			if out.ReferencedBy, err = vh.Index.BlockRefs(ctx, b.UUID); err != nil {
 				return nil, err
 			}
+			out.ReferencedBy = ops.Visible(fence, out.ReferencedBy, func(r index.BlockRef) string { return r.Path })
 			return out, nil
 		},
 	}

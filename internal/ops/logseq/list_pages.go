@@ -53,6 +53,9 @@ func ListPages() ops.Def[ListPagesIn, ListPagesOut] {
 			if err != nil {
 				return nil, err
 			}
+			if pages, err = ops.VisibleByID(ctx, env.ReadFence(ctx, vh), vh, pages, func(p index.PageInfo) int64 { return p.ID }); err != nil {
+				return nil, err
+			}
 			out := &ListPagesOut{Total: len(pages)}
 			out.Pages, out.NextCursor = ops.Page(pages, off, ops.OrDefault(in.Limit, 100))
 			return out, nil

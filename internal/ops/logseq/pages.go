@@ -32,11 +32,18 @@ var journalDate = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
 // findPage resolves a page name (title, alias, file name, namespace, or a
 // journal date) or a path to one Logseq page.
+//
+// A page the call's read fence hides is looked up like one that does not
+// exist.
 func findPage(ctx context.Context, vh *ops.VaultHandle, name, p string) (*index.NoteInfo, string, error) {
+	fence := ops.FenceFor(ctx, vh)
 	if p != "" {
 		_, rel, err := vh.Vault.Abs(p)
 		if err != nil {
 			return nil, "", err
+		}
+		if !fence.Allows(rel) {
+			return nil, "", ops.NotFound(rel)
 		}
 		n, err := vh.Index.NoteByPath(ctx, rel)
 		if err != nil {
@@ -56,6 +63,7 @@ func findPage(ctx context.Context, vh *ops.VaultHandle, name, p string) (*index.
 		if err != nil {
 			return nil, nil, err
 		}
+		ms = ops.Visible(fence, ms, func(m index.NoteMatch) string { return m.Path })
 		var pages, others []index.NoteMatch
 		for _, m := range ms {
 			if m.Kind == "note" {
@@ -104,6 +112,7 @@ func similarPages(ctx context.Context, vh *ops.VaultHandle, target string) ([]st
 	if err != nil {
 		return nil, err
 	}
+	pages = ops.Visible(ops.FenceFor(ctx, vh), pages, func(p index.PageInfo) string { return p.Path })
 	t := strings.ToLower(target)
 	var out []string
 	for _, p := range pages {

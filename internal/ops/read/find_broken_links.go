@@ -65,6 +65,7 @@ func FindBrokenLinks() ops.Def[FindBrokenLinksIn, FindBrokenLinksOut] {
 			if err != nil {
 				return nil, err
 			}
+			all = ops.Visible(env.ReadFence(ctx, vh), all, func(b index.BrokenLink) string { return b.Source })
 			var kept []index.BrokenLink
 			sources := map[string]bool{}
 			for _, b := range all {

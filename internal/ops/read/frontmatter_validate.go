@@ -98,7 +98,7 @@ func FrontmatterValidate() ops.Def[ValidateIn, ValidateOut] {
 					want[strings.ToLower(rel)] = true
 				}
 			}
-			notes, err := vh.Index.ListNotes(ctx, true)
+			notes, err := env.ListNotes(ctx, vh, true)
 			if err != nil {
 				return nil, err
 			}

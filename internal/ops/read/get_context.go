@@ -78,7 +78,8 @@ func GetContext() ops.Def[GetContextIn, GetContextOut] {
 			if err != nil {
 				return nil, err
 			}
-			resp, err := ops.SearcherFor(vh).Search(ctx, search.Query{Text: in.Query, Limit: ops.OrDefault(in.Limit, 5), PathGlob: in.PathGlob, Tags: in.Tags,
+			fence := env.ReadFence(ctx, vh)
+			resp, err := ops.Search(ctx, vh, search.Query{Text: in.Query, Limit: ops.OrDefault(in.Limit, 5), PathGlob: in.PathGlob, Tags: in.Tags,
 				Mode: in.Mode, ExpandLinks: in.ExpandLinks, Explain: in.Explain})
 			if err != nil {
 				return nil, err
@@ -98,7 +99,7 @@ func GetContext() ops.Def[GetContextIn, GetContextOut] {
 					n.Tags = []string{}
 				}
 				if in.PreviewChars > 0 {
-					if b, rel, err := vh.Vault.ReadNote(res.Path); err == nil && utf8.Valid(b) {
+					if b, rel, err := ops.ReadFencedNote(fence, vh, res.Path); err == nil && utf8.Valid(b) {
 						n.Preview = bodyPreview(vh, b, rel, in.PreviewChars)
 					}
 				}

@@ -67,13 +67,19 @@ func GetLinks() ops.Def[GetLinksIn, GetLinksOut] {
 			if err != nil {
 				return nil, err
 			}
+			fence := env.ReadFence(ctx, vh)
+			fenceLinks(fence, links)
 			out := &GetLinksOut{Links: *links}
 			if in.Depth > 1 {
 				limit := in.Limit
 				if limit == 0 {
 					limit = 50
 				}
-				out.Neighbors, out.NeighborsTruncated, err = vh.Index.Neighbors(ctx, links.Path, in.Depth, limit)
+				hidden, err := fence.Hidden(ctx, vh)
+				if err != nil {
+					return nil, err
+				}
+				out.Neighbors, out.NeighborsTruncated, err = vh.Index.Neighbors(ctx, links.Path, in.Depth, limit, hidden...)
 				if err != nil {
 					return nil, err
 				}
@@ -132,4 +138,25 @@ func textLinks(o any) string {
 		}
 	}
 	return b.String()
+}
+
+// fenceLinks drops the links to and from notes the fence hides: an
+// outgoing link, typed link or embed that resolves to one, and a backlink
+// or typed backlink from one (their paths and titles with them).
+func fenceLinks(f *ops.Fence, l *index.Links) {
+	if f == nil {
+		return
+	}
+	to := func(r index.LinkRow) string { return r.Resolved }
+	from := func(r index.LinkRow) string { return r.Source }
+	shown := func(rows []index.LinkRow, path func(index.LinkRow) string) []index.LinkRow {
+		return ops.Visible(f, rows, func(r index.LinkRow) string {
+			if p := path(r); p != "" {
+				return p
+			}
+			return r.Source // unresolved: the note's own link
+		})
+	}
+	l.Outgoing, l.TypedOut, l.Embeds = shown(l.Outgoing, to), shown(l.TypedOut, to), shown(l.Embeds, to)
+	l.Backlinks, l.TypedIn = shown(l.Backlinks, from), shown(l.TypedIn, from)
 }

@@ -69,7 +69,9 @@ func GetVaultTree() ops.Def[TreeIn, TreeOut] {
 				}
 				prefix = rel
 			}
-			notes, err := vh.Index.ListNotes(ctx, false)
+			// Fenced notes are not counted, and a folder of only fenced
+			// notes is not there.
+			notes, err := env.ListNotes(ctx, vh, false)
 			if err != nil {
 				return nil, err
 			}

@@ -50,9 +50,21 @@ func IndexStatus() ops.Def[IndexStatusIn, IndexStatusOut] {
 			if err != nil {
 				return nil, err
 			}
-			st, err := vh.Index.Status(ctx)
+			// With a read fence, the counts are over the notes it shows,
+			// the failures listed are those it would show, and the index's
+			// size on disk (which would tell how much it hides) is 0.
+			fence := env.ReadFence(ctx, vh)
+			hidden, err := fence.Hidden(ctx, vh)
 			if err != nil {
 				return nil, err
+			}
+			st, err := vh.Index.Status(ctx, hidden...)
+			if err != nil {
+				return nil, err
+			}
+			st.Failures = ops.Visible(fence, st.Failures, func(f index.Failure) string { return f.Path })
+			if fence.Active() {
+				st.IndexBytes = 0
 			}
 			out := &IndexStatusOut{Status: *st, Sync: vh.State(), Watcher: vh.WatchState()}
 			if len(env.Vaults) > 1 {

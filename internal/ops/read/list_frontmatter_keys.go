@@ -49,8 +49,12 @@ func ListFrontmatterKeys() ops.Def[ListFrontmatterKeysIn, ListFrontmatterKeysOut
 				return nil, err
 			}
 			limit := ops.OrDefault(in.Limit, 100)
+			hidden, err := env.ReadFence(ctx, vh).Hidden(ctx, vh)
+			if err != nil {
+				return nil, err
+			}
 			if in.Key == "" {
-				keys, err := vh.Index.FrontmatterKeys(ctx)
+				keys, err := vh.Index.FrontmatterKeys(ctx, hidden...)
 				if err != nil {
 					return nil, err
 				}
@@ -60,13 +64,13 @@ func ListFrontmatterKeys() ops.Def[ListFrontmatterKeysIn, ListFrontmatterKeysOut
 				}
 				return out, nil
 			}
-			vals, total, notes, err := vh.Index.FrontmatterValues(ctx, in.Key, limit)
+			vals, total, notes, err := vh.Index.FrontmatterValues(ctx, in.Key, limit, hidden...)
 			if err != nil {
 				return nil, err
 			}
 			out := &ListFrontmatterKeysOut{Key: in.Key, Notes: notes, Values: vals, TotalValues: total, Truncated: total > len(vals)}
 			if total == 0 {
-				keys, err := vh.Index.FrontmatterKeys(ctx)
+				keys, err := vh.Index.FrontmatterKeys(ctx, hidden...)
 				if err != nil {
 					return nil, err
 				}

@@ -36,7 +36,11 @@ func ListTags() ops.Def[ListTagsIn, ListTagsOut] {
 			if err != nil {
 				return nil, err
 			}
-			tags, err := vh.Index.Tags(ctx)
+			hidden, err := env.ReadFence(ctx, vh).Hidden(ctx, vh)
+			if err != nil {
+				return nil, err
+			}
+			tags, err := vh.Index.Tags(ctx, hidden...)
 			if err != nil {
 				return nil, err
 			}

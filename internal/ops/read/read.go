@@ -26,5 +26,6 @@ func Ops() []ops.Tool {
 		GetVaultTree(),
 		ListFrontmatterKeys(),
 		FrontmatterValidate(),
+		InspectACL(),
 	}
 }

@@ -86,10 +86,10 @@ func readNote(ctx context.Context, env *ops.Env, in *ReadNoteIn) (*ReadNoteOut, 
 			heading = ref.Heading
 		}
 	}
-	b, rel, err := vh.Vault.ReadNote(p)
+	b, rel, err := env.ReadNote(ctx, vh, p)
 	if err != nil {
 		if errs.Code(err) == errs.CodeNotFound && in.Path != "" {
-			if sim, serr := vh.Index.SimilarNotes(ctx, rel, ops.SuggestionCount); serr == nil && len(sim) > 0 {
+			if sim := ops.Suggestions(ctx, vh, rel); len(sim) > 0 {
 				err = errs.As(err).With("suggestions", sim)
 			}
 		}

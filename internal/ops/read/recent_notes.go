@@ -75,7 +75,7 @@ func RecentNotes() ops.Def[RecentNotesIn, RecentNotesOut] {
 			if err != nil {
 				return nil, err
 			}
-			notes, err := vh.Index.ListNotes(ctx, false)
+			notes, err := env.ListNotes(ctx, vh, false)
 			if err != nil {
 				return nil, err
 			}

@@ -68,7 +68,7 @@ func SearchNotes() ops.Def[SearchNotesIn, SearchNotesOut] {
 			if err != nil {
 				return nil, err
 			}
-			resp, err := ops.SearcherFor(vh).Search(ctx, search.Query{
+			resp, err := ops.Search(ctx, vh, search.Query{
 				Text: in.Query, Limit: in.Limit, Offset: off, PathGlob: in.PathGlob, Tags: in.Tags, Frontmatter: in.Frontmatter,
 				CreatedFrom: in.CreatedFrom, CreatedTo: in.CreatedTo, UpdatedFrom: in.UpdatedFrom, UpdatedTo: in.UpdatedTo,
 				Mode: in.Mode, ExpandLinks: in.ExpandLinks, Explain: in.Explain,

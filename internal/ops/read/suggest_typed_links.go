@@ -81,7 +81,7 @@ func SuggestTypedLinks() ops.Def[SuggestTypedLinksIn, SuggestTypedLinksOut] {
 			}
 			var ids []int64
 			if in.PathGlob != "" {
-				notes, err := vh.Index.ListNotes(ctx, false)
+				notes, err := env.ListNotes(ctx, vh, false)
 				if err != nil {
 					return nil, err
 				}
@@ -105,6 +105,9 @@ func SuggestTypedLinks() ops.Def[SuggestTypedLinksIn, SuggestTypedLinksOut] {
 			if err != nil {
 				return nil, err
 			}
+			// A link to a note the fence hides is not suggested (its path
+			// and title would show).
+			links = ops.Visible(env.ReadFence(ctx, vh), links, func(l index.BodyLink) string { return l.Resolved })
 			usage, err := vh.Index.TypedLinkUsage(ctx)
 			if err != nil {
 				return nil, err

@@ -88,8 +88,11 @@ func relocateNote(ctx context.Context, env *ops.Env, in *RelocateNoteIn) (*ops.W
 	if update {
 		if links, err := vh.Index.LinksOf(ctx, rel); err == nil {
 			seen := map[string]bool{rel: true}
+			// Notes the caller may not read are not there for it: their
+			// links are left as they are.
+			fence := env.ReadFence(ctx, vh)
 			for _, l := range append(links.Backlinks, links.TypedIn...) {
-				if !seen[l.Source] {
+				if !seen[l.Source] && fence.Allows(l.Source) {
 					seen[l.Source] = true
 					sources = append(sources, l.Source)
 				}

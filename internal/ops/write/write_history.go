@@ -7,6 +7,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/vault"
 )
 
 // WriteHistoryIn is the input of write_history.
@@ -92,11 +93,15 @@ func writeHistory(ctx context.Context, env *ops.Env, in *WriteHistoryIn) (*Write
 		return nil, err
 	}
 	done := undoneBy(entries)
+	fence := env.ReadFence(ctx, vh)
 	var all []HistoryEntry
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
 		if in.Session != "" && e.Session != in.Session {
 			continue
+		}
+		if fenced(fence, e.Files) {
+			continue // a change to a note the caller may not read is not shown
 		}
 		h := HistoryEntry{ID: e.ID, Time: e.Time.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Operation: e.Operation, Surface: e.Surface,
 			Session: e.Session, Principal: e.Principal, IdempotencyKey: e.IdempotencyKey, Undoes: e.Undoes, UndoneBy: done[e.ID], Files: []HistoryFile{}}
@@ -145,4 +150,18 @@ func textHistory(o any) string {
 		fmt.Fprintf(&b, "more: --cursor %s\n", out.NextCursor)
 	}
 	return b.String()
+}
+
+// fenced reports whether a change touched a path the read fence hides
+// (lexically: the note may be gone).
+func fenced(f *ops.Fence, files []vault.JournalFile) bool {
+	if f == nil {
+		return false
+	}
+	for _, x := range files {
+		if !f.Allows(x.Path) {
+			return true
+		}
+	}
+	return false
 }
