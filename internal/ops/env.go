@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/loci-dev/loci/internal/ai"
@@ -36,6 +37,13 @@ type VaultHandle struct {
 	// fence's rules, reused while the index's notes stay the same.
 	fenceMu   sync.Mutex
 	fenceSets map[string]*hiddenSet
+	// syncGen counts the syncs of this process that ended (Env.Sync);
+	// syncing counts those under way. A hidden set computed at a
+	// generation while no sync runs stays right until the next one ends,
+	// except for another process's sync, which the fingerprint check
+	// catches within fenceRecheck.
+	syncGen atomic.Uint64
+	syncing atomic.Int32
 
 	mu    sync.Mutex
 	state SyncState

@@ -176,7 +176,10 @@ func (e *Env) Sync(ctx context.Context, vh *VaultHandle, opt index.SyncOptions) 
 	vh.mu.Lock()
 	vh.state.Running = true
 	vh.mu.Unlock()
+	vh.syncing.Add(1)
 	res, err := vh.Index.Sync(ctx, opt)
+	vh.syncGen.Add(1)
+	vh.syncing.Add(-1)
 	vh.mu.Lock()
 	vh.state.Running = false
 	now := time.Now().UTC()

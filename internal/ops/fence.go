@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"golang.org/x/text/unicode/norm"
@@ -366,7 +367,18 @@ type hiddenSet struct {
 	fp   string // the index's notes fingerprint it was computed for
 	ids  map[int64]bool
 	list []int64
+	// gen is the vault's sync generation when fp was last confirmed, and
+	// checked when: while no sync of this process ended or runs, the set
+	// is reused without the fingerprint query for up to fenceRecheck.
+	gen     uint64
+	checked time.Time
 }
+
+// fenceRecheck is how long a hidden set is trusted without asking the
+// index for its fingerprint while this process has not synced: the
+// bound on how late a sync by another process (a `loci index` run beside
+// `loci serve`) is seen. Search results are re-checked by path anyway.
+const fenceRecheck = time.Second
 
 // maxFenceSets bounds the cached hidden sets of a vault (one per distinct
 // set of rules: the vault's and each principal's narrowing).
@@ -381,15 +393,23 @@ func (f *Fence) hiddenSet(ctx context.Context, vh *VaultHandle) (*hiddenSet, err
 	if f == nil {
 		return nil, nil
 	}
+	gen, now := vh.syncGen.Load(), time.Now()
+	vh.fenceMu.Lock()
+	hs := vh.fenceSets[f.key]
+	fresh := hs != nil && hs.gen == gen && vh.syncing.Load() == 0 && now.Sub(hs.checked) < fenceRecheck
+	vh.fenceMu.Unlock()
+	if fresh {
+		return hs, nil
+	}
 	var n, newest, sum int64
 	if err := vh.Index.DB.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(MAX(indexed_at),0), COALESCE(SUM(id),0) FROM notes").Scan(&n, &newest, &sum); err != nil {
 		return nil, err
 	}
 	fp := strconv.FormatInt(n, 10) + ":" + strconv.FormatInt(newest, 10) + ":" + strconv.FormatInt(sum, 10)
-	vh.fenceMu.Lock()
-	hs := vh.fenceSets[f.key]
-	vh.fenceMu.Unlock()
 	if hs != nil && hs.fp == fp {
+		vh.fenceMu.Lock()
+		hs.gen, hs.checked = gen, now
+		vh.fenceMu.Unlock()
 		return hs, nil
 	}
 	rows, err := vh.Index.DB.QueryContext(ctx, "SELECT id, path FROM notes")
@@ -397,7 +417,7 @@ func (f *Fence) hiddenSet(ctx context.Context, vh *VaultHandle) (*hiddenSet, err
 		return nil, err
 	}
 	defer rows.Close()
-	hs = &hiddenSet{fp: fp, ids: map[int64]bool{}}
+	hs = &hiddenSet{fp: fp, ids: map[int64]bool{}, gen: gen, checked: now}
 	for rows.Next() {
 		var id int64
 		var p string
