@@ -130,7 +130,11 @@ func (g *globals) openEnv(ctx context.Context, surfaceDefault bool) (*ops.Env, e
 		}
 	}
 	vh.Writes, vh.AI = &ws, aiRuntime(vc.cfg, vh)
-	return &ops.Env{Vaults: []*ops.VaultHandle{vh}}, nil
+	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
+	// The person's own calls go to the calls log too (surface cli);
+	// Env.Close writes the line before the command exits.
+	env.Obs = ops.NewObserver(env, ops.ObserveOptions{CallsLog: true, CallsLogMaxBytes: vc.cfg.Server.CallsLogMaxBytes})
+	return env, nil
 }
 
 // progress draws a bar on a terminal, or plain lines every 10% otherwise.

@@ -51,6 +51,13 @@ func newMCPCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer env.Close()
+			srvCfg, err := g.serverSection(args)
+			if err != nil {
+				return err
+			}
+			if _, err := observe(ctx, env, srvCfg, false, logger); err != nil {
+				return err
+			}
 			closeLog, err := openEventsLog(env, fo.eventsLog)
 			if err != nil {
 				return err

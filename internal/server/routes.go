@@ -44,6 +44,7 @@ func (s *Server) routes() http.Handler {
 	}
 	rest := protected(s.opt.API)
 	events := protected(s.longLived(s.opt.API))
+	metrics := s.metrics()
 	var web http.Handler
 	if s.opt.Web != nil {
 		web = s.limitBody(s.opt.Web)
@@ -57,6 +58,8 @@ func (s *Server) routes() http.Handler {
 			events.ServeHTTP(w, r)
 		case p == "/v1" || strings.HasPrefix(p, "/v1/") || p == "/openapi.json":
 			rest.ServeHTTP(w, r)
+		case p == "/metrics":
+			metrics.ServeHTTP(w, r)
 		case p == "/healthz":
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
 				w.Header().Set("Allow", "GET, HEAD")
