@@ -26,6 +26,7 @@ const CallsLogName = "calls.log"
 const (
 	DefaultCallsLogMaxBytes = 16 << 20
 	DefaultCallsLogQueue    = 4096
+	DefaultCallsLogInterval = 100 * time.Millisecond
 	// maxBatch bounds the lines the writer takes from the queue at once.
 	maxBatch = 256
 	// maxVaultName clips a vault name a caller gave that names no served
@@ -66,6 +67,9 @@ type CallsLogOptions struct {
 	// Queue bounds the lines waiting for the writer (default 4096); a
 	// line that finds the queue full is dropped and counted.
 	Queue int
+	// Interval is how often the writer wakes to write what is queued
+	// (default 100 ms); a queue half full wakes it at once.
+	Interval time.Duration
 	// Place picks a call's vault and folder from its arguments (the
 	// "vault" field, else the default vault); false drops the line.
 	Place func(args []byte) (Placement, bool)
@@ -76,13 +80,18 @@ type CallsLogOptions struct {
 
 // CallsLog appends call records to per-vault NDJSON files from one writer
 // goroutine, so that a call pays only for a copy of its arguments and a
-// channel send: hashing, encoding, rotation and the write happen off the
-// caller's path. Close writes everything queued before it returns.
+// send on a buffered channel: hashing, encoding, rotation and the writes
+// happen off the caller's path, in batches (the writer wakes every
+// Interval, or when the queue is half full, not once per call). Flush and
+// Close write everything queued before they return.
 type CallsLog struct {
 	opt     CallsLogOptions
-	mu      sync.RWMutex // guards closed against sends on a closed queue
+	mu      sync.RWMutex // guards closed against sends after Close
 	closed  bool
 	queue   chan callEntry
+	nudge   chan struct{}
+	flushes chan chan struct{}
+	stop    chan struct{}
 	done    chan struct{}
 	dropped atomic.Int64
 	written atomic.Int64
@@ -90,9 +99,8 @@ type CallsLog struct {
 }
 
 type callEntry struct {
-	rec   CallRecord
-	args  []byte
-	flush chan struct{} // a Flush marker, not a line
+	rec  CallRecord
+	args []byte
 }
 
 // NewCallsLog starts the writer.
@@ -103,7 +111,11 @@ func NewCallsLog(opt CallsLogOptions) *CallsLog {
 	if opt.Queue <= 0 {
 		opt.Queue = DefaultCallsLogQueue
 	}
-	l := &CallsLog{opt: opt, queue: make(chan callEntry, opt.Queue), done: make(chan struct{})}
+	if opt.Interval <= 0 {
+		opt.Interval = DefaultCallsLogInterval
+	}
+	l := &CallsLog{opt: opt, queue: make(chan callEntry, opt.Queue), nudge: make(chan struct{}, 1),
+		flushes: make(chan chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	go l.run()
 	return l
 }
@@ -130,6 +142,12 @@ func (l *CallsLog) Log(rec CallRecord, args []byte) {
 	default:
 		l.dropped.Add(1)
 	}
+	if len(l.queue) > cap(l.queue)/2 {
+		select {
+		case l.nudge <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // Flush waits until every line queued before it is written.
@@ -138,14 +156,11 @@ func (l *CallsLog) Flush() {
 		return
 	}
 	ch := make(chan struct{})
-	l.mu.RLock()
-	if l.closed {
-		l.mu.RUnlock()
-		return
+	select {
+	case l.flushes <- ch:
+		<-ch
+	case <-l.done:
 	}
-	l.queue <- callEntry{flush: ch} // blocks while the queue is full: Flush is for tests and shutdown
-	l.mu.RUnlock()
-	<-ch
 }
 
 // Close writes what is queued and stops the writer. Lines logged after
@@ -155,13 +170,10 @@ func (l *CallsLog) Close() {
 		return
 	}
 	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		<-l.done
-		return
+	if !l.closed {
+		l.closed = true
+		close(l.stop)
 	}
-	l.closed = true
-	close(l.queue)
 	l.mu.Unlock()
 	<-l.done
 }
@@ -174,7 +186,7 @@ func (l *CallsLog) Dropped() int64 {
 	return l.dropped.Load()
 }
 
-// Written counts the lines written; Failed the lines a write refused.
+// Written counts the lines written.
 func (l *CallsLog) Written() int64 { return l.written.Load() }
 
 // Failed counts the lines that could not be written (OnError heard why).
@@ -182,22 +194,40 @@ func (l *CallsLog) Failed() int64 { return l.failed.Load() }
 
 func (l *CallsLog) run() {
 	defer close(l.done)
+	tick := time.NewTicker(l.opt.Interval)
+	defer tick.Stop()
 	batch := make([]callEntry, 0, maxBatch)
-	for e := range l.queue {
-		batch = append(batch[:0], e)
-	more:
-		for len(batch) < maxBatch {
-			select {
-			case e, ok := <-l.queue:
-				if !ok {
+	drain := func() {
+		for {
+			batch = batch[:0]
+		more:
+			for len(batch) < maxBatch {
+				select {
+				case e := <-l.queue:
+					batch = append(batch, e)
+				default:
 					break more
 				}
-				batch = append(batch, e)
-			default:
-				break more
 			}
+			if len(batch) == 0 {
+				return
+			}
+			l.write(batch)
 		}
-		l.write(batch)
+	}
+	for {
+		select {
+		case <-tick.C:
+			drain()
+		case <-l.nudge:
+			drain()
+		case ch := <-l.flushes:
+			drain()
+			close(ch)
+		case <-l.stop:
+			drain() // no sender is left: Close holds the lock past closed
+			return
+		}
 	}
 }
 
@@ -208,13 +238,8 @@ func (l *CallsLog) write(batch []callEntry) {
 		lines [][]byte
 	}
 	var files []*file
-	var flushes []chan struct{}
 	for i := range batch {
 		e := &batch[i]
-		if e.flush != nil {
-			flushes = append(flushes, e.flush)
-			continue
-		}
 		p, ok := l.place(e.args)
 		if !ok {
 			l.dropped.Add(1)
@@ -242,9 +267,6 @@ func (l *CallsLog) write(batch []callEntry) {
 	}
 	for _, f := range files {
 		l.appendLines(f.dir, f.lines)
-	}
-	for _, ch := range flushes {
-		close(ch)
 	}
 }
 

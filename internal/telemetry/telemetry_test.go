@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -43,12 +44,14 @@ func TestCallsLogDropsWhenFull(t *testing.T) {
 	gate := make(chan struct{})
 	var once sync.Once
 	entered := make(chan struct{})
-	l := NewCallsLog(CallsLogOptions{Queue: 4, Place: func([]byte) (Placement, bool) {
+	l := NewCallsLog(CallsLogOptions{Queue: 4, Interval: time.Hour, Place: func([]byte) (Placement, bool) {
 		once.Do(func() { close(entered) })
 		<-gate // the writer is stuck on its first line
 		return Placement{Vault: "v", Dir: dst}, true
 	}})
 	l.Log(CallRecord{Op: "first"}, nil)
+	flushed := make(chan struct{})
+	go func() { l.Flush(); close(flushed) }()
 	<-entered
 	for range 10 {
 		l.Log(CallRecord{Op: "more"}, []byte(`{}`))
@@ -57,6 +60,7 @@ func TestCallsLogDropsWhenFull(t *testing.T) {
 		t.Errorf("dropped %d, want 6 (10 lines, 4 queued)", d)
 	}
 	close(gate)
+	<-flushed
 	l.Close()
 	b, err := os.ReadFile(filepath.Join(dst.Path(), CallsLogName))
 	if err != nil {
@@ -66,6 +70,32 @@ func TestCallsLogDropsWhenFull(t *testing.T) {
 		t.Errorf("%d lines written (counted %d), want 5", n, l.Written())
 	}
 	l.Close() // twice is fine
+	l.Flush() // and so is a flush after close
+	l.Log(CallRecord{Op: "late"}, nil)
+	if d := l.Dropped(); d != 7 {
+		t.Errorf("a line after close: dropped %d, want 7", d)
+	}
+}
+
+// TestCallsLogWakesWhenHalfFull: between its (here hour-long) intervals
+// the writer is woken by a queue more than half full, so that a burst is
+// written rather than dropped.
+func TestCallsLogWakesWhenHalfFull(t *testing.T) {
+	dst := loc(t)
+	l := NewCallsLog(CallsLogOptions{Queue: 8, Interval: time.Hour, Place: func([]byte) (Placement, bool) {
+		return Placement{Vault: "v", Dir: dst}, true
+	}})
+	defer l.Close()
+	for range 5 {
+		l.Log(CallRecord{Op: "x"}, nil)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for l.Written() < 5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the writer did not wake: %d written", l.Written())
+		}
+		runtime.Gosched()
+	}
 }
 
 // TestCallsLogRefusesLink: a link planted at calls.log is never appended
