@@ -231,7 +231,7 @@ func (w *watcher) loop(ctx context.Context) {
 				w.vh.UpdateWatchState(func(s *ops.WatchState) {
 					s.LastEventAt, s.Queue = now.UTC(), len(w.pending)
 					s.Events++
-					if s.PendingSince.IsZero() {
+					if s.PendingSince.IsZero() && s.Queue > 0 {
 						s.PendingSince = now.UTC()
 					}
 				})
