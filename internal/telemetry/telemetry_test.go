@@ -195,4 +195,14 @@ func TestTracingOffWithoutEndpoint(t *testing.T) {
 	if !TracingEnabled(get) {
 		t.Error("endpoint ignored")
 	}
+	// With an endpoint the exporter is built (it connects only to send);
+	// with no spans, shutdown sends nothing.
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", env["OTEL_EXPORTER_OTLP_ENDPOINT"])
+	tr, err = StartTracing(context.Background(), get, "test")
+	if err != nil || tr == nil || tr.Tracer == nil {
+		t.Fatalf("tracing with an endpoint: %v %v", tr, err)
+	}
+	if err := tr.Shutdown(context.Background()); err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
 }
