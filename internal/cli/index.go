@@ -132,7 +132,11 @@ func (g *globals) openEnv(ctx context.Context, surfaceDefault bool) (*ops.Env, e
 	}
 	vh.Writes, vh.AI = &ws, aiRuntime(vc.cfg, vh)
 	vh.Read = readRules(vc.cfg)
-	return &ops.Env{Vaults: []*ops.VaultHandle{vh}, Principals: principalByName}, nil
+	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}, Principals: principalByName}
+	// The person's own calls go to the calls log too (surface cli);
+	// Env.Close writes the line before the command exits.
+	env.Obs = ops.NewObserver(env, ops.ObserveOptions{CallsLog: true, CallsLogMaxBytes: vc.cfg.Server.CallsLogMaxBytes})
+	return env, nil
 }
 
 // progress draws a bar on a terminal, or plain lines every 10% otherwise.

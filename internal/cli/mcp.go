@@ -56,6 +56,13 @@ func newMCPCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			srvCfg, err := g.serverSection(args)
+			if err != nil {
+				return err
+			}
+			if _, err := observe(ctx, env, srvCfg, false, logger); err != nil {
+				return err
+			}
 			closeLog, err := openEventsLog(env, fo.eventsLog)
 			if err != nil {
 				return err

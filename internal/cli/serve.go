@@ -132,6 +132,14 @@ func (g *globals) startServe(ctx context.Context, dirs []string, o serveOptions)
 	if s.closeLog, err = openEventsLog(env, o.fresh.eventsLog); err != nil {
 		return nil, err
 	}
+	srvCfg, err := g.serverSection(dirs)
+	if err != nil {
+		return nil, err
+	}
+	watched, err := observe(ctx, env, srvCfg, true, logger)
+	if err != nil {
+		return nil, err
+	}
 	env.Audit = func(r ops.AuditRecord) {
 		logger.Debug("call", "surface", r.Surface, "session", r.Session, "op", r.Operation, "code", r.Code, "ms", r.DurationMs)
 	}
@@ -157,10 +165,12 @@ func (g *globals) startServe(ctx context.Context, dirs []string, o serveOptions)
 		Name: "loci", Version: Version, MaxSessions: o.maxSessions, IdleTimeout: o.sessionIdle, Logger: logger, Facade: facade,
 	})
 	s.facade = facade
+	watched.obs.Metrics.GaugeFunc("loci_mcp_sessions", "MCP sessions open now.", func() float64 { return float64(s.mcp.SessionCount()) })
 	s.srv, err = server.New(server.Options{
 		Addr: o.addr, Token: s.token, Auth: authn, ProtectedResource: resource, AllowedHosts: o.allowHosts, AllowedOrigins: o.allowOrigins,
 		MCP: s.mcp.HTTPHandler(), API: api.New(reg, env, api.Options{Version: Version, Logger: logger}), Logger: logger,
-		Web: web.New(reg, env, web.Options{Token: s.token, Auth: authn, Version: Version, Logger: logger}),
+		Web:     web.New(reg, env, web.Options{Token: s.token, Auth: authn, Version: Version, Logger: logger}),
+		Metrics: watched.obs.Metrics.Handler(), MetricsToken: watched.metricsToken,
 	})
 	if err != nil {
 		return nil, err

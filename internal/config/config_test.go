@@ -277,7 +277,7 @@ func TestDocExamplesAreValid(t *testing.T) {
 	t.Setenv(EnvConfig, "")
 	block := regexp.MustCompile("(?s)```yaml\n(.*?)```")
 	n := 0
-	for _, page := range []string{"cli.md", "writes.md", "ai.md", "search.md", "security.md", "chat.md"} {
+	for _, page := range []string{"cli.md", "writes.md", "ai.md", "search.md", "security.md", "chat.md", "observability.md"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "docs", page))
 		if err != nil {
 			t.Fatal(err)

@@ -174,6 +174,13 @@ func (ix *Index) FrontmatterValues(ctx context.Context, key string, limit int, h
 	return vals, total, notes, rows.Err()
 }
 
+// NoteCount is the number of notes in the index (for /metrics).
+func (ix *Index) NoteCount(ctx context.Context) (int, error) {
+	var n int
+	err := ix.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM notes").Scan(&n)
+	return n, err
+}
+
 // LogseqNoteCount is the number of Logseq pages and journals in the index.
 func (ix *Index) LogseqNoteCount(ctx context.Context) (int, error) {
 	var n int

@@ -145,6 +145,16 @@ func (s *Server) HTTPHandler() http.Handler {
 	return s.httpH
 }
 
+// SessionCount is the number of MCP sessions open now (/metrics): the
+// HTTP sessions the SDK holds, or the stdio session.
+func (s *Server) SessionCount() int {
+	n := 0
+	for range s.mcp.Sessions() {
+		n++
+	}
+	return n
+}
+
 // Close stops listening to index changes and closes every open session.
 // It does not close the Env (its owner does).
 func (s *Server) Close() error {

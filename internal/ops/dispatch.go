@@ -95,6 +95,9 @@ type Result struct {
 	Output   any
 	Err      *errs.Error
 	Duration time.Duration
+	// Bytes is the size of Output as JSON (the size governor measures it;
+	// the calls log and the trace record it as bytes_out).
+	Bytes int
 }
 
 // DefaultMaxResultBytes bounds any single result.
@@ -109,7 +112,7 @@ const DefaultMaxResultBytes = 4 << 20
 // else.
 func (r *Registry) Call(ctx context.Context, env *Env, caller Caller, name string, raw json.RawMessage) (res Result) {
 	start := time.Now()
-	ctx, obs := env.observeStart(ctx, caller, name, raw)
+	ctx, obs := env.observeStart(ctx, r, caller, name, raw)
 	defer func() {
 		env.audit(caller, name, start, res)
 		obs.end(res)
@@ -176,11 +179,15 @@ func (r *Registry) invoke(ctx context.Context, env *Env, op *Op, in any, start t
 	if limit <= 0 {
 		limit = DefaultMaxResultBytes
 	}
-	if b, err := json.Marshal(out); err == nil && len(b) > limit {
-		return Result{Err: errs.New(errs.CodeTooLarge, "result of %s is %d bytes, over the %d-byte limit; narrow the request (limit, max_chars, a line range or a cursor)", op.Name, len(b), limit).
-			With("bytes", len(b)).With("limit", limit), Duration: time.Since(start)}
+	n := 0
+	if b, err := json.Marshal(out); err == nil {
+		if len(b) > limit {
+			return Result{Err: errs.New(errs.CodeTooLarge, "result of %s is %d bytes, over the %d-byte limit; narrow the request (limit, max_chars, a line range or a cursor)", op.Name, len(b), limit).
+				With("bytes", len(b)).With("limit", limit), Duration: time.Since(start)}
+		}
+		n = len(b)
 	}
-	return Result{Output: out, Duration: time.Since(start)}
+	return Result{Output: out, Duration: time.Since(start), Bytes: n}
 }
 
 func (e *Env) audit(c Caller, op string, start time.Time, res Result) {

@@ -68,6 +68,9 @@ type Env struct {
 
 	// Audit, when set, receives one record per dispatched call.
 	Audit func(AuditRecord)
+	// Obs, when set, observes every dispatched call: the calls log,
+	// metrics and traces (observe.go: NewObserver). Close flushes it.
+	Obs *Observer
 
 	// Writes gates and tunes the write operations of the vaults whose
 	// handle sets none (VaultHandle.Writes); the zero value leaves them off
@@ -114,6 +117,7 @@ func OpenVault(ctx context.Context, root, indexDir string, exclude []string, rea
 
 // Close closes every vault's index and AI runtime.
 func (e *Env) Close() {
+	e.Obs.Close()
 	for _, v := range e.Vaults {
 		v.Index.Close()
 		if v.AI != e.AI {

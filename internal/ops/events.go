@@ -150,16 +150,21 @@ type SyncState struct {
 	// LastFullSyncAt and LastIncrementalSyncAt split LastSyncAt by scope.
 	LastFullSyncAt        time.Time `json:"last_full_sync_at,omitzero" jsonschema:"when the last whole-vault sync of this process ended (UTC)"`
 	LastIncrementalSyncAt time.Time `json:"last_incremental_sync_at,omitzero" jsonschema:"when the last sync of changed paths only (watcher, writes) ended (UTC)"`
+	// LastSyncDuration is how long the last successful sync took (/metrics).
+	LastSyncDuration time.Duration `json:"-"`
 }
 
 // WatchState is what index_status reports about the file watcher.
 type WatchState struct {
-	State         string    `json:"state" jsonschema:"off, starting, watching, degraded (watching with errors) or stopped"`
-	Heartbeat     time.Time `json:"heartbeat,omitzero" jsonschema:"last time the watcher loop reported alive (UTC)"`
-	Dirs          int       `json:"dirs" jsonschema:"folders watched"`
-	Queue         int       `json:"queue" jsonschema:"changed paths waiting for the next batch"`
-	DebounceMs    int64     `json:"debounce_ms" jsonschema:"batching delay after the last change"`
-	LastEventAt   time.Time `json:"last_event_at,omitzero" jsonschema:"last file event seen (UTC)"`
+	State       string    `json:"state" jsonschema:"off, starting, watching, degraded (watching with errors) or stopped"`
+	Heartbeat   time.Time `json:"heartbeat,omitzero" jsonschema:"last time the watcher loop reported alive (UTC)"`
+	Dirs        int       `json:"dirs" jsonschema:"folders watched"`
+	Queue       int       `json:"queue" jsonschema:"changed paths waiting for the next batch"`
+	DebounceMs  int64     `json:"debounce_ms" jsonschema:"batching delay after the last change"`
+	LastEventAt time.Time `json:"last_event_at,omitzero" jsonschema:"last file event seen (UTC)"`
+	// PendingSince is when the oldest change still in the queue was seen.
+	PendingSince  time.Time `json:"pending_since,omitzero" jsonschema:"when the oldest change still waiting to be indexed was seen (UTC); absent when none waits"`
+	Events        int64     `json:"events" jsonschema:"file events acted on since start"`
 	LastBatchAt   time.Time `json:"last_batch_at,omitzero" jsonschema:"last batch synced (UTC)"`
 	LastReconcile time.Time `json:"last_reconcile_at,omitzero" jsonschema:"last periodic reconcile scan (UTC)"`
 	Batches       int64     `json:"batches" jsonschema:"batches synced since start"`
@@ -188,8 +193,10 @@ func (e *Env) Sync(ctx context.Context, vh *VaultHandle, opt index.SyncOptions) 
 	if err != nil {
 		vh.state.LastError = err.Error()
 	} else if full {
+		vh.state.LastSyncDuration = res.Duration
 		vh.state.LastFullSyncAt = now
 	} else {
+		vh.state.LastSyncDuration = res.Duration
 		vh.state.LastIncrementalSyncAt = now
 	}
 	vh.mu.Unlock()

@@ -44,6 +44,7 @@ func (s *Server) routes() http.Handler {
 	}
 	rest := protected(s.opt.API)
 	events := protected(s.longLived(s.opt.API))
+	metrics := s.metrics()
 	var web http.Handler
 	if s.opt.Web != nil {
 		web = s.limitBody(s.opt.Web)
@@ -59,6 +60,8 @@ func (s *Server) routes() http.Handler {
 			rest.ServeHTTP(w, r)
 		case s.opt.ProtectedResource != nil && (p == MetadataPath || p == MetadataPathMCP):
 			s.serveMetadata(w, r)
+		case p == "/metrics":
+			metrics.ServeHTTP(w, r)
 		case p == "/healthz":
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
 				w.Header().Set("Allow", "GET, HEAD")

@@ -75,6 +75,10 @@ type Options struct {
 	// Web serves the browser UI at / and /ui/ (it authenticates by itself:
 	// session cookie or bearer token); nil serves a static landing page.
 	Web http.Handler
+	// Metrics serves /metrics (Prometheus text format) to a principal with
+	// the admin scope, or to a bearer of MetricsToken; nil answers 404.
+	Metrics      http.Handler
+	MetricsToken string
 
 	Logger *slog.Logger
 }
@@ -128,6 +132,9 @@ func New(opt Options) (*Server, error) {
 		return nil, errs.New(errs.CodeInvalidInput,
 			"refusing to serve %s without authentication: only a loopback address (127.0.0.1, [::1], localhost) may run without a token", opt.Addr).
 			With("addr", opt.Addr)
+	}
+	if opt.MetricsToken != "" && len(opt.MetricsToken) < MinTokenLen {
+		return nil, errs.New(errs.CodeInvalidInput, "the metrics token is too short (%d characters; at least %d)", len(opt.MetricsToken), MinTokenLen)
 	}
 	if opt.Token != "" && len(opt.Token) < MinTokenLen {
 		return nil, errs.New(errs.CodeInvalidInput, "the token is too short (%d characters; at least %d)", len(opt.Token), MinTokenLen)

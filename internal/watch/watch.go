@@ -228,7 +228,13 @@ func (w *watcher) loop(ctx context.Context) {
 			}
 			if w.handle(ev) {
 				now := time.Now()
-				w.vh.UpdateWatchState(func(s *ops.WatchState) { s.LastEventAt, s.Queue = now.UTC(), len(w.pending) })
+				w.vh.UpdateWatchState(func(s *ops.WatchState) {
+					s.LastEventAt, s.Queue = now.UTC(), len(w.pending)
+					s.Events++
+					if s.PendingSince.IsZero() && s.Queue > 0 {
+						s.PendingSince = now.UTC()
+					}
+				})
 				schedule(now)
 			}
 		case err, ok := <-w.fw.Errors:
@@ -325,7 +331,7 @@ func (w *watcher) flush(ctx context.Context) {
 		w.full = false
 		w.first, w.last = time.Time{}, time.Time{}
 		now := time.Now().UTC()
-		w.vh.UpdateWatchState(func(s *ops.WatchState) { s.Queue, s.LastBatchAt = 0, now; s.Batches++ })
+		w.vh.UpdateWatchState(func(s *ops.WatchState) { s.Queue, s.LastBatchAt, s.PendingSince = 0, now, time.Time{}; s.Batches++ })
 		if w.opt.Batched != nil {
 			select {
 			case w.opt.Batched <- struct{}{}:

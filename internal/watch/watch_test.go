@@ -125,6 +125,11 @@ func TestEditAndCreate(t *testing.T) {
 	if st == nil || st.State != "watching" || st.Batches == 0 {
 		t.Fatalf("watch state %+v", st)
 	}
+	// /metrics figures: events counted, and the lag's start cleared with
+	// the queue (both change under one lock).
+	if st.Events < 2 || (st.Queue == 0) != st.PendingSince.IsZero() {
+		t.Errorf("events %d, queue %d, pending since %v", st.Events, st.Queue, st.PendingSince)
+	}
 }
 
 func TestRenameOverFile(t *testing.T) {
