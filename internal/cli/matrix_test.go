@@ -42,6 +42,7 @@ var matrixPrincipals = []auth.Principal{
 	{Name: "thinker", Scopes: []auth.Scope{auth.ScopeAI}},
 	{Name: "b-only", Scopes: []auth.Scope{auth.ScopeRead, auth.ScopeWrite}, Vaults: []string{"B"}},
 	{Name: "auditor", Scopes: []auth.Scope{auth.ScopeAdmin}},
+	{Name: "careful", Scopes: []auth.Scope{auth.ScopeRead, auth.ScopeWrite, auth.ScopeDestructive}, Confirm: auth.PolicyConfirm},
 }
 
 func startMatrix(t *testing.T) *matrixServer {
@@ -181,6 +182,9 @@ func matrixCells() []matrixCell {
 			matrixCell{"ai_status", v, func(string, string) map[string]any {
 				return map[string]any{"vault": v}
 			}},
+			matrixCell{"inspect_acl", v, func(string, string) map[string]any {
+				return map[string]any{"path": "alpha.md", "vault": v}
+			}},
 		)
 	}
 	return cells
@@ -222,8 +226,12 @@ func TestPrincipalMatrix(t *testing.T) {
 						continue // not offered to this principal (or to anyone: AI is off)
 					}
 				}
+				wantCode := ""
+				if o, _ := reg.Get(c.op); want && o.Scope == auth.ScopeDestructive && p.MustConfirm() {
+					wantCode = "confirmation_required" // a person confirms first
+				}
 				switch {
-				case want && got.code != "":
+				case want && got.code != wantCode:
 					t.Errorf("%s %s on %s over %s: want allowed, got %s", p.Name, c.op, c.vault, got.surface, got.code)
 				case !want && got.code != "forbidden":
 					t.Errorf("%s %s on %s over %s: want forbidden, got %q", p.Name, c.op, c.vault, got.surface, got.code)
@@ -235,7 +243,7 @@ func TestPrincipalMatrix(t *testing.T) {
 			if c.op == "delete_note" {
 				for _, s := range []string{"rest", "mcp"} {
 					_, err := os.Stat(filepath.Join(m.vaults[c.vault], "del", p.Name+"-"+s+".md"))
-					if gone := err != nil; gone != want {
+					if gone := err != nil; gone != (want && !p.MustConfirm()) {
 						t.Errorf("%s delete_note on %s over %s: deleted=%v, want %v", p.Name, c.vault, s, gone, want)
 					}
 				}
@@ -261,5 +269,30 @@ func TestUnknownTokenIsUnauthorized(t *testing.T) {
 	}
 	if code, status := m.rest("reader", "search_notes", map[string]any{"query": "alpha"}); code != "unauthorized" || status != 401 {
 		t.Errorf("revoked token: %s %d", code, status)
+	}
+}
+
+// TestPrincipalMatrixWeb is the web UI's column of the matrix: each
+// principal searches through the UI with its bearer token (as a scripted
+// client does); those with the read scope on the default vault see the
+// note, the others get the refusal and no note text.
+func TestPrincipalMatrixWeb(t *testing.T) {
+	m := startMatrix(t)
+	reg := catalog.All()
+	rows := append([]auth.Principal{{Name: "owner"}}, matrixPrincipals...)
+	for _, p := range rows {
+		req, _ := http.NewRequest("GET", m.base+"/?q=alpha&mode=lexical", nil)
+		req.Header.Set("Authorization", "Bearer "+m.tokens[p.Name])
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		page := string(body)
+		shows := strings.Contains(page, "alpha.md")
+		if want := allowed(reg, p, "search_notes", "A"); shows != want {
+			t.Errorf("web search as %s: shows the note = %v, want %v (status %d)\n%.400s", p.Name, shows, want, res.StatusCode, page)
+		}
 	}
 }
