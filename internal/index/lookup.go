@@ -181,34 +181,20 @@ func (ix *Index) SimilarNotes(ctx context.Context, target string, limit int) ([]
 		return []string{}, nil
 	}
 	base := path.Base(key)
-	rows, err := ix.DB.QueryContext(ctx, `SELECT path FROM notes
+	return ix.strings(ctx, `SELECT path FROM notes
 		WHERE instr(path_key, ?) > 0 OR instr(title_key, ?) > 0
 			OR id IN (SELECT note_id FROM aliases WHERE instr(alias_key, ?) > 0)
 		ORDER BY length(path), path LIMIT ?`, base, base, base, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []string{}
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
 }
 
 // CachedResolver returns a link resolver over the current notes, reloaded
 // when the set of notes changed (its fingerprint: count, newest index time
 // and id sum), so repeated lookups cost one small query.
 func (ix *Index) CachedResolver(ctx context.Context) (*Resolver, error) {
-	var n, newest, sum int64
-	if err := ix.DB.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(MAX(indexed_at),0), COALESCE(SUM(id),0) FROM notes").Scan(&n, &newest, &sum); err != nil {
+	fp, err := ix.NotesFingerprint(ctx)
+	if err != nil {
 		return nil, err
 	}
-	fp := strconv.FormatInt(n, 10) + ":" + strconv.FormatInt(newest, 10) + ":" + strconv.FormatInt(sum, 10)
 	ix.resMu.Lock()
 	defer ix.resMu.Unlock()
 	if ix.res != nil && ix.resKey == fp {
@@ -220,6 +206,18 @@ func (ix *Index) CachedResolver(ctx context.Context) (*Resolver, error) {
 	}
 	ix.res, ix.resKey = r, fp
 	return r, nil
+}
+
+// NotesFingerprint identifies the current set of notes (their count,
+// newest index time and id sum): it changes when a note is added,
+// removed or re-indexed, by this process or another. Caches of what the
+// notes are (the link resolver, the read fences' hidden notes) key on it.
+func (ix *Index) NotesFingerprint(ctx context.Context) (string, error) {
+	var n, newest, sum int64
+	if err := ix.DB.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(MAX(indexed_at),0), COALESCE(SUM(id),0) FROM notes").Scan(&n, &newest, &sum); err != nil {
+		return "", err
+	}
+	return strconv.FormatInt(n, 10) + ":" + strconv.FormatInt(newest, 10) + ":" + strconv.FormatInt(sum, 10), nil
 }
 
 // IDTaken reports whether a note of the index has frontmatter id id.

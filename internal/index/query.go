@@ -198,8 +198,14 @@ func (ix *Index) Tags(ctx context.Context, hidden ...int64) ([]TagCount, error) 
 // ignored. The tag is matched as text: _ and % in it are not wildcards.
 func (ix *Index) TaggedPaths(ctx context.Context, tag string) ([]string, error) {
 	key := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(tag), "#"))
-	rows, err := ix.DB.QueryContext(ctx, `SELECT DISTINCT n.path FROM tags t JOIN notes n ON n.id = t.note_id
+	return ix.strings(ctx, `SELECT DISTINCT n.path FROM tags t JOIN notes n ON n.id = t.note_id
 		WHERE t.tag_key = ? OR t.tag_key LIKE ? ESCAPE '\' ORDER BY n.path`, key, EscapeLike(key)+"/%")
+}
+
+// strings runs a query of one text column and returns its values (an
+// empty list, never nil, when there are none).
+func (ix *Index) strings(ctx context.Context, q string, args ...any) ([]string, error) {
+	rows, err := ix.DB.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -429,11 +428,10 @@ func (f *Fence) hiddenSet(ctx context.Context, vh *VaultHandle) (*hiddenSet, err
 	if fresh {
 		return hs, nil
 	}
-	var n, newest, sum int64
-	if err := vh.Index.DB.QueryRowContext(ctx, "SELECT COUNT(*), COALESCE(MAX(indexed_at),0), COALESCE(SUM(id),0) FROM notes").Scan(&n, &newest, &sum); err != nil {
+	fp, err := vh.Index.NotesFingerprint(ctx)
+	if err != nil {
 		return nil, err
 	}
-	fp := strconv.FormatInt(n, 10) + ":" + strconv.FormatInt(newest, 10) + ":" + strconv.FormatInt(sum, 10)
 	if hs != nil && hs.fp == fp {
 		vh.fenceMu.Lock()
 		hs.gen, hs.checked = gen, now
