@@ -50,30 +50,48 @@ var AllScopes = []Scope{ScopeRead, ScopeWrite, ScopeDestructive, ScopeAI, ScopeA
 // duplicates and keeps AllScopes' order; "all" stands for every scope.
 // An unknown name is validation_failed naming it and the known ones.
 func ParseScopes(items []string) ([]Scope, error) {
-	seen := map[Scope]bool{}
+	known := make([]string, len(AllScopes))
+	for i, s := range AllScopes {
+		known[i] = string(s)
+	}
+	names, err := ParseNames(items, known, "scope", true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Scope, len(names))
+	for i, n := range names {
+		out[i] = Scope(n)
+	}
+	return out, nil
+}
+
+// ParseNames reads names from a closed set (known): comma-separated or
+// several values, any case, duplicates dropped, in known's order; "all"
+// stands for every one when all is set. An unknown name is
+// validation_failed naming it (details[what]) and the known ones.
+func ParseNames(items, known []string, what string, all bool) ([]string, error) {
+	seen := map[string]bool{}
 	for _, it := range items {
 		for _, s := range strings.Split(it, ",") {
 			s = strings.ToLower(strings.TrimSpace(s))
-			if s == "" {
-				continue
-			}
-			if s == "all" {
-				for _, a := range AllScopes {
-					seen[a] = true
+			switch {
+			case s == "":
+			case all && s == "all":
+				for _, k := range known {
+					seen[k] = true
 				}
-				continue
+			case slices.Contains(known, s):
+				seen[s] = true
+			default:
+				return nil, errs.New(errs.CodeInvalidInput, "unknown %s %q: the %ss are %s", what, s, what, strings.Join(known, ", ")).
+					With(what, s).With("known", known)
 			}
-			if !slices.Contains(AllScopes, Scope(s)) {
-				return nil, errs.New(errs.CodeInvalidInput, "unknown scope %q: the scopes are %s", s, scopeList(AllScopes)).
-					With("scope", s).With("known", AllScopes)
-			}
-			seen[Scope(s)] = true
 		}
 	}
-	var out []Scope
-	for _, a := range AllScopes {
-		if seen[a] {
-			out = append(out, a)
+	var out []string
+	for _, k := range known {
+		if seen[k] {
+			out = append(out, k)
 		}
 	}
 	return out, nil

@@ -2,11 +2,9 @@ package ops
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/loci-dev/loci/internal/ai"
 	"github.com/loci-dev/loci/internal/auth"
-	"github.com/loci-dev/loci/internal/errs"
 )
 
 // ToolsetAI is the toolset of the AI operations: advertised over MCP only
@@ -56,25 +54,5 @@ func (e *Env) Offered(op *Op, p *auth.Principal) bool {
 // drops duplicates and keeps Groups' order. An unknown name is
 // validation_failed naming the known ones.
 func ParseToolsets(items []string) ([]string, error) {
-	seen := map[string]bool{}
-	for _, it := range items {
-		for _, t := range strings.Split(it, ",") {
-			t = strings.ToLower(strings.TrimSpace(t))
-			if t == "" {
-				continue
-			}
-			if !slices.Contains(Groups, t) {
-				return nil, errs.New(errs.CodeInvalidInput, "unknown toolset %q: the toolsets are %s", t, strings.Join(Groups, ", ")).
-					With("toolset", t).With("known", Groups)
-			}
-			seen[t] = true
-		}
-	}
-	var out []string
-	for _, g := range Groups {
-		if seen[g] {
-			out = append(out, g)
-		}
-	}
-	return out, nil
+	return auth.ParseNames(items, Groups, "toolset", false)
 }
