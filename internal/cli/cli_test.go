@@ -9,8 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/testutil"
 )
 
@@ -26,6 +28,36 @@ func run(t *testing.T, args ...string) (string, string, int) {
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), args, &out, &errb)
 	return out.String(), errb.String(), code
+}
+
+// serveForTest starts `loci serve` in-process on dirs as the command does
+// (startServe, then run in the background) and stops it when the test ends:
+// cancel, wait for run to return, unsubscribe. before runs between
+// startServe and run, where the command prints its banner. synced is
+// closed at the first index change: the background sync's first build
+// (never, with noSync).
+func serveForTest(t *testing.T, g *globals, dirs []string, o serveOptions, before ...func(*serving)) (s *serving, synced <-chan struct{}) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := g.startServe(ctx, dirs, o)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	for _, f := range before {
+		f(s)
+	}
+	first := make(chan struct{})
+	var once sync.Once
+	unsub := s.env.Subscribe(func(ops.Change) { once.Do(func() { close(first) }) })
+	done := make(chan error, 1)
+	go func() { done <- s.run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		unsub()
+	})
+	return s, first
 }
 
 func TestIndexThenQuery(t *testing.T) {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -88,31 +87,18 @@ func TestConfirmationEndToEnd(t *testing.T) {
 	v := demoCopy(t)
 	var stdout, stderr bytes.Buffer
 	g := &globals{vault: v, format: "text", stdout: &stdout, stderr: &stderr}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, err := g.startServe(ctx, []string{v}, serveOptions{addr: "127.0.0.1:0", maxSessions: 4, logLevel: "warn"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// server.limits of the user's file is in effect; the test swaps in the
-	// same limits on its own clock, and a clock for the confirmations.
-	want := ops.LimitSettings{Read: ops.Rate{PerMinute: 60, Burst: 3}, Concurrency: 8}
-	if s.env.Limits == nil || s.env.Limits.Settings() != want {
-		t.Fatalf("limits from config: %+v", s.env.Limits)
-	}
+	ctx := t.Context()
 	clk := &testClock{t: time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)}
-	s.env.Limits = ops.NewLimiter(want, clk.Now)
-	s.env.Confirmations = ops.NewConfirmations(clk.Now)
-	synced := make(chan struct{})
-	var once sync.Once
-	unsub := s.env.Subscribe(func(ops.Change) { once.Do(func() { close(synced) }) })
-	defer unsub()
-	done := make(chan error, 1)
-	go func() { done <- s.run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	s, synced := serveForTest(t, g, []string{v}, serveOptions{addr: "127.0.0.1:0", maxSessions: 4, logLevel: "warn"}, func(s *serving) {
+		// server.limits of the user's file is in effect; the test swaps in the
+		// same limits on its own clock, and a clock for the confirmations.
+		want := ops.LimitSettings{Read: ops.Rate{PerMinute: 60, Burst: 3}, Concurrency: 8}
+		if s.env.Limits == nil || s.env.Limits.Settings() != want {
+			t.Fatalf("limits from config: %+v", s.env.Limits)
+		}
+		s.env.Limits = ops.NewLimiter(want, clk.Now)
+		s.env.Confirmations = ops.NewConfirmations(clk.Now)
+	})
 	select {
 	case <-synced:
 	case <-time.After(30 * time.Second):

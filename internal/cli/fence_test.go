@@ -2,13 +2,11 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +14,6 @@ import (
 
 	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/config"
-	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/server"
 	"github.com/loci-dev/loci/internal/testutil"
 )
@@ -50,19 +47,8 @@ func TestReadFencesEndToEnd(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	g := &globals{vault: ".", format: "text", stdout: &stdout, stderr: &stderr}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, err := g.startServe(ctx, []string{v}, serveOptions{addr: "127.0.0.1:0", maxSessions: 4, logLevel: "warn"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	synced := make(chan struct{})
-	var once sync.Once
-	unsub := s.env.Subscribe(func(ops.Change) { once.Do(func() { close(synced) }) })
-	defer unsub()
-	done := make(chan error, 1)
-	go func() { done <- s.run(ctx) }()
-	defer func() { cancel(); <-done }()
+	ctx := t.Context()
+	s, synced := serveForTest(t, g, []string{v}, serveOptions{addr: "127.0.0.1:0", maxSessions: 4, logLevel: "warn"})
 	select {
 	case <-synced:
 	case <-time.After(30 * time.Second):

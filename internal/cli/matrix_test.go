@@ -76,15 +76,7 @@ func startMatrix(t *testing.T) *matrixServer {
 	}
 	var stdout, stderr bytes.Buffer
 	g := &globals{vault: ".", format: "text", enableWrites: true, stdout: &stdout, stderr: &stderr}
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := g.startServe(ctx, []string{m.vaults["A"], m.vaults["B"]}, serveOptions{addr: "127.0.0.1:0", maxSessions: 16, logLevel: "warn", noSync: true})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	s, _ := serveForTest(t, g, []string{m.vaults["A"], m.vaults["B"]}, serveOptions{addr: "127.0.0.1:0", maxSessions: 16, logLevel: "warn", noSync: true})
 	m.s, m.base = s, s.srv.URL()
 	m.tokens["owner"] = s.token
 	return m

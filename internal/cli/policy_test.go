@@ -100,16 +100,9 @@ func TestServeEachVaultOwnPolicy(t *testing.T) {
 	vc, vd, ve := policyVaults(t)
 	var stdout, stderr bytes.Buffer
 	g := &globals{vault: ".", format: "text", enableWrites: true, stdout: &stdout, stderr: &stderr}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, err := g.startServe(ctx, []string{vc, vd, ve}, serveOptions{addr: "127.0.0.1:0", maxSessions: 4, logLevel: "warn", noSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.printBanner(g, serveOptions{addr: "127.0.0.1:0"})
-	done := make(chan error, 1)
-	go func() { done <- s.run(ctx) }()
-	defer func() { cancel(); <-done }()
+	ctx := t.Context()
+	s, _ := serveForTest(t, g, []string{vc, vd, ve}, serveOptions{addr: "127.0.0.1:0", maxSessions: 4, logLevel: "warn", noSync: true},
+		func(s *serving) { s.printBanner(g, serveOptions{addr: "127.0.0.1:0"}) })
 
 	banner := stdout.String()
 	for _, want := range []string{

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -103,19 +102,9 @@ func TestServeToolsetsAndFacade(t *testing.T) {
 	v := demoCopy(t)
 	var stdout, stderr bytes.Buffer
 	g := &globals{vault: ".", format: "text", stdout: &stdout, stderr: &stderr}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, err := g.startServe(ctx, []string{v}, serveOptions{addr: "127.0.0.1:0", maxSessions: 4, logLevel: "warn", noSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.printBanner(g, serveOptions{addr: "127.0.0.1:0"})
-	done := make(chan error, 1)
-	go func() { done <- s.run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	ctx := t.Context()
+	s, _ := serveForTest(t, g, []string{v}, serveOptions{addr: "127.0.0.1:0", maxSessions: 4, logLevel: "warn", noSync: true},
+		func(s *serving) { s.printBanner(g, serveOptions{addr: "127.0.0.1:0"}) })
 	if b := stdout.String(); !strings.Contains(b, "toolsets read only") || !strings.Contains(b, "facade   on") {
 		t.Errorf("banner:\n%s", b)
 	}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +19,6 @@ import (
 
 	"github.com/loci-dev/loci/internal/config"
 	"github.com/loci-dev/loci/internal/errs"
-	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/server"
 )
 
@@ -92,23 +90,9 @@ server:
 	v := demoCopy(t)
 	var stdout, stderr bytes.Buffer
 	g := &globals{vault: ".", format: "text", stdout: &stdout, stderr: &stderr}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, err := g.startServe(ctx, []string{v}, serveOptions{addr: "127.0.0.1:0", maxSessions: 4, logLevel: "warn"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.printBanner(g, serveOptions{addr: "127.0.0.1:0"})
-	synced := make(chan struct{})
-	var once sync.Once
-	unsub := s.env.Subscribe(func(ops.Change) { once.Do(func() { close(synced) }) })
-	defer unsub()
-	done := make(chan error, 1)
-	go func() { done <- s.run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	ctx := t.Context()
+	s, synced := serveForTest(t, g, []string{v}, serveOptions{addr: "127.0.0.1:0", maxSessions: 4, logLevel: "warn"},
+		func(s *serving) { s.printBanner(g, serveOptions{addr: "127.0.0.1:0"}) })
 	base := s.srv.URL()
 	if want := "  JWT      HS256 accepted (server.jwt); OAuth metadata: " + base + server.MetadataPath; !strings.Contains(stdout.String(), want) {
 		t.Errorf("banner lacks %q:\n%s", want, stdout.String())
