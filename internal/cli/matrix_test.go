@@ -288,3 +288,22 @@ func TestPrincipalMatrixWeb(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletionHidesOtherVaults: completing the vault of a resource URI
+// offers a principal only the vaults it may use.
+func TestCompletionHidesOtherVaults(t *testing.T) {
+	m := startMatrix(t)
+	for who, want := range map[string]int{"owner": 2, "reader": 2, "b-only": 1} {
+		cs := m.mcpSession(who)
+		cr, err := cs.Complete(context.Background(), &mcp.CompleteParams{
+			Ref:      &mcp.CompleteReference{Type: "ref/resource", URI: "loci://{vault}/{+path}"},
+			Argument: mcp.CompleteParamsArgument{Name: "vault", Value: ""},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cr.Completion.Values; len(got) != want {
+			t.Errorf("%s completes the vaults %v, want %d of them", who, got, want)
+		}
+	}
+}

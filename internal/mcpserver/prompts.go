@@ -98,7 +98,11 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 		}
 	case ref.Type == "ref/resource" && ref.URI == uriTemplate && arg.Name == "vault":
 		var hosts []string
+		p := principalOf(req.Extra)
 		for _, vh := range s.env.Vaults {
+			if !p.MayUse(vh.Name) {
+				continue // a principal is not told which other vaults exist
+			}
 			if h := s.res.host[vh.Name]; strings.HasPrefix(strings.ToLower(h), strings.ToLower(arg.Value)) {
 				hosts = append(hosts, h)
 			}
