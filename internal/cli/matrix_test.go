@@ -307,3 +307,35 @@ func TestCompletionHidesOtherVaults(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusHidesServerPaths: index_status tells an agent neither where
+// the server keeps its files nor which vaults it may not use; the owner
+// sees both.
+func TestStatusHidesServerPaths(t *testing.T) {
+	m := startMatrix(t)
+	for _, who := range []string{"owner", "reader", "b-only"} {
+		b, _ := json.Marshal(map[string]any{"vault": "B"})
+		req, _ := http.NewRequest("POST", m.base+"/v1/ops/index_status", bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+m.tokens[who])
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", who, res.StatusCode, body)
+		}
+		showsRoot := strings.Contains(string(body), m.vaults["B"])
+		showsA := strings.Contains(string(body), `"name":"A"`)
+		if who == "owner" && (!showsRoot || !showsA) {
+			t.Errorf("owner: root shown %v, vault A listed %v: %s", showsRoot, showsA, body)
+		}
+		if who != "owner" && showsRoot {
+			t.Errorf("%s sees the server's folder %s: %s", who, m.vaults["B"], body)
+		}
+		if who == "b-only" && showsA {
+			t.Errorf("b-only is told of vault A: %s", body)
+		}
+	}
+}

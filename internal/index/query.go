@@ -231,9 +231,9 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // Status describes the index.
 type Status struct {
-	Vault            string       `json:"vault" jsonschema:"absolute folder of the vault"`
+	Vault            string       `json:"vault" jsonschema:"absolute folder of the vault (to the owner; other principals get the vault's name)"`
 	VaultKind        string       `json:"vault_kind" jsonschema:"obsidian or logseq"`
-	IndexPath        string       `json:"index_path" jsonschema:"the index database file"`
+	IndexPath        string       `json:"index_path,omitempty" jsonschema:"the index database file (shown to the owner only)"`
 	SchemaVersion    int          `json:"schema_version" jsonschema:"index schema version"`
 	Notes            int          `json:"notes" jsonschema:"notes indexed"`
 	Chunks           int          `json:"chunks" jsonschema:"searchable sections"`

@@ -29,7 +29,7 @@ type IndexStatusOut struct {
 // VaultSummary names one served vault.
 type VaultSummary struct {
 	Name    string `json:"name" jsonschema:"vault name, for the vault input of every operation"`
-	Root    string `json:"root" jsonschema:"absolute folder of the vault"`
+	Root    string `json:"root,omitempty" jsonschema:"absolute folder of the vault (shown to the owner only)"`
 	Kind    string `json:"kind" jsonschema:"obsidian or logseq"`
 	Default bool   `json:"default" jsonschema:"true for the vault used when none is named"`
 }
@@ -66,10 +66,25 @@ func IndexStatus() ops.Def[IndexStatusIn, IndexStatusOut] {
 			if fence.Active() {
 				st.IndexBytes = 0
 			}
+			// A principal other than the owner (an agent over HTTP) is not
+			// told where the server keeps its files, nor which vaults it
+			// may not use.
+			p := ops.CallerFrom(ctx).Principal
+			local := p.IsOwner()
+			if !local {
+				st.Vault, st.IndexPath = vh.Name, ""
+			}
 			out := &IndexStatusOut{Status: *st, Sync: vh.State(), Watcher: vh.WatchState()}
 			if len(env.Vaults) > 1 {
 				for i, v := range env.Vaults {
-					out.Vaults = append(out.Vaults, VaultSummary{Name: v.Name, Root: v.Vault.Root, Kind: string(v.Vault.Kind), Default: i == 0})
+					if !p.MayUse(v.Name) {
+						continue
+					}
+					vs := VaultSummary{Name: v.Name, Root: v.Vault.Root, Kind: string(v.Vault.Kind), Default: i == 0}
+					if !local {
+						vs.Root = ""
+					}
+					out.Vaults = append(out.Vaults, vs)
 				}
 			}
 			return out, nil
