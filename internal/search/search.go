@@ -37,6 +37,10 @@ type Query struct {
 	ExpandLinks bool
 	// Explain fills Result.Explain with each result's ranks and contributions.
 	Explain bool
+	// Sort and Order order a listing (Text empty, HasFilter true; see
+	// list): Sort is updated (default), created, title or path; Order asc
+	// or desc (default: desc for dates, asc for title and path).
+	Sort, Order string
 	// Fusion overrides the searcher's fusion settings for this query.
 	Fusion *Fusion
 	// Allow, when set, is a predicate over vault-relative paths: a note
@@ -121,6 +125,9 @@ func (s *Searcher) Search(ctx context.Context, q Query) (*Response, error) {
 	}
 	if err := checkBytes(q.Text); err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(q.Text) == "" && q.HasFilter() {
+		return s.list(ctx, q)
 	}
 	mode, err := s.resolveMode(ctx, q.Mode)
 	if err != nil {
@@ -315,50 +322,9 @@ func (s *Searcher) allowedSet(ctx context.Context, q Query) (map[int64]bool, err
 	if q.Hidden != nil {
 		allow = nil
 	}
-	var where []string
-	var args []any
-	for _, t := range q.Tags {
-		t = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(t), "#"))
-		if t == "" {
-			continue
-		}
-		where = append(where, "id IN (SELECT note_id FROM tags WHERE tag_key = ? OR tag_key LIKE ? ESCAPE '\\')")
-		args = append(args, t, escapeLike(t)+"/%")
-	}
-	keys := make([]string, 0, len(q.Frontmatter))
-	for k := range q.Frontmatter {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := q.Frontmatter[k]
-		if v == "*" {
-			where = append(where, "id IN (SELECT note_id FROM props WHERE key = ?)")
-			args = append(args, k)
-		} else {
-			where = append(where, "id IN (SELECT note_id FROM props WHERE key = ? AND value = ? COLLATE NOCASE)")
-			args = append(args, k, v)
-		}
-	}
-	for _, r := range []struct{ col, from, to string }{
-		{"created", q.CreatedFrom, q.CreatedTo},
-		{"COALESCE(updated, strftime('%Y-%m-%dT%H:%M:%S', mtime/1000000000, 'unixepoch'))", q.UpdatedFrom, q.UpdatedTo},
-	} {
-		if r.from != "" {
-			if err := checkDate(r.from); err != nil {
-				return nil, err
-			}
-			where = append(where, r.col+" >= ?")
-			args = append(args, r.from)
-		}
-		if r.to != "" {
-			if err := checkDate(r.to); err != nil {
-				return nil, err
-			}
-			// Inclusive upper bound on a date prefix: 2024-01-31 includes 2024-01-31T23:59.
-			where = append(where, r.col+" < ?")
-			args = append(args, r.to+"\uffff")
-		}
+	where, args, err := filterWhere(q)
+	if err != nil {
+		return nil, err
 	}
 	if len(where) == 0 && q.PathGlob == "" && allow == nil {
 		return nil, nil
@@ -390,6 +356,57 @@ func (s *Searcher) allowedSet(ctx context.Context, q Query) (map[int64]bool, err
 		allowed[id] = true
 	}
 	return allowed, rows.Err()
+}
+
+// filterWhere returns the SQL conditions over notes of q's tag,
+// frontmatter and date filters (the path glob and Allow are matched in Go).
+func filterWhere(q Query) ([]string, []any, error) {
+	var where []string
+	var args []any
+	for _, t := range q.Tags {
+		t = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(t), "#"))
+		if t == "" {
+			continue
+		}
+		where = append(where, "id IN (SELECT note_id FROM tags WHERE tag_key = ? OR tag_key LIKE ? ESCAPE '\\')")
+		args = append(args, t, escapeLike(t)+"/%")
+	}
+	keys := make([]string, 0, len(q.Frontmatter))
+	for k := range q.Frontmatter {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := q.Frontmatter[k]
+		if v == "*" {
+			where = append(where, "id IN (SELECT note_id FROM props WHERE key = ?)")
+			args = append(args, k)
+		} else {
+			where = append(where, "id IN (SELECT note_id FROM props WHERE key = ? AND value = ? COLLATE NOCASE)")
+			args = append(args, k, v)
+		}
+	}
+	for _, r := range []struct{ col, from, to string }{
+		{"created", q.CreatedFrom, q.CreatedTo},
+		{"COALESCE(updated, strftime('%Y-%m-%dT%H:%M:%S', mtime/1000000000, 'unixepoch'))", q.UpdatedFrom, q.UpdatedTo},
+	} {
+		if r.from != "" {
+			if err := checkDate(r.from); err != nil {
+				return nil, nil, err
+			}
+			where = append(where, r.col+" >= ?")
+			args = append(args, r.from)
+		}
+		if r.to != "" {
+			if err := checkDate(r.to); err != nil {
+				return nil, nil, err
+			}
+			// Inclusive upper bound on a date prefix: 2024-01-31 includes 2024-01-31T23:59.
+			where = append(where, r.col+" < ?")
+			args = append(args, r.to+"\uffff")
+		}
+	}
+	return where, args, nil
 }
 
 func checkDate(s string) error {
