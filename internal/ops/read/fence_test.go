@@ -100,6 +100,8 @@ func TestReadFenceNeverLeaks(t *testing.T) {
 		{"list_tags", `{}`},
 		{"list_frontmatter_keys", `{}`},
 		{"list_frontmatter_keys", `{"key": "salary_band"}`},
+		{"list_frontmatter_values", `{"key": "salary_band"}`},
+		{"list_frontmatter_values", `{"key": "tags"}`},
 		{"recent_notes", `{"limit": 100}`},
 		{"find_similar", `{"path": "Public/p1.md", "limit": 50}`},
 		{"find_broken_links", `{}`},
