@@ -77,7 +77,7 @@ func (s *Searcher) list(ctx context.Context, q Query) (*Response, error) {
 		key = SortUpdated
 	}
 	desc := q.Order == "desc" || (q.Order == "" && (key == SortUpdated || key == SortCreated))
-	where, args, err := filterWhere(q)
+	where, args, err := s.filterWhere(ctx, q)
 	if err != nil {
 		return nil, err
 	}

@@ -322,7 +322,7 @@ func (s *Searcher) allowedSet(ctx context.Context, q Query) (map[int64]bool, err
 	if q.Hidden != nil {
 		allow = nil
 	}
-	where, args, err := filterWhere(q)
+	where, args, err := s.filterWhere(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -360,7 +360,7 @@ func (s *Searcher) allowedSet(ctx context.Context, q Query) (map[int64]bool, err
 
 // filterWhere returns the SQL conditions over notes of q's tag,
 // frontmatter and date filters (the path glob and Allow are matched in Go).
-func filterWhere(q Query) ([]string, []any, error) {
+func (s *Searcher) filterWhere(ctx context.Context, q Query) ([]string, []any, error) {
 	var where []string
 	var args []any
 	for _, t := range q.Tags {
@@ -382,8 +382,12 @@ func filterWhere(q Query) ([]string, []any, error) {
 			where = append(where, "id IN (SELECT note_id FROM props WHERE key = ?)")
 			args = append(args, k)
 		} else {
-			where = append(where, "id IN (SELECT note_id FROM props WHERE key = ? AND value = ? COLLATE NOCASE)")
-			args = append(args, k, v)
+			linked, err := s.linkValueNotes(ctx, k, v)
+			if err != nil {
+				return nil, nil, err
+			}
+			where = append(where, "(id IN (SELECT note_id FROM props WHERE key = ? AND value = ? COLLATE NOCASE) OR id IN (SELECT value FROM json_each(?)))")
+			args = append(args, k, v, linked)
 		}
 	}
 	for _, r := range []struct{ col, from, to string }{
