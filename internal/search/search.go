@@ -41,6 +41,9 @@ type Query struct {
 	// list): Sort is updated (default), created, title or path; Order asc
 	// or desc (default: desc for dates, asc for title and path).
 	Sort, Order string
+	// GroupBy is note (default: one result per note, its best section) or
+	// section (each result one section; several of a note may appear).
+	GroupBy string
 	// Fusion overrides the searcher's fusion settings for this query.
 	Fusion *Fusion
 	// Allow, when set, is a predicate over vault-relative paths: a note
@@ -69,6 +72,9 @@ type Result struct {
 	// ("all"), some did in the relaxed any-term pass ("any"), only by
 	// meaning ("semantic"), or only through a link from a top hit ("link").
 	Matched string `json:"matched"`
+	// BlockUUID is the id:: of the Logseq block a section starts with
+	// (group_by section only).
+	BlockUUID string `json:"block_uuid,omitempty"`
 	// Explain is set when the query asked for it.
 	Explain *Explain `json:"explain,omitempty"`
 	NoteID  int64    `json:"-"`
@@ -126,6 +132,9 @@ func (s *Searcher) Search(ctx context.Context, q Query) (*Response, error) {
 	if err := checkBytes(q.Text); err != nil {
 		return nil, err
 	}
+	if err := checkGroupBy(q); err != nil {
+		return nil, err
+	}
 	if strings.TrimSpace(q.Text) == "" && q.HasFilter() {
 		return s.list(ctx, q)
 	}
@@ -165,7 +174,7 @@ func (s *Searcher) lexical(ctx context.Context, q Query, terms []term) (*Respons
 	if err != nil {
 		return nil, err
 	}
-	hits, relaxedSkipped, err := s.lexHits(ctx, terms, strict, relaxed, keep, q.Offset+q.Limit)
+	hits, relaxedSkipped, err := s.lexHits(ctx, terms, strict, relaxed, keep, q.Offset+q.Limit, q.GroupBy == GroupSection)
 	if err != nil {
 		return nil, err
 	}
@@ -192,13 +201,13 @@ func (s *Searcher) lexical(ctx context.Context, q Query, terms []term) (*Respons
 			resp.Results = append(resp.Results, r)
 		}
 	}
-	return resp, nil
+	return resp, s.blockUUIDs(ctx, q, resp.Results)
 }
 
 // lexHits runs the strict pass, then the relaxed one if the strict pass
-// found fewer than want+1 notes. relaxedSkipped reports that the relaxed
-// pass was skipped because the strict one filled want.
-func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed string, keep func(int64) bool, want int) ([]hit, bool, error) {
+// found fewer than want+1 notes (sections, when bySection). relaxedSkipped
+// reports that the relaxed pass was skipped because the strict one filled want.
+func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed string, keep func(int64) bool, want int, bySection bool) ([]hit, bool, error) {
 	need := want + 1 // one more to know HasMore
 	var hits []hit
 	seen := map[int64]bool{}
@@ -218,7 +227,7 @@ func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed st
 		if pass.matched == "any" {
 			expr = s.pruneCommon(ctx, terms, expr)
 		}
-		got, err := s.run(ctx, expr, keep, need, seen)
+		got, err := s.run(ctx, expr, keep, need, seen, bySection)
 		if err != nil {
 			return nil, false, err
 		}
@@ -254,8 +263,9 @@ func round3(f float64) float64 {
 }
 
 // run executes one MATCH expression and returns the best chunk of each new
-// note, best first, until need notes are collected.
-func (s *Searcher) run(ctx context.Context, expr string, keep func(int64) bool, need int, seen map[int64]bool) ([]hit, error) {
+// note, best first, until need notes are collected; with bySection every
+// new chunk counts (seen then holds chunk ids).
+func (s *Searcher) run(ctx context.Context, expr string, keep func(int64) bool, need int, seen map[int64]bool, bySection bool) ([]hit, error) {
 	fetch := need*8 + 32
 	for {
 		q := `SELECT c.note_id, f.rowid, f.s FROM (SELECT rowid, ` + bm25Args + ` AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?) f
@@ -274,10 +284,14 @@ func (s *Searcher) run(ctx context.Context, expr string, keep func(int64) bool, 
 				rows.Close()
 				return nil, err
 			}
-			if seen[h.note] || local[h.note] || (keep != nil && !keep(h.note)) {
+			unit := h.note
+			if bySection {
+				unit = h.chunk
+			}
+			if seen[unit] || local[unit] || (keep != nil && !keep(h.note)) {
 				continue
 			}
-			local[h.note] = true
+			local[unit] = true
 			out = append(out, h)
 		}
 		rows.Close()
@@ -289,7 +303,11 @@ func (s *Searcher) run(ctx context.Context, expr string, keep func(int64) bool, 
 				out = out[:need]
 			}
 			for _, h := range out {
-				seen[h.note] = true
+				if bySection {
+					seen[h.chunk] = true
+				} else {
+					seen[h.note] = true
+				}
 			}
 			return out, nil
 		}

@@ -90,6 +90,8 @@ func TestReadFenceNeverLeaks(t *testing.T) {
 		{"search_notes", `{"query": "payroll figures reviews salaries", "mode": "semantic", "limit": 50}`},
 		{"search_notes", `{"query": "zebraword payroll figures", "mode": "hybrid", "expand_links": true, "explain": true, "limit": 50}`},
 		{"search_notes", `{"path_glob": "**", "limit": 100}`},
+		{"search_notes", `{"query": "zebraword figures", "mode": "lexical", "group_by": "section", "limit": 50}`},
+		{"search_notes", `{"query": "payroll figures reviews salaries", "mode": "hybrid", "group_by": "section", "explain": true, "limit": 50}`},
 		{"search_notes", `{"tags": ["payroll"], "sort": "title"}`},
 		{"search_notes", `{"frontmatter": {"salary_band": "*"}}`},
 		{"get_context", `{"query": "zebraword payroll", "expand_links": true, "preview_chars": 500, "limit": 20}`},

@@ -25,6 +25,7 @@ type SearchNotesIn struct {
 	CreatedTo   string            `json:"created_to,omitempty" jsonschema:"frontmatter created on or before this date (YYYY-MM-DD)"`
 	UpdatedFrom string            `json:"updated_from,omitempty" jsonschema:"updated (frontmatter, else file time) on or after this date"`
 	UpdatedTo   string            `json:"updated_to,omitempty" jsonschema:"updated on or before this date"`
+	GroupBy     string            `json:"group_by,omitempty" jsonschema:"note (default): one result per note, its best section; section: one result per section, so several sections of a note may appear (not with expand_links)"`
 	Sort        string            `json:"sort,omitempty" jsonschema:"order of a listing (empty query): updated (default), created, title or path"`
 	Order       string            `json:"order,omitempty" jsonschema:"asc or desc (default: desc for updated and created, asc for title and path)"`
 	Vault       string            `json:"vault,omitempty" jsonschema:"vault name when several are served (default: the first)"`
@@ -35,7 +36,7 @@ func (in *SearchNotesIn) query(off int) search.Query {
 	return search.Query{
 		Text: in.Query, Limit: in.Limit, Offset: off, PathGlob: in.PathGlob, Tags: in.Tags, Frontmatter: in.Frontmatter,
 		CreatedFrom: in.CreatedFrom, CreatedTo: in.CreatedTo, UpdatedFrom: in.UpdatedFrom, UpdatedTo: in.UpdatedTo,
-		Mode: in.Mode, ExpandLinks: in.ExpandLinks, Explain: in.Explain, Sort: in.Sort, Order: in.Order,
+		Mode: in.Mode, ExpandLinks: in.ExpandLinks, Explain: in.Explain, Sort: in.Sort, Order: in.Order, GroupBy: in.GroupBy,
 	}
 }
 
@@ -55,7 +56,7 @@ func (in *SearchNotesIn) Validate() error {
 
 // SearchNotesOut is the output of search_notes.
 type SearchNotesOut struct {
-	Results    []search.Result `json:"results" jsonschema:"one result per note, best first: path, title, heading_path, line, end_line, score (BM25 in lexical mode, the fused rank score in the others, 0 in a listing), snippet, matched (all, any, semantic, link, or filter in a listing) and, with explain, explain"`
+	Results    []search.Result `json:"results" jsonschema:"one result per note (per section with group_by section), best first: path, title, heading_path, line, end_line (the section's line span), block_uuid (group_by section: the id:: of the Logseq block the section starts with), score (BM25 in lexical mode, the fused rank score in the others, 0 in a listing), snippet, matched (all, any, semantic, link, or filter in a listing) and, with explain, explain"`
 	Mode       string          `json:"mode" jsonschema:"the retrieval mode used: lexical, semantic, hybrid, or list for an empty query with filters"`
 	NextCursor string          `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get the next page"`
 }
@@ -67,7 +68,7 @@ func SearchNotes() ops.Def[SearchNotesIn, SearchNotesOut] {
 		Title: "Search notes",
 		Description: "Search the vault by keywords (BM25, every language including Chinese/Japanese/Korean) and, once the index has vectors, by meaning: " +
 			"mode hybrid (the default then) fuses both rankings, semantic finds paraphrases with no shared words, lexical is keywords only. " +
-			"Returns one result per note, best first, with the best-matching section's heading path, line and a highlighted snippet. " +
+			"Returns one result per note, best first, with the best-matching section's heading path, line span and a highlighted snippet; group_by section returns sections instead (several per note, Logseq blocks with their uuid). " +
 			"Supports \"phrases\", prefix* and -exclusions, and filters by path glob, tags, frontmatter and dates; expand_links adds linked notes, explain shows the ranks behind each result. " +
 			"With an empty query and at least one filter it lists the matching notes (mode list, score 0) ordered by sort (updated, created, title, path) and order. Paginate with next_cursor.",
 		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
