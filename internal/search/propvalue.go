@@ -6,22 +6,21 @@ import (
 	"strings"
 )
 
-// linkValueNotes returns, as a JSON array of note ids, the notes whose
-// property key holds want written as a link or a tag: a Logseq page
-// property `type:: [[Feature]]` (or `#Feature`, `#[[Feature]]`, or a list
-// `[[Feature]], [[Bug]]`) is stored as written, and asking for Feature,
-// [[Feature]] or #Feature must find it. Plain values keep matching whole
-// (value = want, the SQL beside this); only the link and tag forms are
-// unwrapped, so a plain "a, b" is still one value. Case-insensitive like
-// the plain match.
-func (s *Searcher) linkValueNotes(ctx context.Context, key, want string) (string, error) {
-	n := unwrapValue(strings.TrimSpace(want))
+// linkValueNotes returns, as a JSON array of note ids ("" for none), the
+// notes whose property key has a value written as links or tags, one of
+// which names n. A Logseq page property `type:: [[Feature]]` (or
+// `#Feature`, `#[[Feature]]`, or a list `[[Bug]], [[Feature]]`) is stored
+// as written, and asking for Feature, [[Feature]] or #Feature must find it.
+// Only values that start with [[ or # are read, through the (key, value)
+// index, so a key with no such value costs one index probe; plain values
+// are matched whole by the SQL beside this, and never split ("a, b" stays
+// one value). Case folding is SQLite's NOCASE (ASCII).
+func (s *Searcher) linkValueNotes(ctx context.Context, key, n string) (string, error) {
 	if n == "" {
-		return "[]", nil
+		return "", nil
 	}
-	// LIKE narrows the rows to those containing the name; Go decides.
-	rows, err := s.DB.QueryContext(ctx, `SELECT DISTINCT note_id, value FROM props WHERE key = ? AND value LIKE ? ESCAPE '\' ORDER BY note_id`,
-		key, "%"+escapeLike(n)+"%")
+	rows, err := s.DB.QueryContext(ctx, `SELECT note_id, value FROM props WHERE key = ?1 AND
+		((value >= '[[' AND value < '[\') OR (value >= '#' AND value < '$')) ORDER BY note_id`, key)
 	if err != nil {
 		return "", err
 	}
@@ -43,21 +42,44 @@ func (s *Searcher) linkValueNotes(ctx context.Context, key, want string) (string
 		b = strconv.AppendInt(b, id, 10)
 		last = id
 	}
+	if len(b) == 1 {
+		return "", rows.Err()
+	}
 	return string(append(b, ']')), rows.Err()
+}
+
+// asciiFold is SQLite's NOCASE equality: ASCII letters folded, nothing else.
+func asciiFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // valueNames reports whether the stored value v is name n, whole or as one
 // link or tag element of it.
 func valueNames(v, n string) bool {
 	v = strings.TrimSpace(v)
-	if strings.EqualFold(unwrapValue(v), n) {
+	if asciiFold(unwrapValue(v), n) {
 		return true
 	}
 	if !strings.Contains(v, "[[") && !strings.Contains(v, "#") {
 		return false
 	}
 	for _, e := range splitLinkList(v) {
-		if isWrapped(e) && strings.EqualFold(unwrapValue(e), n) {
+		if isWrapped(e) && asciiFold(unwrapValue(e), n) {
 			return true
 		}
 	}

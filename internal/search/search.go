@@ -400,12 +400,20 @@ func (s *Searcher) filterWhere(ctx context.Context, q Query) ([]string, []any, e
 			where = append(where, "id IN (SELECT note_id FROM props WHERE key = ?)")
 			args = append(args, k)
 		} else {
-			linked, err := s.linkValueNotes(ctx, k, v)
+			// The value as written or unwrapped ([[X]] and #X ask for X),
+			// or a link or tag value naming it (propvalue.go).
+			n := unwrapValue(v)
+			cond := "id IN (SELECT note_id FROM props WHERE key = ? AND (value = ? COLLATE NOCASE OR value = ? COLLATE NOCASE))"
+			args = append(args, k, v, n)
+			ids, err := s.linkValueNotes(ctx, k, n)
 			if err != nil {
 				return nil, nil, err
 			}
-			where = append(where, "(id IN (SELECT note_id FROM props WHERE key = ? AND value = ? COLLATE NOCASE) OR id IN (SELECT value FROM json_each(?)))")
-			args = append(args, k, v, linked)
+			if ids != "" {
+				cond = "(" + cond + " OR id IN (SELECT value FROM json_each(?)))"
+				args = append(args, ids)
+			}
+			where = append(where, cond)
 		}
 	}
 	for _, r := range []struct{ col, from, to string }{
