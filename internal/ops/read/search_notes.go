@@ -140,9 +140,16 @@ func textSearch(o any) string {
 		if r.Line > 0 {
 			loc = fmt.Sprintf("%s:%d", r.Path, r.Line)
 		}
-		fmt.Fprintf(&b, "%2d. %s  (%.4g)\n    %s", i+1, r.Title, r.Score, loc)
+		if out.Mode == search.ModeList {
+			fmt.Fprintf(&b, "%2d. %s\n    %s", i+1, r.Title, loc) // a listing has no score
+		} else {
+			fmt.Fprintf(&b, "%2d. %s  (%.4g)\n    %s", i+1, r.Title, r.Score, loc)
+		}
 		if len(r.HeadingPath) > 0 {
 			fmt.Fprintf(&b, "  › %s", strings.Join(r.HeadingPath, " › "))
+		}
+		if r.BlockUUID != "" {
+			fmt.Fprintf(&b, "  ((%s))", r.BlockUUID)
 		}
 		b.WriteString("\n")
 		if r.Snippet != "" {
