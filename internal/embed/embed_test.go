@@ -83,6 +83,27 @@ func TestMatrixTopNotes(t *testing.T) {
 	}
 }
 
+// TestMatrixTopChunks: by section, two chunks of one note may both rank;
+// the filter still works by note.
+func TestMatrixTopChunks(t *testing.T) {
+	for _, q8 := range []bool{false, true} {
+		b := NewMatrixBuilder(3, q8, 4)
+		b.Add(1, 10, Normalize([]float32{1, 0, 0}))
+		b.Add(1, 11, Normalize([]float32{0.8, 0.2, 0}))
+		b.Add(2, 20, Normalize([]float32{0.5, 0.5, 0}))
+		b.Add(3, 30, Normalize([]float32{0, 0, 1}))
+		m := b.Matrix()
+		got := m.TopChunks([]float32{1, 0, 0}, 3, nil)
+		if len(got) != 3 || got[0].Chunk != 10 || got[1].Chunk != 11 || got[2].Chunk != 20 || got[1].Note != 1 {
+			t.Fatalf("int8=%v: %+v", q8, got)
+		}
+		got = m.TopChunks([]float32{1, 0, 0}, 5, func(n int64) bool { return n != 1 })
+		if len(got) != 2 || got[0].Chunk != 20 || got[1].Chunk != 30 {
+			t.Fatalf("int8=%v filtered: %+v", q8, got)
+		}
+	}
+}
+
 func TestVectorBlob(t *testing.T) {
 	v := []float32{1.5, -2, 0.25}
 	if got := DecodeVector(EncodeVector(v), nil); len(got) != 3 || got[0] != 1.5 || got[1] != -2 || got[2] != 0.25 {

@@ -280,6 +280,39 @@ func (m *Matrix) TopNotes(q []float32, k int, allow func(note int64) bool) []Not
 	return out
 }
 
+// TopChunks is TopNotes by section: the k rows closest to q, best first,
+// several of one note allowed (search_notes group_by section).
+func (m *Matrix) TopChunks(q []float32, k int, allow func(note int64) bool) []NoteHit {
+	if m == nil || m.Rows == 0 || k <= 0 || len(q) != m.Dims {
+		return nil
+	}
+	q = m.project(q)
+	scores := make([]float32, m.Rows)
+	m.Scores(q, scores)
+	h := &hitHeap{}
+	for r, s := range scores {
+		if h.Len() == k && s <= (*h)[0].Score {
+			continue
+		}
+		note := m.Notes[m.noteOf[r]]
+		if allow != nil && !allow(note) {
+			continue
+		}
+		hit := NoteHit{Note: note, Chunk: m.Chunk[r], Score: s}
+		if h.Len() < k {
+			heap.Push(h, hit)
+		} else {
+			(*h)[0] = hit
+			heap.Fix(h, 0)
+		}
+	}
+	out := make([]NoteHit, h.Len())
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(h).(NoteHit)
+	}
+	return out
+}
+
 type hitHeap []NoteHit
 
 func (h hitHeap) Len() int { return len(h) }

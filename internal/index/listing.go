@@ -149,6 +149,12 @@ type ValueCount struct {
 // distinct values and notes the number of notes having the key with a value.
 // Notes in hidden (a read fence's) are not counted.
 func (ix *Index) FrontmatterValues(ctx context.Context, key string, limit int, hidden ...int64) (vals []ValueCount, total, notes int, err error) {
+	return ix.FrontmatterValuesPage(ctx, key, 0, limit, hidden...)
+}
+
+// FrontmatterValuesPage is FrontmatterValues from the offset-th value on
+// (the order is stable: count, then value).
+func (ix *Index) FrontmatterValuesPage(ctx context.Context, key string, offset, limit int, hidden ...int64) (vals []ValueCount, total, notes int, err error) {
 	args := []any{key}
 	if len(hidden) > 0 {
 		args = append(args, idsJSON(hidden))
@@ -157,13 +163,16 @@ func (ix *Index) FrontmatterValues(ctx context.Context, key string, limit int, h
 	if err := ix.DB.QueryRowContext(ctx, "SELECT COUNT(DISTINCT value), COUNT(DISTINCT note_id) FROM props WHERE key = ? AND "+cond, args...).Scan(&total, &notes); err != nil {
 		return nil, 0, 0, err
 	}
+	vals = []ValueCount{}
+	if offset >= total {
+		return vals, total, notes, nil
+	}
 	rows, err := ix.DB.QueryContext(ctx, `SELECT value, COUNT(DISTINCT note_id) AS n FROM props WHERE key = ? AND `+cond+`
-		GROUP BY value ORDER BY n DESC, value LIMIT ?`, append(args, limit)...)
+		GROUP BY value ORDER BY n DESC, value LIMIT ? OFFSET ?`, append(args, limit, offset)...)
 	if err != nil {
 		return nil, 0, 0, err
 	}
 	defer rows.Close()
-	vals = []ValueCount{}
 	for rows.Next() {
 		var v ValueCount
 		if err := rows.Scan(&v.Value, &v.Notes); err != nil {

@@ -37,7 +37,7 @@ var knownCodes = []string{
 // readOps are the operations that only read: read-only and idempotent, never destructive.
 var readOps = []string{
 	"search_notes", "read_note", "get_links", "list_tags", "index_status", "get_context", "resolve_note", "find_similar",
-	"find_broken_links", "list_frontmatter_keys", "get_vault_tree", "frontmatter_validate", "suggest_typed_links",
+	"find_broken_links", "list_frontmatter_keys", "list_frontmatter_values", "get_vault_tree", "frontmatter_validate", "suggest_typed_links",
 	"recent_notes", "list_pages", "get_page", "get_block", "write_history",
 }
 

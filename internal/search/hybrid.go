@@ -127,6 +127,7 @@ func (s *Searcher) resolveMode(ctx context.Context, mode string) (string, error)
 
 type fusedNote struct {
 	note      int64
+	chunk     int64 // group_by section: the section (the unit ranked)
 	lex       *hit
 	lexRank   int
 	vec       *embed.NoteHit
@@ -155,23 +156,33 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 	want := q.Offset + q.Limit
 	cand := max(50, 2*(want+1))
 	notes := map[int64]*fusedNote{}
-	get := func(id int64) *fusedNote {
-		n := notes[id]
+	bySection := q.GroupBy == GroupSection
+	// get returns the ranked unit of a hit: its note, or with bySection
+	// its section (notes is then keyed by chunk id).
+	get := func(id, chunk int64) *fusedNote {
+		key := id
+		if bySection {
+			key = chunk
+		}
+		n := notes[key]
 		if n == nil {
 			n = &fusedNote{note: id, firstSeen: len(notes)}
-			notes[id] = n
+			if bySection {
+				n.chunk = chunk
+			}
+			notes[key] = n
 		}
 		return n
 	}
 	more := false
 	if mode != ModeSemantic && strict != "" {
-		hits, skipped, err := s.lexHits(ctx, lex, strict, relaxed, keep, cand)
+		hits, skipped, err := s.lexHits(ctx, lex, strict, relaxed, keep, cand, bySection)
 		if err != nil {
 			return nil, err
 		}
 		more = more || skipped || len(hits) > cand
 		for i := range hits {
-			n := get(hits[i].note)
+			n := get(hits[i].note, hits[i].chunk)
 			n.lex, n.lexRank = &hits[i], i+1
 			n.score += f.Lexical / (f.K + float64(i+1))
 		}
@@ -193,13 +204,18 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 		if keep != nil || excluded != nil {
 			allow = func(id int64) bool { return (keep == nil || keep(id)) && !excluded[id] }
 		}
-		vhits := m.TopNotes(qv, cand+1, allow)
+		var vhits []embed.NoteHit
+		if bySection {
+			vhits = m.TopChunks(qv, cand+1, allow)
+		} else {
+			vhits = m.TopNotes(qv, cand+1, allow)
+		}
 		more = more || (len(vhits) > cand && float64(vhits[cand].Score) >= f.MinSimilarity)
 		for i := range vhits {
 			if i == cand || float64(vhits[i].Score) < f.MinSimilarity {
 				break
 			}
-			n := get(vhits[i].Note)
+			n := get(vhits[i].Note, vhits[i].Chunk)
 			n.vec, n.vecRank = &vhits[i], i+1
 			n.score += f.Semantic / (f.K + float64(i+1))
 		}
@@ -277,7 +293,7 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 			resp.Results = append(resp.Results, r)
 		}
 	}
-	return resp, nil
+	return resp, s.blockUUIDs(ctx, q, resp.Results)
 }
 
 func sortFused(list []*fusedNote) {
@@ -290,7 +306,10 @@ func sortFused(list []*fusedNote) {
 		if ra != rb {
 			return ra < rb
 		}
-		return a.note < b.note
+		if a.note != b.note {
+			return a.note < b.note
+		}
+		return a.chunk < b.chunk
 	})
 }
 

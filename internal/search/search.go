@@ -37,6 +37,13 @@ type Query struct {
 	ExpandLinks bool
 	// Explain fills Result.Explain with each result's ranks and contributions.
 	Explain bool
+	// Sort and Order order a listing (Text empty, HasFilter true; see
+	// list): Sort is updated (default), created, title or path; Order asc
+	// or desc (default: desc for dates, asc for title and path).
+	Sort, Order string
+	// GroupBy is note (default: one result per note, its best section) or
+	// section (each result one section; several of a note may appear).
+	GroupBy string
 	// Fusion overrides the searcher's fusion settings for this query.
 	Fusion *Fusion
 	// Allow, when set, is a predicate over vault-relative paths: a note
@@ -65,6 +72,9 @@ type Result struct {
 	// ("all"), some did in the relaxed any-term pass ("any"), only by
 	// meaning ("semantic"), or only through a link from a top hit ("link").
 	Matched string `json:"matched"`
+	// BlockUUID is the id:: of the Logseq block a section starts with
+	// (group_by section only).
+	BlockUUID string `json:"block_uuid,omitempty"`
 	// Explain is set when the query asked for it.
 	Explain *Explain `json:"explain,omitempty"`
 	NoteID  int64    `json:"-"`
@@ -122,6 +132,12 @@ func (s *Searcher) Search(ctx context.Context, q Query) (*Response, error) {
 	if err := checkBytes(q.Text); err != nil {
 		return nil, err
 	}
+	if err := checkGroupBy(q); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(q.Text) == "" && q.HasFilter() {
+		return s.list(ctx, q)
+	}
 	mode, err := s.resolveMode(ctx, q.Mode)
 	if err != nil {
 		return nil, err
@@ -158,7 +174,7 @@ func (s *Searcher) lexical(ctx context.Context, q Query, terms []term) (*Respons
 	if err != nil {
 		return nil, err
 	}
-	hits, relaxedSkipped, err := s.lexHits(ctx, terms, strict, relaxed, keep, q.Offset+q.Limit)
+	hits, relaxedSkipped, err := s.lexHits(ctx, terms, strict, relaxed, keep, q.Offset+q.Limit, q.GroupBy == GroupSection)
 	if err != nil {
 		return nil, err
 	}
@@ -185,13 +201,13 @@ func (s *Searcher) lexical(ctx context.Context, q Query, terms []term) (*Respons
 			resp.Results = append(resp.Results, r)
 		}
 	}
-	return resp, nil
+	return resp, s.blockUUIDs(ctx, q, resp.Results)
 }
 
 // lexHits runs the strict pass, then the relaxed one if the strict pass
-// found fewer than want+1 notes. relaxedSkipped reports that the relaxed
-// pass was skipped because the strict one filled want.
-func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed string, keep func(int64) bool, want int) ([]hit, bool, error) {
+// found fewer than want+1 notes (sections, when bySection). relaxedSkipped
+// reports that the relaxed pass was skipped because the strict one filled want.
+func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed string, keep func(int64) bool, want int, bySection bool) ([]hit, bool, error) {
 	need := want + 1 // one more to know HasMore
 	var hits []hit
 	seen := map[int64]bool{}
@@ -211,7 +227,7 @@ func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed st
 		if pass.matched == "any" {
 			expr = s.pruneCommon(ctx, terms, expr)
 		}
-		got, err := s.run(ctx, expr, keep, need, seen)
+		got, err := s.run(ctx, expr, keep, need, seen, bySection)
 		if err != nil {
 			return nil, false, err
 		}
@@ -247,8 +263,9 @@ func round3(f float64) float64 {
 }
 
 // run executes one MATCH expression and returns the best chunk of each new
-// note, best first, until need notes are collected.
-func (s *Searcher) run(ctx context.Context, expr string, keep func(int64) bool, need int, seen map[int64]bool) ([]hit, error) {
+// note, best first, until need notes are collected; with bySection every
+// new chunk counts (seen then holds chunk ids).
+func (s *Searcher) run(ctx context.Context, expr string, keep func(int64) bool, need int, seen map[int64]bool, bySection bool) ([]hit, error) {
 	fetch := need*8 + 32
 	for {
 		q := `SELECT c.note_id, f.rowid, f.s FROM (SELECT rowid, ` + bm25Args + ` AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?) f
@@ -267,10 +284,14 @@ func (s *Searcher) run(ctx context.Context, expr string, keep func(int64) bool, 
 				rows.Close()
 				return nil, err
 			}
-			if seen[h.note] || local[h.note] || (keep != nil && !keep(h.note)) {
+			unit := h.note
+			if bySection {
+				unit = h.chunk
+			}
+			if seen[unit] || local[unit] || (keep != nil && !keep(h.note)) {
 				continue
 			}
-			local[h.note] = true
+			local[unit] = true
 			out = append(out, h)
 		}
 		rows.Close()
@@ -282,7 +303,11 @@ func (s *Searcher) run(ctx context.Context, expr string, keep func(int64) bool, 
 				out = out[:need]
 			}
 			for _, h := range out {
-				seen[h.note] = true
+				if bySection {
+					seen[h.chunk] = true
+				} else {
+					seen[h.note] = true
+				}
 			}
 			return out, nil
 		}
@@ -315,50 +340,9 @@ func (s *Searcher) allowedSet(ctx context.Context, q Query) (map[int64]bool, err
 	if q.Hidden != nil {
 		allow = nil
 	}
-	var where []string
-	var args []any
-	for _, t := range q.Tags {
-		t = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(t), "#"))
-		if t == "" {
-			continue
-		}
-		where = append(where, "id IN (SELECT note_id FROM tags WHERE tag_key = ? OR tag_key LIKE ? ESCAPE '\\')")
-		args = append(args, t, escapeLike(t)+"/%")
-	}
-	keys := make([]string, 0, len(q.Frontmatter))
-	for k := range q.Frontmatter {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := q.Frontmatter[k]
-		if v == "*" {
-			where = append(where, "id IN (SELECT note_id FROM props WHERE key = ?)")
-			args = append(args, k)
-		} else {
-			where = append(where, "id IN (SELECT note_id FROM props WHERE key = ? AND value = ? COLLATE NOCASE)")
-			args = append(args, k, v)
-		}
-	}
-	for _, r := range []struct{ col, from, to string }{
-		{"created", q.CreatedFrom, q.CreatedTo},
-		{"COALESCE(updated, strftime('%Y-%m-%dT%H:%M:%S', mtime/1000000000, 'unixepoch'))", q.UpdatedFrom, q.UpdatedTo},
-	} {
-		if r.from != "" {
-			if err := checkDate(r.from); err != nil {
-				return nil, err
-			}
-			where = append(where, r.col+" >= ?")
-			args = append(args, r.from)
-		}
-		if r.to != "" {
-			if err := checkDate(r.to); err != nil {
-				return nil, err
-			}
-			// Inclusive upper bound on a date prefix: 2024-01-31 includes 2024-01-31T23:59.
-			where = append(where, r.col+" < ?")
-			args = append(args, r.to+"\uffff")
-		}
+	where, args, err := s.filterWhere(ctx, q)
+	if err != nil {
+		return nil, err
 	}
 	if len(where) == 0 && q.PathGlob == "" && allow == nil {
 		return nil, nil
@@ -390,6 +374,69 @@ func (s *Searcher) allowedSet(ctx context.Context, q Query) (map[int64]bool, err
 		allowed[id] = true
 	}
 	return allowed, rows.Err()
+}
+
+// filterWhere returns the SQL conditions over notes of q's tag,
+// frontmatter and date filters (the path glob and Allow are matched in Go).
+func (s *Searcher) filterWhere(ctx context.Context, q Query) ([]string, []any, error) {
+	var where []string
+	var args []any
+	for _, t := range q.Tags {
+		t = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(t), "#"))
+		if t == "" {
+			continue
+		}
+		where = append(where, "id IN (SELECT note_id FROM tags WHERE tag_key = ? OR tag_key LIKE ? ESCAPE '\\')")
+		args = append(args, t, escapeLike(t)+"/%")
+	}
+	keys := make([]string, 0, len(q.Frontmatter))
+	for k := range q.Frontmatter {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := q.Frontmatter[k]
+		if v == "*" {
+			where = append(where, "id IN (SELECT note_id FROM props WHERE key = ?)")
+			args = append(args, k)
+		} else {
+			// The value as written or unwrapped ([[X]] and #X ask for X),
+			// or a link or tag value naming it (propvalue.go).
+			n := unwrapValue(v)
+			cond := "id IN (SELECT note_id FROM props WHERE key = ? AND (value = ? COLLATE NOCASE OR value = ? COLLATE NOCASE))"
+			args = append(args, k, v, n)
+			ids, err := s.linkValueNotes(ctx, k, n)
+			if err != nil {
+				return nil, nil, err
+			}
+			if ids != "" {
+				cond = "(" + cond + " OR id IN (SELECT value FROM json_each(?)))"
+				args = append(args, ids)
+			}
+			where = append(where, cond)
+		}
+	}
+	for _, r := range []struct{ col, from, to string }{
+		{"created", q.CreatedFrom, q.CreatedTo},
+		{"COALESCE(updated, strftime('%Y-%m-%dT%H:%M:%S', mtime/1000000000, 'unixepoch'))", q.UpdatedFrom, q.UpdatedTo},
+	} {
+		if r.from != "" {
+			if err := checkDate(r.from); err != nil {
+				return nil, nil, err
+			}
+			where = append(where, r.col+" >= ?")
+			args = append(args, r.from)
+		}
+		if r.to != "" {
+			if err := checkDate(r.to); err != nil {
+				return nil, nil, err
+			}
+			// Inclusive upper bound on a date prefix: 2024-01-31 includes 2024-01-31T23:59.
+			where = append(where, r.col+" < ?")
+			args = append(args, r.to+"\uffff")
+		}
+	}
+	return where, args, nil
 }
 
 func checkDate(s string) error {

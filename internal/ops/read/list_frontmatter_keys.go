@@ -74,13 +74,7 @@ func ListFrontmatterKeys() ops.Def[ListFrontmatterKeysIn, ListFrontmatterKeysOut
 				if err != nil {
 					return nil, err
 				}
-				low := strings.ToLower(in.Key)
-				for _, k := range keys {
-					kl := strings.ToLower(k.Key)
-					if kl == low || strings.Contains(kl, low) || strings.Contains(low, kl) {
-						out.Suggestions = append(out.Suggestions, k.Key)
-					}
-				}
+				out.Suggestions = similarKeys(keys, in.Key)
 			}
 			return out, nil
 		},

@@ -25,6 +25,7 @@ func Ops() []ops.Tool {
 		SuggestTypedLinks(),
 		GetVaultTree(),
 		ListFrontmatterKeys(),
+		ListFrontmatterValues(),
 		FrontmatterValidate(),
 		InspectACL(),
 	}

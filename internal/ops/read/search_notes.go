@@ -12,7 +12,7 @@ import (
 
 // SearchNotesIn is the input of search_notes.
 type SearchNotesIn struct {
-	Query       string            `json:"query" jsonschema:"what to look for: words, \"exact phrases\", prefix* and -excluded terms; any language"`
+	Query       string            `json:"query,omitempty" jsonschema:"what to look for: words, \"exact phrases\", prefix* and -excluded terms; any language. Empty with at least one filter: list the notes that pass the filters, ordered by sort"`
 	Mode        string            `json:"mode,omitempty" jsonschema:"retrieval mode: lexical (BM25 keywords), semantic (meaning, by embeddings) or hybrid (both fused; the default once the index has vectors, else lexical)"`
 	ExpandLinks bool              `json:"expand_links,omitempty" jsonschema:"also return notes linked from and to the top hits, at a lower score (graph expansion)"`
 	Explain     bool              `json:"explain,omitempty" jsonschema:"add each result's lexical rank, vector rank and graph contribution"`
@@ -20,18 +20,33 @@ type SearchNotesIn struct {
 	Cursor      string            `json:"cursor,omitempty" jsonschema:"next_cursor from a previous page"`
 	PathGlob    string            `json:"path_glob,omitempty" jsonschema:"only notes whose vault-relative path matches this glob, e.g. Projects/**"`
 	Tags        []string          `json:"tags,omitempty" cli:"tag" jsonschema:"only notes carrying every one of these tags (a tag also matches its nested tags)"`
-	Frontmatter map[string]string `json:"frontmatter,omitempty" jsonschema:"only notes whose frontmatter key equals the value (list values match any element; * matches any value)"`
+	Frontmatter map[string]string `json:"frontmatter,omitempty" jsonschema:"only notes whose frontmatter key (or Logseq page property) equals the value, case-insensitively (list values match any element; a value written as a link or tag, [[X]] or #X, also matches X; * matches any value)"`
 	CreatedFrom string            `json:"created_from,omitempty" jsonschema:"frontmatter created on or after this date (YYYY-MM-DD)"`
 	CreatedTo   string            `json:"created_to,omitempty" jsonschema:"frontmatter created on or before this date (YYYY-MM-DD)"`
 	UpdatedFrom string            `json:"updated_from,omitempty" jsonschema:"updated (frontmatter, else file time) on or after this date"`
 	UpdatedTo   string            `json:"updated_to,omitempty" jsonschema:"updated on or before this date"`
+	GroupBy     string            `json:"group_by,omitempty" jsonschema:"note (default): one result per note, its best section; section: one result per section, so several sections of a note may appear (not with expand_links)"`
+	Sort        string            `json:"sort,omitempty" jsonschema:"order of a listing (empty query): updated (default), created, title or path"`
+	Order       string            `json:"order,omitempty" jsonschema:"asc or desc (default: desc for updated and created, asc for title and path)"`
 	Vault       string            `json:"vault,omitempty" jsonschema:"vault name when several are served (default: the first)"`
+}
+
+// query is the search of in (cursor already decoded into off).
+func (in *SearchNotesIn) query(off int) search.Query {
+	return search.Query{
+		Text: in.Query, Limit: in.Limit, Offset: off, PathGlob: in.PathGlob, Tags: in.Tags, Frontmatter: in.Frontmatter,
+		CreatedFrom: in.CreatedFrom, CreatedTo: in.CreatedTo, UpdatedFrom: in.UpdatedFrom, UpdatedTo: in.UpdatedTo,
+		Mode: in.Mode, ExpandLinks: in.ExpandLinks, Explain: in.Explain, Sort: in.Sort, Order: in.Order, GroupBy: in.GroupBy,
+	}
 }
 
 // Validate checks what the schema cannot.
 func (in *SearchNotesIn) Validate() error {
-	if strings.TrimSpace(in.Query) == "" {
-		return errs.New(errs.CodeInvalidInput, "query is empty")
+	if strings.TrimSpace(in.Query) == "" && !in.query(0).HasFilter() {
+		return errs.New(errs.CodeInvalidInput, "query is empty: give words, or a filter (path_glob, tags, frontmatter, dates) to list notes")
+	}
+	if err := search.CheckSort(in.Sort, in.Order); err != nil {
+		return err
 	}
 	if in.Limit < 0 || in.Limit > 100 {
 		return errs.New(errs.CodeInvalidInput, "limit must be between 1 and 100").With("limit", in.Limit)
@@ -41,8 +56,8 @@ func (in *SearchNotesIn) Validate() error {
 
 // SearchNotesOut is the output of search_notes.
 type SearchNotesOut struct {
-	Results    []search.Result `json:"results" jsonschema:"one result per note, best first: path, title, heading_path, line, end_line, score (BM25 in lexical mode, else the fused rank score), snippet, matched (all, any, semantic or link) and, with explain, explain"`
-	Mode       string          `json:"mode" jsonschema:"the retrieval mode used"`
+	Results    []search.Result `json:"results" jsonschema:"one result per note (per section with group_by section), best first: path, title, heading_path, line, end_line (the section's line span), block_uuid (group_by section: the id:: of the Logseq block the section starts with), score (BM25 in lexical mode, the fused rank score in the others, 0 in a listing), snippet, matched (all, any, semantic, link, or filter in a listing) and, with explain, explain"`
+	Mode       string          `json:"mode" jsonschema:"the retrieval mode used: lexical, semantic, hybrid, or list for an empty query with filters"`
 	NextCursor string          `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get the next page"`
 }
 
@@ -53,8 +68,9 @@ func SearchNotes() ops.Def[SearchNotesIn, SearchNotesOut] {
 		Title: "Search notes",
 		Description: "Search the vault by keywords (BM25, every language including Chinese/Japanese/Korean) and, once the index has vectors, by meaning: " +
 			"mode hybrid (the default then) fuses both rankings, semantic finds paraphrases with no shared words, lexical is keywords only. " +
-			"Returns one result per note, best first, with the best-matching section's heading path, line and a highlighted snippet. " +
-			"Supports \"phrases\", prefix* and -exclusions, and filters by path glob, tags, frontmatter and dates; expand_links adds linked notes, explain shows the ranks behind each result. Paginate with next_cursor.",
+			"Returns one result per note, best first, with the best-matching section's heading path, line span and a highlighted snippet; group_by section returns sections instead (several per note, Logseq blocks with their uuid). " +
+			"Supports \"phrases\", prefix* and -exclusions, and filters by path glob, tags, frontmatter and dates; expand_links adds linked notes, explain shows the ranks behind each result. " +
+			"With an empty query and at least one filter it lists the matching notes (mode list, score 0) ordered by sort (updated, created, title, path) and order. Paginate with next_cursor.",
 		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
 		CLI:         ops.CLI{Use: "search", Args: []string{"query"}, Text: textSearch},
 		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound, errs.CodeEmbedUnavailable, errs.CodeEmbedMismatch},
@@ -68,11 +84,7 @@ func SearchNotes() ops.Def[SearchNotesIn, SearchNotesOut] {
 			if err != nil {
 				return nil, err
 			}
-			resp, err := ops.Search(ctx, vh, search.Query{
-				Text: in.Query, Limit: in.Limit, Offset: off, PathGlob: in.PathGlob, Tags: in.Tags, Frontmatter: in.Frontmatter,
-				CreatedFrom: in.CreatedFrom, CreatedTo: in.CreatedTo, UpdatedFrom: in.UpdatedFrom, UpdatedTo: in.UpdatedTo,
-				Mode: in.Mode, ExpandLinks: in.ExpandLinks, Explain: in.Explain,
-			})
+			resp, err := ops.Search(ctx, vh, in.query(off))
 			if err != nil {
 				return nil, err
 			}
@@ -128,9 +140,16 @@ func textSearch(o any) string {
 		if r.Line > 0 {
 			loc = fmt.Sprintf("%s:%d", r.Path, r.Line)
 		}
-		fmt.Fprintf(&b, "%2d. %s  (%.4g)\n    %s", i+1, r.Title, r.Score, loc)
+		if out.Mode == search.ModeList {
+			fmt.Fprintf(&b, "%2d. %s\n    %s", i+1, r.Title, loc) // a listing has no score
+		} else {
+			fmt.Fprintf(&b, "%2d. %s  (%.4g)\n    %s", i+1, r.Title, r.Score, loc)
+		}
 		if len(r.HeadingPath) > 0 {
 			fmt.Fprintf(&b, "  › %s", strings.Join(r.HeadingPath, " › "))
+		}
+		if r.BlockUUID != "" {
+			fmt.Fprintf(&b, "  ((%s))", r.BlockUUID)
 		}
 		b.WriteString("\n")
 		if r.Snippet != "" {
