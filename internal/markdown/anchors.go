@@ -76,8 +76,9 @@ func sectionPath(stack []hspan) string {
 }
 
 // linkContext returns the plain text of the sentence, list item or table
-// row of line that holds the link at line[start:end] (whose text is self), at most
-// MaxContextSide bytes on either side of the link's own text, with links
+// row of line that holds the link at line[start:end] (whose text is self,
+// cut to 2×MaxContextSide), at most MaxContextSide bytes on either side of
+// the link's own text, with links
 // rendered as their display text (or target) and list, quote and task
 // markers removed.
 func linkContext(line string, start, end int, self string) string {
@@ -86,7 +87,8 @@ func linkContext(line string, start, end int, self string) string {
 	a := max(0, start-contextScan)
 	b := min(len(line), end+contextScan)
 	left, right := line[a:start], line[end:b]
-	lead := strings.TrimLeft(line, " \t")
+	// Markers sit at the start (past 64 bytes of indentation it is code).
+	lead := strings.TrimLeft(line[:min(len(line), 64)], " \t")
 	table := strings.HasPrefix(lead, "|")
 	item := table || listOrQuote(lead)
 	if !item {
@@ -96,9 +98,11 @@ func linkContext(line string, start, end int, self string) string {
 	} else if a == 0 {
 		left = stripMarkers(left)
 	}
+	self = cutRight(self, 2*MaxContextSide) // a display text can be a whole line
 	lt := cutLeft(collapse(plainInline(left)), MaxContextSide)
 	rt := cutRight(collapse(plainInline(right)), MaxContextSide)
-	return strings.TrimSpace(collapse(lt + self + rt))
+	// The scan window may have split a character at either end.
+	return strings.TrimSpace(strings.ToValidUTF8(collapse(lt+self+rt), ""))
 }
 
 // listOrQuote reports whether s (left-trimmed) starts a list item or a quote.

@@ -3,6 +3,7 @@ package markdown
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // linkBy returns the first link to target in d.
@@ -68,10 +69,10 @@ func TestLinkContext(t *testing.T) {
 
 func TestLinkContextBounded(t *testing.T) {
 	long := strings.Repeat("word ", 400)
-	src := "# H\n" + long + "[[A|shown]] " + long + "\n- " + strings.Repeat("[[B]] ", 2000) + "\n# " + strings.Repeat("x", 500) + "\n[[C]]"
+	src := "# H\n" + long + "[[A|shown]] " + long + "\n- " + strings.Repeat("[[B]] ", 2000) + "\n# " + strings.Repeat("x", 500) + "\n[[C]]\n[[D|" + long + "]]"
 	d := Parse([]byte(src), Options{Path: "n.md"})
 	for _, l := range d.Links {
-		if len(l.Context) > 2*MaxContextSide+len("shown")+2 {
+		if len(l.Context) > 4*MaxContextSide+2 {
 			t.Fatalf("context of %s: %d bytes", l.Target, len(l.Context))
 		}
 		if len(l.Section) > MaxSectionBytes {
@@ -96,5 +97,15 @@ func TestLinkContextLogseq(t *testing.T) {
 	d = Parse([]byte("---\nup: \"[[Parent]]\"\n---\nbody"), Options{Path: "n.md"})
 	if l := linkBy(t, d, "Parent"); l.Context != "" {
 		t.Errorf("typed link context %q", l.Context)
+	}
+}
+
+func TestLinkContextValidUTF8(t *testing.T) {
+	// The scan window starts and ends inside a multi-byte character, and
+	// the spaces collapse below the cut.
+	line := "- é" + strings.Repeat(" ", contextScan-1) + "[[A]]" + strings.Repeat(" ", contextScan-1) + "é"
+	d := Parse([]byte(line), Options{Path: "n.md"})
+	if c := linkBy(t, d, "A").Context; !utf8.ValidString(c) || c != "A" {
+		t.Errorf("context %q", c)
 	}
 }
