@@ -126,7 +126,7 @@ func genVault(t *testing.T, root string, n int, seed uint64) {
 // snapshot is what must be equal between a healed index and a clean build.
 type snapshot struct {
 	Notes, Chunks, Links, Resolved, Tags, ChunkVectors, NoteVectors int
-	LinkRows, TagRows                                               []string
+	LinkRows, TagRows, AnchorRows                                   []string
 	Top                                                             map[string][]string
 	Incomplete                                                      string
 }
@@ -189,8 +189,11 @@ func takeSnapshot(t *testing.T, vaultDir, indexDir string, queries []search.Quer
 		sort.Strings(out)
 		return out
 	}
-	s.LinkRows = rowsOf(`SELECT s.path||'|'||l.kind||'|'||l.target||'|'||l.line||'|'||COALESCE(l.heading,'')||'|'||COALESCE(d.path,'-')
+	s.LinkRows = rowsOf(`SELECT s.path||'|'||l.kind||'|'||l.target||'|'||l.line||'|'||COALESCE(l.heading,'')||'|'||COALESCE(d.path,'-')||'|'||COALESCE(l.context,'')
 		FROM links l JOIN notes s ON s.id=l.src_id LEFT JOIN notes d ON d.id=l.dst_id`)
+	// The notes with anchor text (the text itself is contentless; the
+	// queries below rank by it).
+	s.AnchorRows = rowsOf(`SELECT n.path FROM anchors_fts a JOIN notes n ON n.id=a.rowid`)
 	s.TagRows = rowsOf(`SELECT n.path||'|'||t.tag||'|'||t.line||'|'||t.source FROM tags t JOIN notes n ON n.id=t.note_id`)
 	if len(queries) == 0 {
 		return s
@@ -251,6 +254,9 @@ func diffSnapshots(t *testing.T, what string, got, want snapshot) {
 	}
 	if !reflect.DeepEqual(got.LinkRows, want.LinkRows) {
 		t.Errorf("  link rows differ (%d vs %d), first difference: %s", len(got.LinkRows), len(want.LinkRows), firstDiff(got.LinkRows, want.LinkRows))
+	}
+	if !reflect.DeepEqual(got.AnchorRows, want.AnchorRows) {
+		t.Errorf("  notes with anchor text differ (%d vs %d), first difference: %s", len(got.AnchorRows), len(want.AnchorRows), firstDiff(got.AnchorRows, want.AnchorRows))
 	}
 	if !reflect.DeepEqual(got.TagRows, want.TagRows) {
 		t.Errorf("  tag rows differ (%d vs %d), first difference: %s", len(got.TagRows), len(want.TagRows), firstDiff(got.TagRows, want.TagRows))

@@ -194,7 +194,7 @@ func (w *writer) insertLinks(kind vault.Kind, namesChanged bool) error {
 		return err
 	}
 	if namesChanged {
-		if err := reresolve(ctx, tx, r); err != nil {
+		if err := reresolve(ctx, tx, r, w.dirty); err != nil {
 			return err
 		}
 		crashPoint("reresolve")
@@ -234,7 +234,10 @@ func (w *writer) insertLinks(kind vault.Kind, namesChanged bool) error {
 			if isAttachment(l) {
 				att = 1
 			}
-			if err := w.add("link", nl.id, l.Kind, l.Target, nullStr(l.Heading), nullStr(l.BlockID), nullStr(l.Display), nullStr(l.Key), l.Line, att, dst); err != nil {
+			if id, ok := dst.(int64); ok {
+				w.dirty(id)
+			}
+			if err := w.add("link", nl.id, l.Kind, l.Target, nullStr(l.Heading), nullStr(l.BlockID), nullStr(l.Display), nullStr(l.Key), l.Line, att, dst, nullStr(anchorText(l))); err != nil {
 				return err
 			}
 		}
@@ -243,8 +246,9 @@ func (w *writer) insertLinks(kind vault.Kind, namesChanged bool) error {
 	return nil
 }
 
-// reresolve recomputes dst_id for every stored link, writing only changes.
-func reresolve(ctx context.Context, tx *sql.Tx, r *Resolver) error {
+// reresolve recomputes dst_id for every stored link, writing only changes
+// (and reporting the notes that gain or lose a link to dirty).
+func reresolve(ctx context.Context, tx *sql.Tx, r *Resolver, dirty func(int64)) error {
 	type row struct {
 		rowid, src int64
 		kind, tgt  string
@@ -285,6 +289,10 @@ func reresolve(ctx context.Context, tx *sql.Tx, r *Resolver) error {
 		var v any
 		if dst != 0 {
 			v = dst
+			dirty(dst)
+		}
+		if x.dst.Valid {
+			dirty(x.dst.Int64)
 		}
 		if _, err := upd.ExecContext(ctx, v, x.rowid); err != nil {
 			return err

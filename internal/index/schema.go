@@ -3,11 +3,18 @@ package index
 // SchemaVersion is stored in PRAGMA user_version. Bump it and append a
 // migration when the schema changes; an index written by a newer loci is
 // refused with a message that says to run `loci index --reset`.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // FTSTableArgs is the FTS5 declaration of chunks_fts (shared with the
 // benchmark's bare-insert baseline so both measure the same table).
 const FTSTableArgs = `fts5(title, headings, body, tags, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2')`
+
+// AnchorsTableArgs is the FTS5 declaration of anchors_fts: one row per
+// linked note (rowid = the target's note id) holding the anchor text other
+// notes give it (see anchors.go). It keeps its text (bounded per note):
+// unlike a contentless table, its BM25 totals then drop what a deleted row
+// held, so they do not depend on the history of updates.
+const AnchorsTableArgs = `fts5(anchor, tokenize='porter unicode61 remove_diacritics 2')`
 
 // migrations[i] upgrades a database from version i to i+1.
 var migrations = []string{
@@ -117,6 +124,17 @@ CREATE TABLE note_vectors (
 	note_id INTEGER PRIMARY KEY,
 	hash    BLOB NOT NULL
 );
+`,
+	// 2 → 3: anchor text (see anchors.go). Each link keeps the text around
+	// it; anchors_fts holds, per target note, its incoming links' texts. An
+	// index with notes is marked for a healing sync, which re-parses every
+	// note's links (their context is not stored in v2) and rebuilds every
+	// target's anchor text; nothing else is re-indexed.
+	`
+ALTER TABLE links ADD COLUMN context TEXT;  -- heading path and sentence / list item around the link
+CREATE VIRTUAL TABLE anchors_fts USING ` + AnchorsTableArgs + `;
+INSERT INTO meta(key, value) SELECT 'sync_incomplete', 'sync' WHERE EXISTS (SELECT 1 FROM notes)
+	ON CONFLICT(key) DO NOTHING;
 `,
 }
 

@@ -359,6 +359,10 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 		if err := w.insertLinks(ix.Vault.Kind, namesChanged); err != nil {
 			return nil, errs.Wrap(err, errs.CodeInternal, "cannot resolve links")
 		}
+		crashPoint("before-anchors")
+		if err := w.refreshAnchors(heal || opt.Reset || len(known) == 0); err != nil {
+			return nil, errs.Wrap(err, errs.CodeInternal, "cannot index anchor text")
+		}
 	}
 	if bulk {
 		if err := w.flushAll(); err != nil {
@@ -523,7 +527,7 @@ func resetAll(ctx context.Context, conn *sql.Conn) error {
 		return errs.Wrap(err, errs.CodeIndexBusy, "cannot reset index")
 	}
 	defer tx.Rollback()
-	stmts := []string{"DELETE FROM notes", "DELETE FROM failures", "INSERT INTO chunks_fts(chunks_fts) VALUES('delete-all')"}
+	stmts := []string{"DELETE FROM notes", "DELETE FROM failures", "INSERT INTO chunks_fts(chunks_fts) VALUES('delete-all')", "DELETE FROM anchors_fts"}
 	for _, t := range childTables {
 		stmts = append(stmts, "DELETE FROM "+t)
 	}
@@ -557,6 +561,9 @@ type writer struct {
 	// flushes its in-memory segment at every savepoint once it has pending
 	// rows, which multiplies segments and merge work (measured: ~2x slower).
 	fts []ftsRow
+	// anchorsDirty are the notes whose incoming links changed: their
+	// anchor text is rebuilt at the end of the run (refreshAnchors).
+	anchorsDirty map[int64]bool
 }
 
 type ftsRow struct {
@@ -579,7 +586,7 @@ var writerSQL = map[string]string{
 	"chunk":     `INSERT INTO chunks(id,note_id,seq,heading_path,start_line,end_line,text) VALUES(?,?,?,?,?,?,?)`,
 	"fts":       `INSERT INTO chunks_fts(rowid,title,headings,body,tags) VALUES(?,?,?,?,?)`,
 	"fts_del":   `DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE note_id=?)`,
-	"link":      `INSERT INTO links(src_id,kind,target,heading,block_id,display,rel_key,line,attachment,dst_id) VALUES(?,?,?,?,?,?,?,?,?,?)`,
+	"link":      `INSERT INTO links(src_id,kind,target,heading,block_id,display,rel_key,line,attachment,dst_id,context) VALUES(?,?,?,?,?,?,?,?,?,?,?)`,
 	"tag":       `INSERT INTO tags(note_id,tag,tag_key,line,source) VALUES(?,?,?,?,?)`,
 	"alias":     `INSERT INTO aliases(note_id,alias,alias_key) VALUES(?,?,?)`,
 	"prop":      `INSERT INTO props(note_id,key,value) VALUES(?,?,?)`,
@@ -745,6 +752,9 @@ func (w *writer) relink(id int64, rel string, links []markdown.Link) error {
 	if err := w.markIncomplete(); err != nil {
 		return err
 	}
+	if err := w.dirtyTargets(id); err != nil {
+		return err
+	}
 	if _, err := w.tx.ExecContext(w.ctx, "DELETE FROM links WHERE src_id=?", id); err != nil {
 		return err
 	}
@@ -762,7 +772,8 @@ func (w *writer) queueLinks(id int64, rel string, links []markdown.Link) {
 	cl := make([]markdown.Link, len(links))
 	for i, l := range links {
 		cl[i] = markdown.Link{Kind: l.Kind, Target: strings.Clone(l.Target), Heading: strings.Clone(l.Heading),
-			BlockID: strings.Clone(l.BlockID), Display: strings.Clone(l.Display), Key: strings.Clone(l.Key), Line: l.Line}
+			BlockID: strings.Clone(l.BlockID), Display: strings.Clone(l.Display), Key: strings.Clone(l.Key), Line: l.Line,
+			Context: strings.Clone(l.Context), Section: strings.Clone(l.Section)}
 	}
 	w.links = append(w.links, noteLinks{id: id, path: rel, links: cl})
 }
@@ -780,6 +791,9 @@ func (w *writer) recordFailure(rel, msg string) error {
 
 func (w *writer) deleteChildren(id int64) error {
 	if _, err := w.exec("fts_del", id); err != nil {
+		return err
+	}
+	if err := w.dirtyTargets(id); err != nil {
 		return err
 	}
 	for _, t := range childTables {
@@ -807,6 +821,7 @@ func (w *writer) deleteNote(id int64) error {
 	if _, err := w.exec("unresolve", id); err != nil {
 		return err
 	}
+	w.dirty(id) // its anchor text goes
 	_, err := w.exec("note_del", id)
 	w.pending++
 	return err

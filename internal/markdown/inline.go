@@ -34,6 +34,9 @@ type scanner struct {
 	// destinations and failed code span searches on a line to a multiple of
 	// its length; past that, the constructs are read as plain text.
 	destBudget, tickBudget int
+	// pos records where each body link sat, for its anchor context
+	// (see linkContexts).
+	pos []linkPos
 }
 
 // maxTickRun is the longest backtick run whose failed search is remembered.

@@ -37,6 +37,7 @@ func (sc *scanner) wikilink(line string, i, ln int, embed bool) (int, bool) {
 	}
 	l.Line = ln
 	sc.doc.Links = append(sc.doc.Links, l)
+	sc.pos = append(sc.pos, linkPos{idx: len(sc.doc.Links) - 1, start: i, end: end, line: line})
 	return end, true
 }
 
@@ -95,6 +96,7 @@ func (sc *scanner) markdownLink(line string, b bracket, close, ln int) (int, boo
 	l.Display = text
 	l.Line = ln
 	sc.doc.Links = append(sc.doc.Links, l)
+	sc.pos = append(sc.pos, linkPos{idx: len(sc.doc.Links) - 1, start: b.pos, end: end, line: line})
 	return end, true
 }
 

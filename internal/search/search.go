@@ -227,7 +227,7 @@ func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed st
 		if pass.matched == "any" {
 			expr = s.pruneCommon(ctx, terms, expr)
 		}
-		got, err := s.run(ctx, expr, keep, need, seen, bySection)
+		got, err := s.run(ctx, expr, keep, need, seen, bySection, hasNeg(terms))
 		if err != nil {
 			return nil, false, err
 		}
@@ -263,10 +263,18 @@ func round3(f float64) float64 {
 }
 
 // run executes one MATCH expression and returns the best chunk of each new
-// note, best first, until need notes are collected; with bySection every
-// new chunk counts (seen then holds chunk ids).
-func (s *Searcher) run(ctx context.Context, expr string, keep func(int64) bool, need int, seen map[int64]bool, bySection bool) ([]hit, error) {
+// note, best first, until need notes are collected. A note's score is its
+// best chunk's BM25 plus the BM25 of its anchor text (the words other notes
+// link to it with, anchors_fts, weighted AnchorWeight): a note whose anchor
+// text matches climbs, and one whose text matches only there is found, at
+// its first chunk (unless the query has -exclusions, which anchor text
+// cannot check against the note's own text; see addAnchors). With
+// bySection every new chunk counts (seen then holds chunk ids) and anchor
+// text, which describes a whole note, is left out.
+func (s *Searcher) run(ctx context.Context, expr string, keep func(int64) bool, need int, seen map[int64]bool, bySection, neg bool) ([]hit, error) {
 	fetch := need*8 + 32
+	var out []hit
+	floor := 0.0 // the score of the last chunk row read when more rows exist
 	for {
 		q := `SELECT c.note_id, f.rowid, f.s FROM (SELECT rowid, ` + bm25Args + ` AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?) f
 			JOIN chunks c ON c.id = f.rowid ORDER BY f.s`
@@ -274,7 +282,7 @@ func (s *Searcher) run(ctx context.Context, expr string, keep func(int64) bool, 
 		if err != nil {
 			return nil, errs.Wrap(err, errs.CodeInternal, "search failed").With("match", expr)
 		}
-		var out []hit
+		out = out[:0]
 		local := map[int64]bool{}
 		n := 0
 		for rows.Next() {
@@ -284,6 +292,7 @@ func (s *Searcher) run(ctx context.Context, expr string, keep func(int64) bool, 
 				rows.Close()
 				return nil, err
 			}
+			floor = h.score
 			unit := h.note
 			if bySection {
 				unit = h.chunk
@@ -298,21 +307,116 @@ func (s *Searcher) run(ctx context.Context, expr string, keep func(int64) bool, 
 		if err := rows.Err(); err != nil {
 			return nil, errs.Wrap(err, errs.CodeInternal, "search failed").With("match", expr)
 		}
+		if n < fetch {
+			floor = 0 // every matching chunk was read
+		}
 		if len(out) >= need || n < fetch {
-			if len(out) > need {
-				out = out[:need]
-			}
-			for _, h := range out {
-				if bySection {
-					seen[h.chunk] = true
-				} else {
-					seen[h.note] = true
-				}
-			}
-			return out, nil
+			break
 		}
 		fetch *= 4
 	}
+	if AnchorWeight > 0 && !bySection {
+		var err error
+		if out, err = s.addAnchors(ctx, expr, keep, seen, out, need+32, neg, floor); err != nil {
+			return nil, err
+		}
+	}
+	if len(out) > need {
+		out = out[:need]
+	}
+	for _, h := range out {
+		if bySection {
+			seen[h.chunk] = true
+		} else {
+			seen[h.note] = true
+		}
+	}
+	return out, nil
+}
+
+// AnchorWeight is the BM25 weight of a note's anchor text (0 turns the
+// field off); the chunk columns' weights are in bm25Args.
+var AnchorWeight = 2.0
+
+// addAnchors adds the anchor-text score of the notes whose anchor text
+// matches expr to hits (best chunk per note, from run) and re-sorts them. A
+// note outside the chunk rows run read comes at its first chunk, with its
+// anchor score plus floor: 0 when run read every matching chunk (its text
+// did not match), else the score of the last row read, the best its text
+// can score (so two notes tied at the cut score the same whichever side of
+// it they fell). No per-note lookup: a query costs two MATCHes.
+func (s *Searcher) addAnchors(ctx context.Context, expr string, keep func(int64) bool, seen map[int64]bool, hits []hit, limit int, neg bool, floor float64) ([]hit, error) {
+	rows, err := s.DB.QueryContext(ctx, `SELECT rowid, bm25(anchors_fts, ?) AS s FROM anchors_fts WHERE anchors_fts MATCH ? ORDER BY s LIMIT ?`, AnchorWeight, expr, limit)
+	if err != nil {
+		return nil, errs.Wrap(err, errs.CodeInternal, "search failed").With("match", expr)
+	}
+	at := make(map[int64]int, len(hits))
+	for i, h := range hits {
+		at[h.note] = i
+	}
+	var outside []hit
+	for rows.Next() {
+		var h hit
+		if err := rows.Scan(&h.note, &h.score); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if i, ok := at[h.note]; ok {
+			hits[i].score += h.score
+		} else if !neg && !seen[h.note] && (keep == nil || keep(h.note)) {
+			outside = append(outside, h)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, errs.Wrap(err, errs.CodeInternal, "search failed").With("match", expr)
+	}
+	if len(outside) > 0 {
+		first, err := s.firstChunks(ctx, outside)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range outside {
+			if c, ok := first[h.note]; ok { // else deleted meanwhile
+				h.chunk, h.score = c, h.score+floor
+				hits = append(hits, h)
+			}
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].score < hits[j].score })
+	return hits, nil
+}
+
+// firstChunks maps each note of hits to its first chunk (chunk ids follow
+// the order of a note's chunks).
+func (s *Searcher) firstChunks(ctx context.Context, hits []hit) (map[int64]int64, error) {
+	out := make(map[int64]int64, len(hits))
+	for len(hits) > 0 {
+		part := hits[:min(len(hits), 500)]
+		hits = hits[len(part):]
+		args := make([]any, len(part))
+		for i, h := range part {
+			args[i] = h.note
+		}
+		q := "SELECT note_id, MIN(id) FROM chunks WHERE note_id IN (?" + strings.Repeat(",?", len(part)-1) + ") GROUP BY note_id"
+		rows, err := s.DB.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var n, c int64
+			if err := rows.Scan(&n, &c); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[n] = c
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // filter returns the predicate over note ids of q's filters, or nil when
@@ -481,4 +585,14 @@ func (s *Searcher) pruneCommon(ctx context.Context, terms []term, expr string) s
 		return expr
 	}
 	return relaxedExpr(keep, terms)
+}
+
+// hasNeg reports whether terms hold an -exclusion.
+func hasNeg(terms []term) bool {
+	for _, t := range terms {
+		if t.neg {
+			return true
+		}
+	}
+	return false
 }

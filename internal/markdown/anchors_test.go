@@ -1,0 +1,111 @@
+package markdown
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// linkBy returns the first link to target in d.
+func linkBy(t *testing.T, d *Doc, target string) Link {
+	t.Helper()
+	for _, l := range d.Links {
+		if l.Target == target {
+			return l
+		}
+	}
+	t.Fatalf("no link to %q in %+v", target, d.Links)
+	return Link{}
+}
+
+func TestLinkContext(t *testing.T) {
+	src := strings.Join([]string{
+		"# Guide",
+		"## Plugins",
+		"Intro text. Open the [[Manage vaults|vault switcher]] to pick a vault! Then relax.",
+		"",
+		"### Lists",
+		"- [ ] Try the [[Sidebar|right sidebar]] for history ![[icon.svg]] here",
+		"1. Read [the guide](Docs/Setup%20guide.md) first",
+		"> [!tip] Fold with [[Folding]] and [[Other#Part]]",
+		"| `image` | See [[Social media link previews#Image\\|Image]]. |",
+		"## Back",
+		"Plain [[Target]]",
+		"```",
+		"[[InCode]]",
+		"```",
+	}, "\n")
+	d := Parse([]byte(src), Options{Path: "g.md"})
+	cases := []struct {
+		target, context string
+		section         string
+	}{
+		// A paragraph: the sentence only, the link as its display text.
+		{"Manage vaults", "Open the vault switcher to pick a vault!", "Guide › Plugins"},
+		// A list item: the whole item, without its markers; attachments dropped.
+		{"Sidebar", "Try the right sidebar for history here", "Guide › Plugins › Lists"},
+		{"Docs/Setup guide.md", "Read the guide first", "Guide › Plugins › Lists"},
+		{"Folding", "Fold with Folding and Other Part", "Guide › Plugins › Lists"},
+		// A table row.
+		{"Social media link previews", "| `image` | See Image. |", "Guide › Plugins › Lists"},
+		// A heading resets the path.
+		{"Target", "Plain Target", "Guide › Back"},
+	}
+	for _, c := range cases {
+		l := linkBy(t, d, c.target)
+		if l.Context != c.context {
+			t.Errorf("%s: context %q, want %q", c.target, l.Context, c.context)
+		}
+		if l.Section != c.section {
+			t.Errorf("%s: section %q, want %q", c.target, l.Section, c.section)
+		}
+	}
+	for _, l := range d.Links {
+		if l.Target == "InCode" {
+			t.Errorf("a link in code: %+v", l)
+		}
+	}
+}
+
+func TestLinkContextBounded(t *testing.T) {
+	long := strings.Repeat("word ", 400)
+	src := "# H\n" + long + "[[A|shown]] " + long + "\n- " + strings.Repeat("[[B]] ", 2000) + "\n# " + strings.Repeat("x", 500) + "\n[[C]]\n[[D|" + long + "]]"
+	d := Parse([]byte(src), Options{Path: "n.md"})
+	for _, l := range d.Links {
+		if len(l.Context) > 4*MaxContextSide+2 {
+			t.Fatalf("context of %s: %d bytes", l.Target, len(l.Context))
+		}
+		if len(l.Section) > MaxSectionBytes {
+			t.Fatalf("section of %s: %d bytes", l.Target, len(l.Section))
+		}
+	}
+	a := linkBy(t, d, "A")
+	if !strings.Contains(a.Context, "word shown word") {
+		t.Errorf("A: %q", a.Context)
+	}
+	if c := linkBy(t, d, "C"); len(c.Section) < MaxSectionBytes-10 {
+		t.Errorf("C: section %q", c.Section)
+	}
+}
+
+func TestLinkContextLogseq(t *testing.T) {
+	d := Parse([]byte("- Keep notes with [[Daily journal]] every day. Another one.\n  - child [[B]]"), Options{Path: "pages/p.md", Logseq: true})
+	if got := linkBy(t, d, "Daily journal").Context; got != "Keep notes with Daily journal every day." {
+		t.Errorf("logseq context %q", got)
+	}
+	// Typed links (frontmatter) get no context.
+	d = Parse([]byte("---\nup: \"[[Parent]]\"\n---\nbody"), Options{Path: "n.md"})
+	if l := linkBy(t, d, "Parent"); l.Context != "" {
+		t.Errorf("typed link context %q", l.Context)
+	}
+}
+
+func TestLinkContextValidUTF8(t *testing.T) {
+	// The scan window starts and ends inside a multi-byte character, and
+	// the spaces collapse below the cut.
+	line := "- é" + strings.Repeat(" ", contextScan-1) + "[[A]]" + strings.Repeat(" ", contextScan-1) + "é"
+	d := Parse([]byte(line), Options{Path: "n.md"})
+	if c := linkBy(t, d, "A").Context; !utf8.ValidString(c) || c != "A" {
+		t.Errorf("context %q", c)
+	}
+}
