@@ -355,3 +355,21 @@ func TestResolveModel2Vec(t *testing.T) {
 		t.Errorf("no folder: %v", err)
 	}
 }
+
+// TestNormalizeASCII: the ASCII fast path agrees with the general one.
+func TestNormalizeASCII(t *testing.T) {
+	wp, err := parseWordPiece(testTokenizerJSON("WordPiece"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []byte
+	for c := 0; c < 0x80; c++ {
+		all = append(all, byte(c))
+	}
+	for _, s := range []string{string(all), "The Cats,\tPlaying!\r\n\v\f x", ""} {
+		slow := wp.normalize(s + "é") // not ASCII: the general path
+		if fast := wp.normalizeASCII(s); fast+"e" != slow {
+			t.Errorf("%q: fast %q, general %q", s, fast, slow)
+		}
+	}
+}

@@ -136,6 +136,9 @@ func (wp *wordPiece) maxID() int32 {
 // whitespace into spaces, put spaces around CJK ideographs, strip accents
 // (NFD, then drop non-spacing marks), lowercase.
 func (wp *wordPiece) normalize(s string) string {
+	if isASCIIString(s) {
+		return wp.normalizeASCII(s)
+	}
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	for _, r := range s {
@@ -170,6 +173,37 @@ func (wp *wordPiece) normalize(s string) string {
 		out = strings.ToLower(out)
 	}
 	return out
+}
+
+// normalizeASCII is normalize for ASCII text (no accents, no CJK): one
+// pass over the bytes.
+func (wp *wordPiece) normalizeASCII(s string) string {
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if wp.cleanText {
+			switch {
+			case c == '\t' || c == '\n' || c == '\r':
+				c = ' '
+			case c < 0x20 || c == 0x7f:
+				continue // control characters (including \v and \f, which are Cc)
+			}
+		}
+		if wp.lowercase && 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+func isASCIIString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // words applies the BertPreTokenizer: split on whitespace, and every
