@@ -84,7 +84,7 @@ func m2vError(dir, reason string, cause error) error {
 	msg := "the Model2Vec model in " + dir + " cannot be used: " + reason
 	var e *errs.Error
 	if cause != nil {
-		e = errs.Wrap(cause, CodeUnavailable, msg+": "+cause.Error())
+		e = errs.Wrap(cause, CodeUnavailable, msg) // Error() appends the cause
 	} else {
 		e = errs.New(CodeUnavailable, "%s", msg)
 	}
