@@ -383,6 +383,9 @@ func (g *globals) showConfig() error {
 	if es.Model != "" {
 		e.set("model", es.Model, src("embed.model"))
 	}
+	if es.ModelPath != "" {
+		e.set("model_path", es.ModelPath, src("embed.model_path"))
+	}
 	e.set("dims", es.Dims, src("embed.dims"))
 	e.set("batch_size", es.BatchSize, src("embed.batch_size"))
 	e.set("concurrency", es.Concurrency, src("embed.concurrency"))

@@ -475,6 +475,7 @@ var EnvVars = []EnvVar{
 	{"LOCI_DENY_PATHS", "writes.deny_paths", envList},
 	{"LOCI_EMBED_PROVIDER", "embed.provider", envString},
 	{"LOCI_EMBED_MODEL", "embed.model", envString},
+	{"LOCI_EMBED_MODEL_PATH", "embed.model_path", envString},
 	{"LOCI_EMBED_BASE_URL", "embed.base_url", envString},
 	{"LOCI_EMBED_API_KEY", "embed.api_key", envString},
 	{"LOCI_EMBED_DIMS", "embed.dims", envNumber},

@@ -71,10 +71,16 @@ type Provider struct {
 
 // Embed is the embed section; LOCI_EMBED_* variables override it.
 type Embed struct {
-	// Provider: builtin (default), none, a providers entry, or one of the
-	// provider types (the older spelling, with base_url and api_key here).
-	Provider     string  `yaml:"provider" check:"role"`
-	Model        string  `yaml:"model"`
+	// Provider: builtin (default), none, model2vec (a static Model2Vec
+	// model in model_path), a providers entry, or one of the provider types
+	// (the older spelling, with base_url and api_key here).
+	Provider string `yaml:"provider" check:"role"`
+	Model    string `yaml:"model"`
+	// ModelPath is the folder of a model2vec model (model.safetensors +
+	// tokenizer.json). Only the user's config, LOCI_EMBED_MODEL_PATH or a
+	// flag may set it: a vault's own file could otherwise make loci read any
+	// file of the machine.
+	ModelPath    string  `yaml:"model_path" trust:"user"`
 	BaseURL      string  `yaml:"base_url" check:"url"` // overrides the provider's
 	APIKey       string  `yaml:"api_key"`              // overrides the provider's; prefer api_key_env
 	APIKeyEnv    string  `yaml:"api_key_env"`

@@ -1,6 +1,7 @@
-// Package embed turns text into vectors behind one interface. Two providers
-// exist: "builtin", an offline embedder compiled into the binary (SIF-weighted
-// averages of GloVe-derived word vectors), and "openai", any
+// Package embed turns text into vectors behind one interface. Three
+// providers exist: "builtin", an offline embedder compiled into the binary
+// (SIF-weighted averages of GloVe-derived word vectors), "model2vec", a
+// static Model2Vec model from a folder the user brings, and "openai", any
 // OpenAI-compatible /v1/embeddings endpoint (OpenAI, Ollama, llama.cpp
 // server, vLLM, ...). The index records the Identity of the provider that
 // wrote its vectors; a different one is refused.
@@ -9,6 +10,8 @@ package embed
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -81,8 +84,9 @@ const (
 
 // Settings are the effective embedding settings of a vault.
 type Settings struct {
-	Provider     string            // builtin (default) | openai | none
+	Provider     string            // builtin (default) | model2vec | openai | none
 	Model        string            // openai: model name
+	ModelPath    string            // model2vec: the model folder (absolute)
 	BaseURL      string            // openai: e.g. https://api.openai.com/v1 or http://localhost:11434/v1
 	APIKey       string            // openai: bearer token (may be empty for local servers)
 	Headers      map[string]string // openai: extra request headers of the provider (${VAR} expanded)
@@ -146,6 +150,9 @@ func FromConfig(c *config.Config) (Settings, error) {
 	switch s.Provider {
 	case "builtin", "none", "off":
 		return s, nil
+	case "model2vec":
+		s.ModelPath = modelPath(c)
+		return s, nil
 	}
 	ep := c.Endpoint(config.RoleEmbed)
 	if ep == nil {
@@ -161,6 +168,30 @@ func FromConfig(c *config.Config) (Settings, error) {
 	return s, nil
 }
 
+// modelPath resolves embed.model_path: a leading ~/ is the home directory;
+// a relative path from the user's file is relative to that file's folder,
+// one from the environment or a flag to the working directory. A vault's
+// own file cannot set it (internal/config refuses the key there).
+func modelPath(c *config.Config) string {
+	p := strings.TrimSpace(c.Embed.ModelPath)
+	if p == "" {
+		return ""
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(home, rest)
+		}
+	}
+	if !filepath.IsAbs(p) {
+		if src := c.SourceOf("embed.model_path"); src.Layer == config.LayerUser && src.Path != "" {
+			p = filepath.Join(filepath.Dir(src.Path), p)
+		} else if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+	}
+	return filepath.Clean(p)
+}
+
 // New returns the provider for the settings (nil when disabled).
 func New(s Settings) (Provider, error) {
 	switch s.Provider {
@@ -170,6 +201,8 @@ func New(s Settings) (Provider, error) {
 		return nil, nil
 	case "openai":
 		return NewOpenAI(s), nil
+	case "model2vec":
+		return NewModel2Vec(s.ModelPath)
 	}
 	return nil, errs.New(errs.CodeInvalidInput, "unknown embedding provider %q", s.Provider)
 }

@@ -1,0 +1,115 @@
+package search_test
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/search"
+	"github.com/loci-dev/loci/internal/testutil"
+	"github.com/loci-dev/loci/internal/vault"
+)
+
+// writeM2V writes a tiny Model2Vec folder: a WordPiece vocabulary whose
+// rows put dwelling words, plant words and function words on three axes.
+func writeM2V(t *testing.T, dir string, extra ...string) {
+	t.Helper()
+	axis := map[string]int{
+		"house": 0, "home": 0, "live": 0, "cosy": 0,
+		"garden": 1, "flower": 1, "##s": 1, "tomato": 1, "grow": 1,
+		"we": 2, "in": 2, "a": 2, "the": 2,
+	}
+	vocab := append([]string{"[UNK]", "house", "home", "live", "cosy", "garden", "flower", "##s", "tomato", "grow", "we", "in", "a", "the"}, extra...)
+	ids := map[string]int{}
+	var data []byte
+	for i, w := range vocab {
+		ids[w] = i
+		row := make([]float32, 4)
+		if a, ok := axis[w]; ok {
+			row[a] = 1
+		} else {
+			row[3] = 1
+		}
+		for _, x := range row {
+			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(x))
+		}
+	}
+	hb, _ := json.Marshal(map[string]any{"embeddings": map[string]any{"dtype": "F32", "shape": []int{len(vocab), 4}, "data_offsets": []int{0, len(data)}}})
+	st := append(append(binary.LittleEndian.AppendUint64(nil, uint64(len(hb))), hb...), data...)
+	tj, _ := json.Marshal(map[string]any{
+		"normalizer":    map[string]any{"type": "BertNormalizer", "lowercase": true},
+		"pre_tokenizer": map[string]any{"type": "BertPreTokenizer"},
+		"model":         map[string]any{"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab": ids},
+	})
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "model.safetensors"), st, 0o644)
+	os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj, 0o644)
+}
+
+// TestModel2VecSearch: with embed.provider model2vec (from the
+// environment), the index embeds with the user's model and a semantic
+// search finds the note whose words share vectors with the query; a
+// changed model is another identity and takes the mismatch path.
+func TestModel2VecSearch(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "potion-tiny")
+	writeM2V(t, model)
+	empty := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(empty, nil, 0o644)
+	t.Setenv("LOCI_CONFIG", empty)
+	t.Setenv("LOCI_EMBED_PROVIDER", "model2vec")
+	t.Setenv("LOCI_EMBED_MODEL_PATH", model)
+
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{
+		"Dwelling.md": "# Dwelling\n\nWe live in a cosy home.\n",
+		"Plants.md":   "# Plants\n\nTomatoes grow in the garden.\n",
+	})
+	idxDir := filepath.Join(t.TempDir(), "idx")
+	open := func() *index.Index {
+		v, err := vault.Open(root, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := index.Open(context.Background(), v, index.Options{Dir: idxDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ix
+	}
+	ix := open()
+	if _, err := ix.Sync(context.Background(), index.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	id, ok := ix.StoredIdentity(context.Background())
+	if !ok || id.Provider != "model2vec" || !strings.HasPrefix(id.Model, "potion-tiny@") || id.Dims != 4 {
+		t.Fatalf("stored identity %+v", id)
+	}
+	s := &search.Searcher{DB: ix.DB, Vectors: ix}
+	ctx := context.Background()
+	for q, want := range map[string]string{"house": "Dwelling.md", "flowers": "Plants.md"} {
+		lex, _ := s.Search(ctx, search.Query{Text: q, Mode: search.ModeLexical})
+		if len(lex.Results) != 0 {
+			t.Fatalf("%q: lexical should find nothing: %v", q, paths(lex))
+		}
+		sem, err := s.Search(ctx, search.Query{Text: q, Mode: search.ModeSemantic})
+		if err != nil || len(sem.Results) == 0 || sem.Results[0].Path != want {
+			t.Errorf("%q: semantic %v %v, want %s first", q, paths(sem), err, want)
+		}
+	}
+	ix.Close()
+
+	// Another tokenizer.json is another model: the index refuses to mix.
+	writeM2V(t, model, "extra")
+	ix = open()
+	defer ix.Close()
+	if _, err := ix.Sync(context.Background(), index.SyncOptions{}); errs.Code(err) != errs.CodeEmbedMismatch || !strings.Contains(err.Error(), id.Model) {
+		t.Errorf("changed model: %v", err)
+	}
+}
