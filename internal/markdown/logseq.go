@@ -485,13 +485,26 @@ func (p *parser) typedLinksProp(pr lsProp) {
 // inside [[...]], and strips '#' and [[ ]] from each item.
 func splitPropList(v string) []string {
 	var out []string
-	depth, start := 0, 0
-	emit := func(s string) {
+	for _, s := range SplitLinkList(v) {
 		s = NormalizeTag(s)
 		if len(s) >= 4 && strings.HasPrefix(s, "[[") && strings.HasSuffix(s, "]]") {
 			s = strings.TrimSpace(s[2 : len(s)-2])
 		}
 		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// SplitLinkList splits a Logseq property value at the commas outside
+// [[...]], as Logseq does, and trims each element (empty ones dropped);
+// the elements keep their link or tag syntax.
+func SplitLinkList(v string) []string {
+	var out []string
+	depth, start := 0, 0
+	emit := func(s string) {
+		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"strings"
+
+	"github.com/loci-dev/loci/internal/markdown"
 )
 
 // linkValueNotes returns, as a JSON array of note ids ("" for none), the
@@ -78,7 +80,7 @@ func valueNames(v, n string) bool {
 	if !strings.Contains(v, "[[") && !strings.Contains(v, "#") {
 		return false
 	}
-	for _, e := range splitLinkList(v) {
+	for _, e := range markdown.SplitLinkList(v) {
 		if isWrapped(e) && asciiFold(unwrapValue(e), n) {
 			return true
 		}
@@ -100,30 +102,4 @@ func unwrapValue(e string) string {
 		e = e[2 : len(e)-2]
 	}
 	return strings.TrimSpace(e)
-}
-
-// splitLinkList splits a Logseq property value at the commas outside
-// [[...]], as Logseq does (markdown.splitPropList), trimming each element.
-func splitLinkList(v string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i := 0; i < len(v); i++ {
-		switch {
-		case strings.HasPrefix(v[i:], "[["):
-			depth++
-			i++
-		case strings.HasPrefix(v[i:], "]]") && depth > 0:
-			depth--
-			i++
-		case v[i] == ',' && depth == 0:
-			if e := strings.TrimSpace(v[start:i]); e != "" {
-				out = append(out, e)
-			}
-			start = i + 1
-		}
-	}
-	if e := strings.TrimSpace(v[start:]); e != "" {
-		out = append(out, e)
-	}
-	return out
 }
