@@ -208,18 +208,9 @@ func (m *Matrix) SimilarNotes(note int64, k int, allow func(int64) bool) []NoteH
 			continue
 		}
 		hit := NoteHit{Note: id, Chunk: m.Chunk[bestRow[n]], Score: s}
-		if h.Len() < k {
-			heap.Push(h, hit)
-		} else {
-			(*h)[0] = hit
-			heap.Fix(h, 0)
-		}
+		h.offer(hit, k)
 	}
-	out := make([]NoteHit, h.Len())
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(h).(NoteHit)
-	}
-	return out
+	return h.best()
 }
 
 // NoteRows returns the rows of a note.
@@ -266,18 +257,9 @@ func (m *Matrix) TopNotes(q []float32, k int, allow func(note int64) bool) []Not
 			continue
 		}
 		hit := NoteHit{Note: m.Notes[n], Chunk: m.Chunk[bestRow[n]], Score: s}
-		if h.Len() < k {
-			heap.Push(h, hit)
-		} else {
-			(*h)[0] = hit
-			heap.Fix(h, 0)
-		}
+		h.offer(hit, k)
 	}
-	out := make([]NoteHit, h.Len())
-	for i := len(out) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(h).(NoteHit)
-	}
-	return out
+	return h.best()
 }
 
 // TopChunks is TopNotes by section: the k rows closest to q, best first,
@@ -299,21 +281,33 @@ func (m *Matrix) TopChunks(q []float32, k int, allow func(note int64) bool) []No
 			continue
 		}
 		hit := NoteHit{Note: note, Chunk: m.Chunk[r], Score: s}
-		if h.Len() < k {
-			heap.Push(h, hit)
-		} else {
-			(*h)[0] = hit
-			heap.Fix(h, 0)
-		}
+		h.offer(hit, k)
 	}
+	return h.best()
+}
+
+type hitHeap []NoteHit
+
+// offer adds hit to a heap of fewer than k hits, or puts it in place of
+// the worst kept (the root) when the heap is full; callers skip a hit no
+// better than the root first.
+func (h *hitHeap) offer(hit NoteHit, k int) {
+	if h.Len() < k {
+		heap.Push(h, hit)
+		return
+	}
+	(*h)[0] = hit
+	heap.Fix(h, 0)
+}
+
+// best empties the heap into a slice, best first.
+func (h *hitHeap) best() []NoteHit {
 	out := make([]NoteHit, h.Len())
 	for i := len(out) - 1; i >= 0; i-- {
 		out[i] = heap.Pop(h).(NoteHit)
 	}
 	return out
 }
-
-type hitHeap []NoteHit
 
 func (h hitHeap) Len() int { return len(h) }
 func (h hitHeap) Less(i, j int) bool {
