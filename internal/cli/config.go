@@ -437,6 +437,12 @@ func (g *globals) showConfig() error {
 	}
 
 	// loci chat resolves the user's side only (no vault): show that.
+	t.set("read_paths", nonNil(c.ReadPaths), src("read_paths"))
+	drp := t.set("deny_read_paths", nonNil(c.DenyReadPaths), src("deny_read_paths"))
+	for i := range c.DenyReadPaths {
+		drp.elems = append(drp.elems, src(fmt.Sprintf("deny_read_paths[%d]", i)).String())
+	}
+	showServer(t.section("server"), c)
 	if err := g.showChat(t.section("chat")); err != nil {
 		return err
 	}
@@ -462,6 +468,33 @@ func (g *globals) showConfig() error {
 	}
 	fmt.Fprint(g.stdout, string(b))
 	return nil
+}
+
+// showServer adds the server section (`loci serve` for several agents:
+// docs/security.md). The JWT secret and the metrics token are shown as a
+// file and a variable's name, never their contents.
+func showServer(s *shownTree, c *config.Config) {
+	src, sv := c.SourceOf, c.Server
+	j := s.section("jwt")
+	j.set("hs256_secret_file", sv.JWT.HS256SecretFile, src("server.jwt.hs256_secret_file"))
+	j.set("jwks_file", sv.JWT.JWKSFile, src("server.jwt.jwks_file"))
+	j.set("jwks_url", sv.JWT.JWKSURL, src("server.jwt.jwks_url"))
+	j.set("issuer", sv.JWT.Issuer, src("server.jwt.issuer"))
+	j.set("audience", sv.JWT.Audience, src("server.jwt.audience"))
+	l := s.section("limits")
+	for _, r := range []struct {
+		name string
+		rate config.Rate
+	}{{"read", sv.Limits.Read}, {"write", sv.Limits.Write}, {"ai", sv.Limits.AI}} {
+		rs := l.section(r.name)
+		rs.set("per_minute", r.rate.PerMinute, src("server.limits."+r.name+".per_minute"))
+		rs.set("burst", r.rate.Burst, src("server.limits."+r.name+".burst"))
+	}
+	l.set("concurrency", sv.Limits.Concurrency, src("server.limits.concurrency"))
+	s.set("toolsets", nonNil(sv.Toolsets), src("server.toolsets"))
+	s.set("facade", sv.Facade, src("server.facade"))
+	s.set("calls_log_max_bytes", sv.CallsLogMaxBytes, src("server.calls_log_max_bytes"))
+	s.set("metrics_token_env", sv.MetricsTokenEnv, src("server.metrics_token_env"))
 }
 
 // showChat adds loci chat's settings: the user's files, environment and

@@ -306,3 +306,37 @@ func TestMCPProcessRefusesInvalidConfig(t *testing.T) {
 		t.Errorf("loci mcp with an invalid config: %v\n%s", err, out)
 	}
 }
+
+// TestConfigShowServerAndFences: config show prints the server section and
+// the read fences with their sources, the metrics token as its variable's
+// name only.
+func TestConfigShowServerAndFences(t *testing.T) {
+	for _, k := range []string{"LOCI_CONFIG", "LOCI_ENABLE_WRITES", "LOCI_READ_ONLY"} {
+		t.Setenv(k, "")
+	}
+	userDir := t.TempDir()
+	t.Setenv("LOCI_CONFIG_DIR", userDir)
+	user := filepath.Join(userDir, "config.yaml")
+	os.WriteFile(user, []byte("server:\n  limits:\n    read: {per_minute: 60}\n  toolsets: [read]\n  metrics_token_env: MTOK\n"), 0o600)
+	t.Setenv("MTOK", "metrics-SECRET-0123456789")
+	v := filepath.Join(t.TempDir(), "vault")
+	cfg := filepath.Join(v, ".loci", "config.yaml")
+	testutil.WriteFiles(t, v, map[string]string{"n.md": "# N\n", ".loci/config.yaml": "deny_read_paths: [\"HR/**\"]\n"})
+	out, errOut, code := run(t, "config", "show", v)
+	if code != 0 {
+		t.Fatalf("show: %d %s", code, errOut)
+	}
+	if strings.Contains(out, "metrics-SECRET") {
+		t.Errorf("show prints the metrics token:\n%s", out)
+	}
+	for _, want := range []string{
+		"- HR/** # vault " + cfg + ":1",
+		"per_minute: 60 # user " + user + ":3",
+		"metrics_token_env: MTOK # user " + user + ":5",
+		"toolsets: # user " + user + ":4",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+}
