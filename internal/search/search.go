@@ -227,7 +227,7 @@ func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed st
 		if pass.matched == "any" {
 			expr = s.pruneCommon(ctx, terms, expr)
 		}
-		got, err := s.run(ctx, expr, keep, need, seen, bySection, hasNeg(terms))
+		got, err := s.run(ctx, expr, terms, keep, need, seen, bySection)
 		if err != nil {
 			return nil, false, err
 		}
@@ -270,8 +270,10 @@ func round3(f float64) float64 {
 // its first chunk (unless the query has -exclusions, which anchor text
 // cannot check against the note's own text; see addAnchors). With
 // bySection every new chunk counts (seen then holds chunk ids) and anchor
-// text, which describes a whole note, is left out.
-func (s *Searcher) run(ctx context.Context, expr string, keep func(int64) bool, need int, seen map[int64]bool, bySection, neg bool) ([]hit, error) {
+// text, which describes a whole note, is left out. Last, each score is
+// scaled by the title coverage of terms (boostCoverage, coverage.go).
+func (s *Searcher) run(ctx context.Context, expr string, terms []term, keep func(int64) bool, need int, seen map[int64]bool, bySection bool) ([]hit, error) {
+	neg := hasNeg(terms)
 	fetch := need*8 + 32
 	var out []hit
 	floor := 0.0 // the score of the last chunk row read when more rows exist
@@ -321,6 +323,10 @@ func (s *Searcher) run(ctx context.Context, expr string, keep func(int64) bool, 
 			return nil, err
 		}
 	}
+	if err := s.boostCoverage(ctx, terms, out); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].score < out[j].score })
 	if len(out) > need {
 		out = out[:need]
 	}

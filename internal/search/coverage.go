@@ -1,0 +1,145 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"path"
+	"strings"
+
+	"github.com/loci-dev/loci/internal/textseg"
+)
+
+// CoverageBoost scales a note's lexical score by 1 + CoverageBoost × the
+// share of the query's distinct terms (stop words and -exclusions left
+// out) that its title, an alias or a segment of its path contains: a note
+// named after the query outranks one that only mentions its words. BM25
+// scores have no fixed scale, so the boost is a factor, not a sum. 0 turns
+// it off.
+var CoverageBoost = 0.25
+
+// coverageTerms returns the words of terms the title coverage counts: one
+// group per term (a phrase covers only when all its words do).
+func coverageTerms(terms []term) [][]string {
+	var out [][]string
+	for _, t := range terms {
+		if t.neg || isStop(t) {
+			continue
+		}
+		var g []string
+		for _, w := range t.words {
+			g = append(g, textseg.Fold(w.Text))
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// titleWords folds the words of a note's title, aliases and path segments
+// (the file name without .md, and its folders).
+func titleWords(title, aliasesJSON, p string) []string {
+	parts := []string{title, strings.TrimSuffix(p, path.Ext(p))}
+	var aliases []string
+	if aliasesJSON != "" && json.Unmarshal([]byte(aliasesJSON), &aliases) == nil {
+		parts = append(parts, aliases...)
+	}
+	var out []string
+	for _, s := range parts {
+		for _, w := range textseg.Words(s) {
+			out = append(out, textseg.Fold(w.Text))
+		}
+	}
+	return out
+}
+
+// covers reports whether the folded title words hold the folded query word
+// q (stem-tolerant, as highlighting; a word of an unspaced script is
+// matched as a substring).
+func covers(words []string, q string) bool {
+	for _, w := range words {
+		if matchWord(w, q) || lightStem(w) == lightStem(q) || (textseg.HasSegmented(q) && strings.Contains(w, q)) {
+			return true
+		}
+	}
+	return false
+}
+
+// coverage returns the share of groups the title words cover.
+func coverage(words []string, groups [][]string) float64 {
+	if len(groups) == 0 {
+		return 0
+	}
+	n := 0
+	for _, g := range groups {
+		all := true
+		for _, q := range g {
+			if !covers(words, q) {
+				all = false
+				break
+			}
+		}
+		if all {
+			n++
+		}
+	}
+	return float64(n) / float64(len(groups))
+}
+
+// boostCoverage scales each hit's score (negative BM25: lower is better)
+// by 1 + CoverageBoost × its title coverage of terms. It reads the title,
+// aliases and path of the hits' notes, 500 at a time. It leaves the order
+// to the caller.
+func (s *Searcher) boostCoverage(ctx context.Context, terms []term, hits []hit) error {
+	groups := coverageTerms(terms)
+	if CoverageBoost <= 0 || len(groups) == 0 || len(hits) == 0 {
+		return nil
+	}
+	for start := 0; start < len(hits); start += 500 {
+		part := hits[start:min(len(hits), start+500)]
+		args := make([]any, len(part))
+		for i, h := range part {
+			args[i] = h.note
+		}
+		rows, err := s.DB.QueryContext(ctx, "SELECT id, title, COALESCE(aliases, ''), path FROM notes WHERE id IN (?"+strings.Repeat(",?", len(part)-1)+")", args...)
+		if err != nil {
+			return err
+		}
+		cov := make(map[int64]float64, len(part))
+		for rows.Next() {
+			var id int64
+			var title, aliases, p string
+			if err := rows.Scan(&id, &title, &aliases, &p); err != nil {
+				rows.Close()
+				return err
+			}
+			cov[id] = coverage(titleWords(title, aliases, p), groups)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for i := range part {
+			part[i].score *= 1 + CoverageBoost*cov[part[i].note]
+		}
+	}
+	return nil
+}
+
+// lightStem strips the commonest English inflections ("embedding" and
+// "embed", "images" and "image" meet), so a title word and a query word
+// of different forms match where matchWord's prefix rule misses (a
+// shorter title word).
+func lightStem(w string) string {
+	for _, suf := range []string{"ings", "ing", "ies", "es", "ed", "s", "e"} {
+		if len(w) > len(suf)+2 && strings.HasSuffix(w, suf) {
+			w = w[:len(w)-len(suf)]
+			if suf == "ies" {
+				w += "y"
+			}
+			break
+		}
+	}
+	if n := len(w); n > 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeiouls", rune(w[n-1])) {
+		w = w[:n-1] // embedd → embed
+	}
+	return w
+}
