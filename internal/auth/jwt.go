@@ -39,6 +39,13 @@ const (
 	maxJWTBytes = 16 << 10
 )
 
+// The claims a JWT's principal is read from when JWTConfig names none.
+const (
+	DefaultNameClaim   = "sub"
+	DefaultScopesClaim = "scope"
+	DefaultVaultsClaim = "loci_vaults"
+)
+
 // JWTConfig says which JSON Web Tokens are accepted and how their claims
 // become a principal. The CLI fills it from the server.jwt section of the
 // user's config (docs/security.md).
@@ -108,9 +115,9 @@ func NewJWTVerifier(ctx context.Context, c JWTConfig) (*JWTVerifier, error) {
 			*s = v
 		}
 	}
-	def(&c.NameClaim, "sub")
-	def(&c.ScopesClaim, "scope")
-	def(&c.VaultsClaim, "loci_vaults")
+	def(&c.NameClaim, DefaultNameClaim)
+	def(&c.ScopesClaim, DefaultScopesClaim)
+	def(&c.VaultsClaim, DefaultVaultsClaim)
 	def(&c.Confirm, PolicyConfirm)
 	if c.Confirm != PolicyConfirm && c.Confirm != PolicyAllow {
 		return nil, configErr("confirm", "confirm must be %q or %q, not %q", PolicyConfirm, PolicyAllow, c.Confirm)

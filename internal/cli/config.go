@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/loci-dev/loci/internal/ai"
+	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/chat"
 	"github.com/loci-dev/loci/internal/config"
 	"github.com/loci-dev/loci/internal/embed"
@@ -481,6 +482,12 @@ func showServer(s *shownTree, c *config.Config) {
 	j.set("jwks_url", sv.JWT.JWKSURL, src("server.jwt.jwks_url"))
 	j.set("issuer", sv.JWT.Issuer, src("server.jwt.issuer"))
 	j.set("audience", sv.JWT.Audience, src("server.jwt.audience"))
+	j.set("name_claim", firstNonEmpty(sv.JWT.NameClaim, auth.DefaultNameClaim), src("server.jwt.name_claim"))
+	j.set("scopes_claim", firstNonEmpty(sv.JWT.ScopesClaim, auth.DefaultScopesClaim), src("server.jwt.scopes_claim"))
+	j.set("vaults_claim", firstNonEmpty(sv.JWT.VaultsClaim, auth.DefaultVaultsClaim), src("server.jwt.vaults_claim"))
+	j.set("confirm", firstNonEmpty(sv.JWT.Confirm, auth.PolicyConfirm), src("server.jwt.confirm"))
+	j.set("authorization_servers", nonNil(sv.JWT.AuthorizationServers), src("server.jwt.authorization_servers"))
+	j.set("resource", sv.JWT.Resource, src("server.jwt.resource"))
 	l := s.section("limits")
 	for _, r := range []struct {
 		name string

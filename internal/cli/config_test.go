@@ -317,7 +317,7 @@ func TestConfigShowServerAndFences(t *testing.T) {
 	userDir := t.TempDir()
 	t.Setenv("LOCI_CONFIG_DIR", userDir)
 	user := filepath.Join(userDir, "config.yaml")
-	os.WriteFile(user, []byte("server:\n  limits:\n    read: {per_minute: 60}\n  toolsets: [read]\n  metrics_token_env: MTOK\n"), 0o600)
+	os.WriteFile(user, []byte("server:\n  limits:\n    read: {per_minute: 60}\n  toolsets: [read]\n  metrics_token_env: MTOK\n  jwt:\n    scopes_claim: scp\n"), 0o600)
 	t.Setenv("MTOK", "metrics-SECRET-0123456789")
 	v := filepath.Join(t.TempDir(), "vault")
 	cfg := filepath.Join(v, ".loci", "config.yaml")
@@ -334,6 +334,11 @@ func TestConfigShowServerAndFences(t *testing.T) {
 		"per_minute: 60 # user " + user + ":3",
 		"metrics_token_env: MTOK # user " + user + ":5",
 		"toolsets: # user " + user + ":4",
+		// every server.jwt key, set or at its default
+		"scopes_claim: scp # user " + user + ":7",
+		"name_claim: sub # default",
+		"vaults_claim: loci_vaults # default",
+		"confirm: confirm # default",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show lacks %q:\n%s", want, out)
