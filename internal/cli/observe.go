@@ -31,7 +31,7 @@ func observe(ctx context.Context, env *ops.Env, cfg config.Server, metrics bool,
 		return nil, errs.Wrap(err, errs.CodeInvalidInput, "cannot set up OpenTelemetry tracing (OTEL_EXPORTER_OTLP_* variables)")
 	}
 	if tr != nil {
-		logger.Info("tracing: spans go to the OTLP endpoint", "endpoint", firstSet(os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")))
+		logger.Info("tracing: spans go to the OTLP endpoint", "endpoint", firstNonEmpty(os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")))
 	}
 	o := &observation{}
 	if metrics && cfg.MetricsTokenEnv != "" {
@@ -58,15 +58,6 @@ func observe(ctx context.Context, env *ops.Env, cfg config.Server, metrics bool,
 	})
 	env.Obs = o.obs
 	return o, nil
-}
-
-func firstSet(v ...string) string {
-	for _, s := range v {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // serverSection is the server section of the user's config, as the first

@@ -139,9 +139,6 @@ func (s *Server) auth(next http.Handler) http.Handler {
 	})
 }
 
-// challenge is the WWW-Authenticate value of a 401.
-func (s *Server) challenge(errCode string) string { return s.challengeFor(nil, errCode) }
-
 // challengeFor is the WWW-Authenticate value of a 401 to r; when JWTs are
 // accepted it names the protected-resource metadata (RFC 9728 §5.1), so
 // an OAuth client can find where to get a token.
