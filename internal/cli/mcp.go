@@ -56,11 +56,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srvCfg, err := g.serverSection(args)
-			if err != nil {
-				return err
-			}
-			if _, err := observe(ctx, env, srvCfg, false, logger); err != nil {
+			if _, err := observe(ctx, env, g.serverCfg, false, logger); err != nil {
 				return err
 			}
 			closeLog, err := openEventsLog(env, fo.eventsLog)

@@ -59,17 +59,3 @@ func observe(ctx context.Context, env *ops.Env, cfg config.Server, metrics bool,
 	env.Obs = o.obs
 	return o, nil
 }
-
-// serverSection is the server section of the user's config, as the first
-// served vault resolves it (a vault's own file cannot set it).
-func (g *globals) serverSection(dirs []string) (config.Server, error) {
-	d := g.vault
-	if len(dirs) > 0 {
-		d = dirs[0]
-	}
-	vc, err := g.loadConfig(d)
-	if err != nil {
-		return config.Server{}, err
-	}
-	return vc.cfg.Server, nil
-}

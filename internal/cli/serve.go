@@ -121,9 +121,7 @@ func (g *globals) startServe(ctx context.Context, dirs []string, o serveOptions)
 	if err != nil {
 		return nil, err
 	}
-	if err = g.serveLimits(env, dirs); err != nil {
-		return nil, err
-	}
+	serveLimits(env, g.serverCfg.Limits)
 	if !o.noAuth {
 		if s.token, s.tokenSource, _, err = server.ResolveToken(env.Vaults[0].Index.Loc); err != nil {
 			return nil, err
@@ -132,11 +130,7 @@ func (g *globals) startServe(ctx context.Context, dirs []string, o serveOptions)
 	if s.closeLog, err = openEventsLog(env, o.fresh.eventsLog); err != nil {
 		return nil, err
 	}
-	srvCfg, err := g.serverSection(dirs)
-	if err != nil {
-		return nil, err
-	}
-	watched, err := observe(ctx, env, srvCfg, true, logger)
+	watched, err := observe(ctx, env, g.serverCfg, true, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -275,16 +269,7 @@ func (s *serving) printBanner(g *globals, o serveOptions) {
 // serveLimits applies server.limits of the user's config: a token bucket
 // per HTTP principal and class, and a cap on its calls in flight
 // (docs/security.md, "Limits").
-func (g *globals) serveLimits(env *ops.Env, dirs []string) error {
-	dir := g.vault
-	if len(dirs) > 0 {
-		dir = dirs[0]
-	}
-	vc, err := g.vaultConfig(dir)
-	if err != nil {
-		return err
-	}
-	l := vc.cfg.Server.Limits
+func serveLimits(env *ops.Env, l config.Limits) {
 	set := ops.LimitSettings{
 		Read:        ops.Rate{PerMinute: l.Read.PerMinute, Burst: l.Read.Burst},
 		Write:       ops.Rate{PerMinute: l.Write.PerMinute, Burst: l.Write.Burst},
@@ -294,5 +279,4 @@ func (g *globals) serveLimits(env *ops.Env, dirs []string) error {
 	if set.Active() {
 		env.Limits = ops.NewLimiter(set, nil)
 	}
-	return nil
 }
