@@ -50,11 +50,7 @@ var AllScopes = []Scope{ScopeRead, ScopeWrite, ScopeDestructive, ScopeAI, ScopeA
 // duplicates and keeps AllScopes' order; "all" stands for every scope.
 // An unknown name is validation_failed naming it and the known ones.
 func ParseScopes(items []string) ([]Scope, error) {
-	known := make([]string, len(AllScopes))
-	for i, s := range AllScopes {
-		known[i] = string(s)
-	}
-	names, err := ParseNames(items, known, "scope", true)
+	names, err := ParseNames(items, ScopeNames(AllScopes), "scope", true)
 	if err != nil {
 		return nil, err
 	}
@@ -97,13 +93,16 @@ func ParseNames(items, known []string, what string, all bool) ([]string, error) 
 	return out, nil
 }
 
-func scopeList(s []Scope) string {
+// ScopeNames returns the scopes' names, in s's order.
+func ScopeNames(s []Scope) []string {
 	names := make([]string, len(s))
 	for i, x := range s {
 		names[i] = string(x)
 	}
-	return strings.Join(names, ", ")
+	return names
 }
+
+func scopeList(s []Scope) string { return strings.Join(ScopeNames(s), ", ") }
 
 // How a principal authenticated (Principal.Via).
 const (

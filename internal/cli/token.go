@@ -89,7 +89,7 @@ func newTokenCreateCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a principal for `loci serve` and print its token once",
-		Long: "Create a principal: a name, the scopes it holds (" + strings.Join(scopeNames(), ", ") + "), the vaults it may use " +
+		Long: "Create a principal: a name, the scopes it holds (" + strings.Join(auth.ScopeNames(auth.AllScopes), ", ") + "), the vaults it may use " +
 			"(default: every served vault) and its policy for destructive calls (confirm, the default when it holds destructive: " +
 			"a human confirms each one with `loci confirm ID` or in the web UI; allow). The token is printed once, as the last " +
 			"line of output; only its SHA-256 is stored, in the principals file of your config folder (mode 0600; " +
@@ -128,7 +128,7 @@ func newTokenCreateCmd(g *globals) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&scopes, "scopes", nil, "scopes, comma-separated: "+strings.Join(scopeNames(), ", ")+" (all: every one)")
+	f.StringSliceVar(&scopes, "scopes", nil, "scopes, comma-separated: "+strings.Join(auth.ScopeNames(auth.AllScopes), ", ")+" (all: every one)")
 	f.StringArrayVar(&vaults, "vault", nil, "a vault the principal may use, by name (repeat; default every served vault)")
 	f.StringVar(&confirm, "confirm", "", "destructive calls: confirm (default with the destructive scope) or allow")
 	f.StringSliceVar(&toolsets, "toolsets", nil, "only these toolsets: "+strings.Join(ops.Groups, ", "))
@@ -136,14 +136,6 @@ func newTokenCreateCmd(g *globals) *cobra.Command {
 	f.StringArrayVar(&denyReadPaths, "deny-read-path", nil, "read fence: notes matching this glob are never served to the principal (repeat)")
 	_ = cmd.MarkFlagRequired("scopes")
 	return cmd
-}
-
-func scopeNames() []string {
-	out := make([]string, len(auth.AllScopes))
-	for i, s := range auth.AllScopes {
-		out[i] = string(s)
-	}
-	return out
 }
 
 func newTokenListCmd(g *globals) *cobra.Command {
@@ -168,11 +160,7 @@ func newTokenListCmd(g *globals) *cobra.Command {
 					if len(e.Vaults) > 0 {
 						v = strings.Join(e.Vaults, ",")
 					}
-					sc := make([]string, len(e.Scopes))
-					for i, s := range e.Scopes {
-						sc[i] = string(s)
-					}
-					fmt.Fprintf(&b, "%s\t%s\t%s\tdestructive: %s\tcreated %s\n", e.Name, strings.Join(sc, ","), v, e.Confirm, e.Created.Format("2006-01-02"))
+					fmt.Fprintf(&b, "%s\t%s\t%s\tdestructive: %s\tcreated %s\n", e.Name, strings.Join(auth.ScopeNames(e.Scopes), ","), v, e.Confirm, e.Created.Format("2006-01-02"))
 				}
 				return b.String()
 			})

@@ -87,14 +87,10 @@ func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == MetadataPathMCP {
 		resource += "/mcp"
 	}
-	scopes := make([]string, len(auth.AllScopes))
-	for i, sc := range auth.AllScopes {
-		scopes[i] = string(sc)
-	}
 	md := oauthex.ProtectedResourceMetadata{
 		Resource:               resource,
 		AuthorizationServers:   s.opt.ProtectedResource.AuthorizationServers,
-		ScopesSupported:        scopes,
+		ScopesSupported:        auth.ScopeNames(auth.AllScopes),
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "loci",
 	}

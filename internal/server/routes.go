@@ -166,11 +166,7 @@ func (s *Server) mcpPrincipal(next http.Handler) http.Handler {
 		if p == nil {
 			return nil, sdkauth.ErrInvalidToken
 		}
-		var scopes []string
-		for _, sc := range p.Scopes {
-			scopes = append(scopes, string(sc))
-		}
-		return &sdkauth.TokenInfo{UserID: p.Via + ":" + p.Name, Scopes: scopes,
+		return &sdkauth.TokenInfo{UserID: p.Via + ":" + p.Name, Scopes: auth.ScopeNames(p.Scopes),
 			Extra: map[string]any{mcpserver.TokenInfoPrincipal: p}}, nil
 	}
 	return sdkauth.RequireBearerToken(verify, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
