@@ -275,3 +275,33 @@ func TestFacade(t *testing.T) {
 		t.Errorf("Alpha.md changed: %q", note.Content)
 	}
 }
+
+// TestResourcesAreRateLimited: resources/read and resources/list take a
+// token of the principal's read bucket, as read_note does, so an agent
+// cannot read past its limit through resources; the refusal is
+// rate_limited with its details.
+func TestResourcesAreRateLimited(t *testing.T) {
+	ts := newTeamServer(t, mcpserver.Options{}, nil)
+	now := time.Now()
+	ts.env.Limits = ops.NewLimiter(ops.LimitSettings{Read: ops.Rate{PerMinute: 1, Burst: 2}}, func() time.Time { return now })
+	cs := connectWith(t, ts.url, ts.tokens["reader"])
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if _, err := cs.ListResources(ctx, nil); err != nil {
+		t.Fatalf("first resources/list: %v", err)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Alpha.md"}); err != nil {
+		t.Fatalf("first resources/read: %v", err)
+	}
+	_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Alpha.md"})
+	if err == nil || !strings.Contains(err.Error(), "rate_limited") || !strings.Contains(err.Error(), "retry in") {
+		t.Fatalf("resources/read over the limit: %v, want rate_limited", err)
+	}
+	if _, err := cs.ListResources(ctx, nil); err == nil || !strings.Contains(err.Error(), "rate_limited") {
+		t.Fatalf("resources/list over the limit: %v, want rate_limited", err)
+	}
+	// The owner's own session is limited too, but in its own bucket.
+	if _, err := connectWith(t, ts.url, ts.owner).ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Alpha.md"}); err != nil {
+		t.Errorf("owner resources/read: %v", err)
+	}
+}

@@ -181,6 +181,11 @@ func (r *resources) parseURI(uri string) (*ops.VaultHandle, string, error) {
 // payload_too_large, pointing at read_note, which reads it in parts.
 func (r *resources) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
+	release, lerr := r.admit(req.Extra)
+	if lerr != nil {
+		return nil, resourceError(uri, lerr)
+	}
+	defer release()
 	vh, rel, err := r.parseURI(uri)
 	if err != nil {
 		return nil, resourceError(uri, err)
@@ -263,6 +268,14 @@ func readNote(v *vault.Vault, fence *ops.Fence, rel string, limit int) ([]byte, 
 	return buf.Bytes(), nil
 }
 
+// admit takes one token of the request principal's read bucket and a
+// slot of its concurrency cap (ops.Limiter), as a read tool's call does:
+// resources are not operations of the registry, but the limits of `loci
+// serve` bind every read an HTTP principal makes.
+func (r *resources) admit(extra *mcp.RequestExtra) (func(), *errs.Error) {
+	return r.s.env.Limits.Admit(principalOf(extra), ops.ClassRead)
+}
+
 // access checks that the principal of a request may read vault vh through
 // resources (the read scope and the vault, as the tools' dispatch checks
 // them) and returns its read fence there. A vault it may not use is
@@ -301,7 +314,7 @@ func resourceError(uri string, err error) error {
 	switch e.Code {
 	case errs.CodeNotFound, errs.CodeVaultNotFound:
 		return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: "Resource not found: " + e.Message, Data: data(map[string]any{"code": e.Code})}
-	case errs.CodePathDenied, errs.CodeInvalidInput, errs.CodeTooLarge, errs.CodeForbidden:
+	case errs.CodePathDenied, errs.CodeInvalidInput, errs.CodeTooLarge, errs.CodeForbidden, errs.CodeRateLimited:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Code + ": " + e.Message, Data: data(map[string]any{"code": e.Code, "details": e.Details})}
 	default:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.Code + ": " + e.Error()}
@@ -334,6 +347,11 @@ type listCursor struct {
 // read: vaults it may not use are left out, and its read fence is applied
 // while the page is filled, so pages stay full and cursors right.
 func (r *resources) list(ctx context.Context, extra *mcp.RequestExtra, cursor string, pageSize int) (*mcp.ListResourcesResult, error) {
+	release, lerr := r.admit(extra)
+	if lerr != nil {
+		return nil, resourceError("", lerr)
+	}
+	defer release()
 	vaults := r.s.env.Vaults
 	var pos listCursor
 	if cursor != "" {
