@@ -25,7 +25,8 @@ import (
 
 // teamServer serves one vault with writes on behind internal/server, with a
 // principals file holding a read-only "reader" and a read+write "editor"
-// (plus the owner token), on a real 127.0.0.1 listener.
+// (plus the owner token) and "graph" (read, logseq toolset only), on a
+// real 127.0.0.1 listener.
 type teamServer struct {
 	url, owner string
 	tokens     map[string]string // principal → token
@@ -60,6 +61,12 @@ func newTeamServer(t *testing.T, opt mcpserver.Options, toolsets []string) *team
 		}
 		ts.tokens[name] = tok
 	}
+	// "graph": may read, but only through the logseq toolset.
+	tok, err := store.Create(auth.Principal{Name: "graph", Scopes: []auth.Scope{auth.ScopeRead}, Toolsets: []string{"logseq"}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.tokens["graph"] = tok
 	reg := catalog.All()
 	srv := mcpserver.New(reg, env, opt)
 	hs, err := server.New(server.Options{Addr: "127.0.0.1:0", Token: ts.owner, Auth: auth.NewAuthenticator(ts.owner, store, nil),
@@ -303,5 +310,27 @@ func TestResourcesAreRateLimited(t *testing.T) {
 	// The owner's own session is limited too, but in its own bucket.
 	if _, err := connectWith(t, ts.url, ts.owner).ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Alpha.md"}); err != nil {
 		t.Errorf("owner resources/read: %v", err)
+	}
+}
+
+// TestResourcesFollowToolsets: a principal whose toolsets leave out read
+// may not read notes through resources either (read_note's rule).
+func TestResourcesFollowToolsets(t *testing.T) {
+	ts := newTeamServer(t, mcpserver.Options{}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	cs := connectWith(t, ts.url, ts.tokens["graph"])
+	if res := call(t, cs, "read_note", map[string]any{"path": "Alpha.md"}); errCode(res) != "forbidden" {
+		t.Fatalf("graph read_note: %s, want forbidden", text(res))
+	}
+	_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Alpha.md"})
+	if err == nil || !strings.Contains(err.Error(), "forbidden") || !strings.Contains(err.Error(), "toolset") {
+		t.Fatalf("graph resources/read: %v, want forbidden naming the toolset", err)
+	}
+	if _, err := cs.ListResources(ctx, nil); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Fatalf("graph resources/list: %v, want forbidden", err)
+	}
+	if _, err := connectWith(t, ts.url, ts.tokens["reader"]).ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Alpha.md"}); err != nil {
+		t.Errorf("reader resources/read: %v", err)
 	}
 }

@@ -277,16 +277,19 @@ func (r *resources) admit(extra *mcp.RequestExtra) (func(), *errs.Error) {
 }
 
 // access checks that the principal of a request may read vault vh through
-// resources (the read scope and the vault, as the tools' dispatch checks
-// them) and returns its read fence there. A vault it may not use is
+// resources (read_note's scope and toolset, and the vault, as the tools'
+// dispatch checks them) and returns its read fence there. A vault it may not use is
 // vault_not_found, so resources do not tell which vaults exist.
 func (r *resources) access(extra *mcp.RequestExtra, vh *ops.VaultHandle) (*ops.Fence, error) {
 	p := principalOf(extra)
-	if p != nil && !p.IsOwner() {
-		if !p.Has(auth.ScopeRead) {
-			return nil, errs.New(errs.CodeForbidden, "reading notes needs the read scope, which principal %q does not have", p.Name).
-				With("principal", p.Name).With("missing_scopes", []string{string(auth.ScopeRead)})
+	// A resource is a note read: the principal needs what read_note
+	// needs (the read scope and toolset, a server that offers it).
+	if op, ok := r.s.reg.Get("read_note"); ok {
+		if err := r.s.env.Permits(p, op); err != nil {
+			return nil, err
 		}
+	}
+	if p != nil && !p.IsOwner() {
 		if !p.MayUse(vh.Name) {
 			return nil, errs.New(errs.CodeVaultNotFound, "no vault %q is served", vh.Name)
 		}
