@@ -25,7 +25,8 @@ import (
 
 // teamServer serves one vault with writes on behind internal/server, with a
 // principals file holding a read-only "reader" and a read+write "editor"
-// (plus the owner token), on a real 127.0.0.1 listener.
+// (plus the owner token) and "graph" (read, logseq toolset only), on a
+// real 127.0.0.1 listener.
 type teamServer struct {
 	url, owner string
 	tokens     map[string]string // principal → token
@@ -60,6 +61,12 @@ func newTeamServer(t *testing.T, opt mcpserver.Options, toolsets []string) *team
 		}
 		ts.tokens[name] = tok
 	}
+	// "graph": may read, but only through the logseq toolset.
+	tok, err := store.Create(auth.Principal{Name: "graph", Scopes: []auth.Scope{auth.ScopeRead}, Toolsets: []string{"logseq"}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.tokens["graph"] = tok
 	reg := catalog.All()
 	srv := mcpserver.New(reg, env, opt)
 	hs, err := server.New(server.Options{Addr: "127.0.0.1:0", Token: ts.owner, Auth: auth.NewAuthenticator(ts.owner, store, nil),
@@ -273,5 +280,57 @@ func TestFacade(t *testing.T) {
 	decode(t, call(t, reader, "call_capability", map[string]any{"name": "read_note", "arguments": map[string]any{"path": "Alpha.md"}}), &note)
 	if !strings.Contains(note.Content, "The alpha project plan.") {
 		t.Errorf("Alpha.md changed: %q", note.Content)
+	}
+}
+
+// TestResourcesAreRateLimited: resources/read and resources/list take a
+// token of the principal's read bucket, as read_note does, so an agent
+// cannot read past its limit through resources; the refusal is
+// rate_limited with its details.
+func TestResourcesAreRateLimited(t *testing.T) {
+	ts := newTeamServer(t, mcpserver.Options{}, nil)
+	now := time.Now()
+	ts.env.Limits = ops.NewLimiter(ops.LimitSettings{Read: ops.Rate{PerMinute: 1, Burst: 2}}, func() time.Time { return now })
+	cs := connectWith(t, ts.url, ts.tokens["reader"])
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if _, err := cs.ListResources(ctx, nil); err != nil {
+		t.Fatalf("first resources/list: %v", err)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Alpha.md"}); err != nil {
+		t.Fatalf("first resources/read: %v", err)
+	}
+	_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Alpha.md"})
+	if err == nil || !strings.Contains(err.Error(), "rate_limited") || !strings.Contains(err.Error(), "retry in") {
+		t.Fatalf("resources/read over the limit: %v, want rate_limited", err)
+	}
+	if _, err := cs.ListResources(ctx, nil); err == nil || !strings.Contains(err.Error(), "rate_limited") {
+		t.Fatalf("resources/list over the limit: %v, want rate_limited", err)
+	}
+	// The owner's own session is limited too, but in its own bucket.
+	if _, err := connectWith(t, ts.url, ts.owner).ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Alpha.md"}); err != nil {
+		t.Errorf("owner resources/read: %v", err)
+	}
+}
+
+// TestResourcesFollowToolsets: a principal whose toolsets leave out read
+// may not read notes through resources either (read_note's rule).
+func TestResourcesFollowToolsets(t *testing.T) {
+	ts := newTeamServer(t, mcpserver.Options{}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	cs := connectWith(t, ts.url, ts.tokens["graph"])
+	if res := call(t, cs, "read_note", map[string]any{"path": "Alpha.md"}); errCode(res) != "forbidden" {
+		t.Fatalf("graph read_note: %s, want forbidden", text(res))
+	}
+	_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Alpha.md"})
+	if err == nil || !strings.Contains(err.Error(), "forbidden") || !strings.Contains(err.Error(), "toolset") {
+		t.Fatalf("graph resources/read: %v, want forbidden naming the toolset", err)
+	}
+	if _, err := cs.ListResources(ctx, nil); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Fatalf("graph resources/list: %v, want forbidden", err)
+	}
+	if _, err := connectWith(t, ts.url, ts.tokens["reader"]).ReadResource(ctx, &mcp.ReadResourceParams{URI: "loci://vault/Alpha.md"}); err != nil {
+		t.Errorf("reader resources/read: %v", err)
 	}
 }

@@ -181,6 +181,11 @@ func (r *resources) parseURI(uri string) (*ops.VaultHandle, string, error) {
 // payload_too_large, pointing at read_note, which reads it in parts.
 func (r *resources) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
+	release, lerr := r.admit(req.Extra)
+	if lerr != nil {
+		return nil, resourceError(uri, lerr)
+	}
+	defer release()
 	vh, rel, err := r.parseURI(uri)
 	if err != nil {
 		return nil, resourceError(uri, err)
@@ -263,17 +268,28 @@ func readNote(v *vault.Vault, fence *ops.Fence, rel string, limit int) ([]byte, 
 	return buf.Bytes(), nil
 }
 
+// admit takes one token of the request principal's read bucket and a
+// slot of its concurrency cap (ops.Limiter), as a read tool's call does:
+// resources are not operations of the registry, but the limits of `loci
+// serve` bind every read an HTTP principal makes.
+func (r *resources) admit(extra *mcp.RequestExtra) (func(), *errs.Error) {
+	return r.s.env.Limits.Admit(principalOf(extra), ops.ClassRead)
+}
+
 // access checks that the principal of a request may read vault vh through
-// resources (the read scope and the vault, as the tools' dispatch checks
-// them) and returns its read fence there. A vault it may not use is
+// resources (read_note's scope and toolset, and the vault, as the tools'
+// dispatch checks them) and returns its read fence there. A vault it may not use is
 // vault_not_found, so resources do not tell which vaults exist.
 func (r *resources) access(extra *mcp.RequestExtra, vh *ops.VaultHandle) (*ops.Fence, error) {
 	p := principalOf(extra)
-	if p != nil && !p.IsOwner() {
-		if !p.Has(auth.ScopeRead) {
-			return nil, errs.New(errs.CodeForbidden, "reading notes needs the read scope, which principal %q does not have", p.Name).
-				With("principal", p.Name).With("missing_scopes", []string{string(auth.ScopeRead)})
+	// A resource is a note read: the principal needs what read_note
+	// needs (the read scope and toolset, a server that offers it).
+	if op, ok := r.s.reg.Get("read_note"); ok {
+		if err := r.s.env.Permits(p, op); err != nil {
+			return nil, err
 		}
+	}
+	if p != nil && !p.IsOwner() {
 		if !p.MayUse(vh.Name) {
 			return nil, errs.New(errs.CodeVaultNotFound, "no vault %q is served", vh.Name)
 		}
@@ -301,7 +317,7 @@ func resourceError(uri string, err error) error {
 	switch e.Code {
 	case errs.CodeNotFound, errs.CodeVaultNotFound:
 		return &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: "Resource not found: " + e.Message, Data: data(map[string]any{"code": e.Code})}
-	case errs.CodePathDenied, errs.CodeInvalidInput, errs.CodeTooLarge, errs.CodeForbidden:
+	case errs.CodePathDenied, errs.CodeInvalidInput, errs.CodeTooLarge, errs.CodeForbidden, errs.CodeRateLimited:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Code + ": " + e.Message, Data: data(map[string]any{"code": e.Code, "details": e.Details})}
 	default:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: e.Code + ": " + e.Error()}
@@ -334,6 +350,11 @@ type listCursor struct {
 // read: vaults it may not use are left out, and its read fence is applied
 // while the page is filled, so pages stay full and cursors right.
 func (r *resources) list(ctx context.Context, extra *mcp.RequestExtra, cursor string, pageSize int) (*mcp.ListResourcesResult, error) {
+	release, lerr := r.admit(extra)
+	if lerr != nil {
+		return nil, resourceError("", lerr)
+	}
+	defer release()
 	vaults := r.s.env.Vaults
 	var pos listCursor
 	if cursor != "" {

@@ -3,7 +3,6 @@ package ops
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -65,16 +64,12 @@ func (op *Op) Group() string {
 // Groups are the toolsets, in the order docs list them.
 var Groups = []string{"read", "write", "logseq", "ai", "admin"}
 
-// Principal is the caller's principal; nil is the owner (the CLI and stdio
-// run as the user's own process).
-func (c Caller) principal() *auth.Principal { return c.Principal }
-
 // authorize is the pipeline's first check, before anything is decoded:
 // the caller holds the operation's scope, may use the vault the input
 // names (the default vault when none), and has the operation's toolset.
 // Missing rights are forbidden (403) naming what is missing.
 func (e *Env) authorize(c Caller, op *Op, raw json.RawMessage) *errs.Error {
-	p := c.principal()
+	p := c.Principal
 	if err := e.Permits(p, op); err != nil {
 		return err
 	}
@@ -208,12 +203,4 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// describeCaller is how errors and logs name a caller.
-func describeCaller(c Caller) string {
-	if c.Principal == nil {
-		return fmt.Sprintf("%s (owner)", c.Surface)
-	}
-	return fmt.Sprintf("%s (%s)", c.Surface, c.Principal.Name)
 }

@@ -282,17 +282,6 @@ func (s *Confirmations) List(all bool) []Confirmation {
 	return out
 }
 
-// Get returns one confirmation by id.
-func (s *Confirmations) Get(id string) (Confirmation, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c, ok := s.items[id]
-	if !ok {
-		return Confirmation{}, false
-	}
-	return *c, true
-}
-
 // Decisions a human gives.
 const (
 	DecisionConfirm = "confirm"

@@ -128,7 +128,7 @@ func (r *Registry) Call(ctx context.Context, env *Env, caller Caller, name strin
 	if err != nil {
 		return fail(err)
 	}
-	release, err := env.admit(ctx, caller, op)
+	release, err := env.admit(caller, op)
 	if err != nil {
 		return fail(err)
 	}

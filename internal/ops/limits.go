@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"context"
 	"math"
 	"sort"
 	"sync"
@@ -255,6 +254,6 @@ func (l *Limiter) InFlight() map[string]int {
 // is decoded: a refused call costs nothing else (no confirmation is
 // created for it). It returns the function that ends the call's hold on
 // a concurrency slot.
-func (e *Env) admit(ctx context.Context, c Caller, op *Op) (func(), *errs.Error) {
+func (e *Env) admit(c Caller, op *Op) (func(), *errs.Error) {
 	return e.Limits.Admit(c.Principal, LimitClass(op))
 }

@@ -95,3 +95,29 @@ func TestPagesByPrincipal(t *testing.T) {
 		t.Error("the status link is shown although the server does not offer the read toolset")
 	}
 }
+
+// TestRevokedTokenEndsSession: a web session started with a token ends at
+// the next request once the token is revoked, as the API refuses it.
+func TestRevokedTokenEndsSession(t *testing.T) {
+	_, env := fixture(t)
+	store := auth.NewStore(t.TempDir())
+	tok, err := store.Create(auth.Principal{Name: "reader", Scopes: []auth.Scope{auth.ScopeRead}}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(catalog.All(), env, Options{Token: token, Auth: auth.NewAuthenticator(token, store, nil)}))
+	t.Cleanup(srv.Close)
+	c := client(t)
+	if code, body := get(t, c, srv.URL+"/?token="+url.QueryEscape(tok)); code != 200 || strings.Contains(body, `name="token"`) {
+		t.Fatalf("login: %d %s", code, body)
+	}
+	if code, body := get(t, c, srv.URL+"/ui/activity"); code != 200 || strings.Contains(body, `name="token"`) {
+		t.Fatalf("activity before the revocation: %d %s", code, body)
+	}
+	if err := store.Revoke("reader"); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := get(t, c, srv.URL+"/ui/activity"); !strings.Contains(body, `name="token"`) {
+		t.Fatalf("activity after the revocation: not the login page:\n%s", body)
+	}
+}

@@ -72,6 +72,11 @@ type session struct {
 	csrf      string
 	created   time.Time
 	principal *auth.Principal
+	// token is the credential the session was started with; each request
+	// authenticates it again, so a revoked token, a changed principal or
+	// an expired JWT takes effect at once, as for the API ("" with
+	// --no-auth).
+	token string
 }
 
 // New returns the UI handler.
@@ -120,20 +125,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.loginPage(w, r, "That token is not valid (see `loci token`).")
 			return
 		}
-		h.startSession(w, pr)
+		h.startSession(w, pr, tok)
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
 	if p == "/ui/login" && r.Method == http.MethodPost {
 		var pr *auth.Principal
+		tok := r.PostFormValue("token")
 		if h.sameOrigin(r) {
-			pr = h.login(r.Context(), r.PostFormValue("token"))
+			pr = h.login(r.Context(), tok)
 		}
 		if pr == nil {
 			h.loginPage(w, r, "That token is not valid (see `loci token`).")
 			return
 		}
-		h.startSession(w, pr)
+		h.startSession(w, pr, tok)
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
@@ -154,7 +160,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			pr = h.login(r.Context(), tok)
 		}
 		if !h.opt.Auth.Required() {
-			s = h.startSession(w, auth.Owner(auth.ViaAnonymous)) // --no-auth: a session only for the CSRF token
+			s = h.startSession(w, auth.Owner(auth.ViaAnonymous), "") // --no-auth: a session only for the CSRF token
 		} else if pr != nil {
 			s = &session{principal: pr} // a scripted client with a bearer token (no forms)
 		} else {
@@ -197,13 +203,14 @@ func bearer(h string) (string, bool) {
 	return tok, tok != ""
 }
 
-// login resolves a token to its principal as the API does, or nil.
+// login resolves a token to its principal as the API does, or nil (also
+// when the principal's credential, a JWT, has expired).
 func (h *Handler) login(ctx context.Context, tok string) *auth.Principal {
 	if tok == "" {
 		return nil
 	}
 	p, err := h.opt.Auth.Authenticate(ctx, tok)
-	if err != nil {
+	if err != nil || p.Expired(time.Now()) {
 		return nil
 	}
 	return p
@@ -215,9 +222,9 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func (h *Handler) startSession(w http.ResponseWriter, p *auth.Principal) *session {
+func (h *Handler) startSession(w http.ResponseWriter, p *auth.Principal, tok string) *session {
 	id := randomHex(32)
-	s := &session{csrf: randomHex(32), created: time.Now(), principal: p}
+	s := &session{csrf: randomHex(32), created: time.Now(), principal: p, token: tok}
 	h.mu.Lock()
 	if len(h.sessions) >= maxSessions {
 		var oldest string
@@ -240,14 +247,22 @@ func (h *Handler) session(r *http.Request) (*session, string) {
 		return nil, ""
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	s := h.sessions[c.Value]
-	if s != nil && s.principal.Expired(time.Now()) {
-		// The credential it was started with (a JWT) has expired.
+	h.mu.Unlock()
+	if s == nil || s.token == "" {
+		return s, c.Value
+	}
+	p := h.login(r.Context(), s.token)
+	if p == nil {
+		// Its token was revoked, or its JWT expired.
+		h.mu.Lock()
 		delete(h.sessions, c.Value)
+		h.mu.Unlock()
 		return nil, ""
 	}
-	return s, c.Value
+	cp := *s
+	cp.principal = p
+	return &cp, c.Value
 }
 
 // sameOrigin requires the Origin (or, without it, the Referer) of a form
