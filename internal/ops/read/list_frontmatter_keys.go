@@ -17,8 +17,13 @@ type ListFrontmatterKeysIn struct {
 	Vault string `json:"vault,omitempty" jsonschema:"vault name (default: the first)"`
 }
 
-// Validate checks the limit.
-func (in *ListFrontmatterKeysIn) Validate() error { return ops.CheckLimit(in.Limit, 1000) }
+// Validate checks the key's length and the limit.
+func (in *ListFrontmatterKeysIn) Validate() error {
+	if err := checkKeyBytes(in.Key); err != nil {
+		return err
+	}
+	return ops.CheckLimit(in.Limit, 1000)
+}
 
 // ListFrontmatterKeysOut is the output of list_frontmatter_keys.
 type ListFrontmatterKeysOut struct {

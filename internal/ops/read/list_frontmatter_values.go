@@ -10,7 +10,7 @@ import (
 	"github.com/loci-dev/loci/internal/ops"
 )
 
-// maxKeyBytes bounds the key of list_frontmatter_values.
+// maxKeyBytes bounds the key of list_frontmatter_values and list_frontmatter_keys.
 const maxKeyBytes = 256
 
 // ListFrontmatterValuesIn is the input of list_frontmatter_values.
@@ -26,11 +26,19 @@ func (in *ListFrontmatterValuesIn) Validate() error {
 	if strings.TrimSpace(in.Key) == "" {
 		return errs.New(errs.CodeInvalidInput, "key is empty")
 	}
-	if len(in.Key) > maxKeyBytes {
-		return errs.New(errs.CodeInvalidInput, "the key is %d bytes long; at most %d are accepted", len(in.Key), maxKeyBytes).
-			With("bytes", len(in.Key)).With("max_bytes", maxKeyBytes)
+	if err := checkKeyBytes(in.Key); err != nil {
+		return err
 	}
 	return ops.CheckLimit(in.Limit, 1000)
+}
+
+// checkKeyBytes bounds a frontmatter key given as input.
+func checkKeyBytes(key string) error {
+	if len(key) > maxKeyBytes {
+		return errs.New(errs.CodeInvalidInput, "the key is %d bytes long; at most %d are accepted", len(key), maxKeyBytes).
+			With("bytes", len(key)).With("max_bytes", maxKeyBytes)
+	}
+	return nil
 }
 
 // ListFrontmatterValuesOut is the output of list_frontmatter_values.

@@ -61,6 +61,7 @@ func TestListFrontmatterValues(t *testing.T) {
 		`{"key": "` + strings.Repeat("k", 257) + `"}`} {
 		opstest.WantCode(t, env, "list_frontmatter_values", in, errs.CodeInvalidInput)
 	}
+	opstest.WantCode(t, env, "list_frontmatter_keys", `{"key": "`+strings.Repeat("k", 257)+`"}`, errs.CodeInvalidInput)
 }
 
 // TestListFrontmatterValuesFenced: a fenced note's values are neither
