@@ -3,13 +3,12 @@ package index
 import (
 	"strings"
 
-	"github.com/loci-dev/loci/internal/markdown"
 	"github.com/loci-dev/loci/internal/textseg"
 )
 
 // Anchor text: the words other notes use around their links to a note
-// describe it (the display text of [[Note|display]], the sentence or list
-// item the link sits in, the headings above it; see markdown.Link.Context).
+// describe it (the sentence or list item the link sits in, which holds the
+// display text of [[Note|display]]; see markdown.Link.Context).
 // Each link row keeps its own text (links.context); anchors_fts holds one
 // row per linked note, rowid = its id, with the de-duplicated texts of its
 // incoming links from other notes, capped (the text is kept, so the BM25
@@ -31,13 +30,6 @@ const (
 // anchorKinds are the link kinds whose text describes their target (typed
 // links, block refs and Logseq tag refs have no such text).
 const anchorKinds = `('wikilink','embed','markdown')`
-
-// anchorText is what one link contributes: its sentence or list item
-// (which holds the display text). The heading path above the link
-// (l.Section) is left out: measured, it added nothing (docs/search.md).
-func anchorText(l markdown.Link) string {
-	return l.Context
-}
 
 // dirty marks a note whose anchor text must be rebuilt.
 func (w *writer) dirty(id int64) {

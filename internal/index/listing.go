@@ -144,16 +144,11 @@ type ValueCount struct {
 	Notes int    `json:"notes" jsonschema:"number of notes with this value"`
 }
 
-// FrontmatterValues lists the distinct values of a key (list items each
-// count) with their note counts, most used first; total is the number of
-// distinct values and notes the number of notes having the key with a value.
-// Notes in hidden (a read fence's) are not counted.
-func (ix *Index) FrontmatterValues(ctx context.Context, key string, limit int, hidden ...int64) (vals []ValueCount, total, notes int, err error) {
-	return ix.FrontmatterValuesPage(ctx, key, 0, limit, hidden...)
-}
-
-// FrontmatterValuesPage is FrontmatterValues from the offset-th value on
-// (the order is stable: count, then value).
+// FrontmatterValuesPage lists the distinct values of a key (list items each
+// count) with their note counts, most used first (ties by value, so the
+// order is stable for paging), limit of them from the offset-th on; total is
+// the number of distinct values and notes the number of notes having the
+// key with a value. Notes in hidden (a read fence's) are not counted.
 func (ix *Index) FrontmatterValuesPage(ctx context.Context, key string, offset, limit int, hidden ...int64) (vals []ValueCount, total, notes int, err error) {
 	args := []any{key}
 	if len(hidden) > 0 {

@@ -237,7 +237,7 @@ func (w *writer) insertLinks(kind vault.Kind, namesChanged bool) error {
 			if id, ok := dst.(int64); ok {
 				w.dirty(id)
 			}
-			if err := w.add("link", nl.id, l.Kind, l.Target, nullStr(l.Heading), nullStr(l.BlockID), nullStr(l.Display), nullStr(l.Key), l.Line, att, dst, nullStr(anchorText(l))); err != nil {
+			if err := w.add("link", nl.id, l.Kind, l.Target, nullStr(l.Heading), nullStr(l.BlockID), nullStr(l.Display), nullStr(l.Key), l.Line, att, dst, nullStr(l.Context)); err != nil {
 				return err
 			}
 		}

@@ -131,7 +131,7 @@ CREATE TABLE note_vectors (
 	// note's links (their context is not stored in v2) and rebuilds every
 	// target's anchor text; nothing else is re-indexed.
 	`
-ALTER TABLE links ADD COLUMN context TEXT;  -- heading path and sentence / list item around the link
+ALTER TABLE links ADD COLUMN context TEXT;  -- the sentence or list item around the link
 CREATE VIRTUAL TABLE anchors_fts USING ` + AnchorsTableArgs + `;
 INSERT INTO meta(key, value) SELECT 'sync_incomplete', 'sync' WHERE EXISTS (SELECT 1 FROM notes)
 	ON CONFLICT(key) DO NOTHING;

@@ -773,7 +773,7 @@ func (w *writer) queueLinks(id int64, rel string, links []markdown.Link) {
 	for i, l := range links {
 		cl[i] = markdown.Link{Kind: l.Kind, Target: strings.Clone(l.Target), Heading: strings.Clone(l.Heading),
 			BlockID: strings.Clone(l.BlockID), Display: strings.Clone(l.Display), Key: strings.Clone(l.Key), Line: l.Line,
-			Context: strings.Clone(l.Context), Section: strings.Clone(l.Section)}
+			Context: strings.Clone(l.Context)}
 	}
 	w.links = append(w.links, noteLinks{id: id, path: rel, links: cl})
 }

@@ -8,16 +8,15 @@ import (
 
 // Anchor text: the words a note uses around a link describe the link's
 // target (the display text of [[Note|display]], the sentence or list item
-// the link sits in, the headings above it). The index stores them as a
-// field of the target note (see internal/index, anchors).
+// the link sits in). The index stores them as a field of the target note
+// (see internal/index, anchors). The headings above the link were tried
+// too and added nothing (docs/search.md, "What was tried").
 
-// Bounds of Link.Context and Link.Section.
+// Bounds of Link.Context.
 const (
 	// MaxContextSide is how many bytes of the link's sentence (or list item,
 	// or table row) are kept on each side of the link.
 	MaxContextSide = 100
-	// MaxSectionBytes bounds the heading path joined.
-	MaxSectionBytes = 200
 	// contextScan bounds the raw bytes looked at on each side of a link, so
 	// a line of many links costs time linear in their number.
 	contextScan = 3 * MaxContextSide
@@ -35,44 +34,15 @@ func anchorKind(kind string) bool {
 	return kind == LinkWiki || kind == LinkEmbed || kind == LinkMarkdown
 }
 
-// linkContexts fills Context (and, with heads, Section) of every body link
-// the scanner recorded. heads are the note's headings in file order (nil
-// for a Logseq page).
-func (p *parser) linkContexts(heads []hspan) {
-	var stack []hspan
-	h := 0
+// linkContexts fills Context of every body link the scanner recorded.
+func (p *parser) linkContexts() {
 	for _, lp := range p.sc.pos {
 		l := &p.doc.Links[lp.idx]
-		if !anchorKind(l.Kind) {
-			continue
-		}
-		l.Context = linkContext(lp.line, lp.start, lp.end, linkText(*l))
-		// Headings strictly above the link's line.
-		for h < len(heads) && heads[h].start < l.Line-1 {
-			for len(stack) > 0 && stack[len(stack)-1].level >= heads[h].level {
-				stack = stack[:len(stack)-1]
-			}
-			stack = append(stack, heads[h])
-			h++
-		}
-		if len(stack) > 0 {
-			l.Section = sectionPath(stack)
+		if anchorKind(l.Kind) {
+			l.Context = linkContext(lp.line, lp.start, lp.end, linkText(*l))
 		}
 	}
 	p.sc.pos = nil
-}
-
-// sectionPath is the texts of stack joined with " › ", cut to
-// MaxSectionBytes.
-func sectionPath(stack []hspan) string {
-	var b strings.Builder
-	for i, s := range stack {
-		if i > 0 {
-			b.WriteString(" \u203a ")
-		}
-		b.WriteString(plainInline(s.text))
-	}
-	return cutRight(b.String(), MaxSectionBytes)
 }
 
 // linkContext returns the plain text of the sentence, list item or table

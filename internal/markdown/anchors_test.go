@@ -38,26 +38,21 @@ func TestLinkContext(t *testing.T) {
 	d := Parse([]byte(src), Options{Path: "g.md"})
 	cases := []struct {
 		target, context string
-		section         string
 	}{
 		// A paragraph: the sentence only, the link as its display text.
-		{"Manage vaults", "Open the vault switcher to pick a vault!", "Guide › Plugins"},
+		{"Manage vaults", "Open the vault switcher to pick a vault!"},
 		// A list item: the whole item, without its markers; attachments dropped.
-		{"Sidebar", "Try the right sidebar for history here", "Guide › Plugins › Lists"},
-		{"Docs/Setup guide.md", "Read the guide first", "Guide › Plugins › Lists"},
-		{"Folding", "Fold with Folding and Other Part", "Guide › Plugins › Lists"},
+		{"Sidebar", "Try the right sidebar for history here"},
+		{"Docs/Setup guide.md", "Read the guide first"},
+		{"Folding", "Fold with Folding and Other Part"},
 		// A table row.
-		{"Social media link previews", "| `image` | See Image. |", "Guide › Plugins › Lists"},
-		// A heading resets the path.
-		{"Target", "Plain Target", "Guide › Back"},
+		{"Social media link previews", "| `image` | See Image. |"},
+		{"Target", "Plain Target"},
 	}
 	for _, c := range cases {
 		l := linkBy(t, d, c.target)
 		if l.Context != c.context {
 			t.Errorf("%s: context %q, want %q", c.target, l.Context, c.context)
-		}
-		if l.Section != c.section {
-			t.Errorf("%s: section %q, want %q", c.target, l.Section, c.section)
 		}
 	}
 	for _, l := range d.Links {
@@ -75,16 +70,10 @@ func TestLinkContextBounded(t *testing.T) {
 		if len(l.Context) > 4*MaxContextSide+2 {
 			t.Fatalf("context of %s: %d bytes", l.Target, len(l.Context))
 		}
-		if len(l.Section) > MaxSectionBytes {
-			t.Fatalf("section of %s: %d bytes", l.Target, len(l.Section))
-		}
 	}
 	a := linkBy(t, d, "A")
 	if !strings.Contains(a.Context, "word shown word") {
 		t.Errorf("A: %q", a.Context)
-	}
-	if c := linkBy(t, d, "C"); len(c.Section) < MaxSectionBytes-10 {
-		t.Errorf("C: section %q", c.Section)
 	}
 }
 

@@ -328,7 +328,7 @@ func countLines(src []byte) int {
 
 // noAnchor is l without its anchor context (tested in anchors_test.go).
 func noAnchor(l Link) Link {
-	l.Context, l.Section = "", ""
+	l.Context = ""
 	return l
 }
 

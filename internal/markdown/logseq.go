@@ -174,7 +174,7 @@ func (p *parser) parseLogseq() {
 		ls.pageProperty(pr)
 	}
 	p.logseqChunks(ls.info)
-	p.linkContexts(nil)
+	p.linkContexts()
 }
 
 // isATX reports whether s starts like an ATX heading.

@@ -187,7 +187,7 @@ func (p *parser) parseMarkdown() {
 		}
 	}
 	p.markdownChunks(heads, kinds)
-	p.linkContexts(heads)
+	p.linkContexts()
 }
 
 // resolveTitle picks Doc.Title by the precedence frontmatter > property > h1 > filename.

@@ -492,7 +492,7 @@ func TestLinks(t *testing.T) {
 		d := Parse([]byte(tt.src), Options{})
 		for i := range d.Links {
 			d.Links[i].Line = 0
-			d.Links[i].Context, d.Links[i].Section = "", "" // anchors_test.go
+			d.Links[i].Context = "" // anchors_test.go
 		}
 		if !reflect.DeepEqual(d.Links, tt.want) {
 			t.Errorf("%q:\n got  %+v\n want %+v", tt.src, d.Links, tt.want)

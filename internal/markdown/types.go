@@ -84,12 +84,10 @@ type Link struct {
 	Line    int    `json:"line"`               // 1-based; typed links from YAML: line of the key if known, else 1
 	// Context is the plain text of the sentence, list item or table row the
 	// link sits in (links shown as their display text; at most
-	// MaxContextSide bytes either side of the link), and Section the
-	// heading path above it (at most MaxSectionBytes). Set for wikilinks,
+	// MaxContextSide bytes either side of the link). Set for wikilinks,
 	// embeds and markdown links in the body: the anchor text the index
 	// gives the target note. Not part of the JSON form.
 	Context string `json:"-"`
-	Section string `json:"-"` // headings joined with " › "
 }
 
 // Task is a checkbox item (`- [ ] x`, `- [x] x`, any `[c]` status char) or a

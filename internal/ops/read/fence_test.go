@@ -352,3 +352,37 @@ func TestWritesHonourReadFences(t *testing.T) {
 	js, _ = callAs(t, env, p, "write_history", `{}`)
 	noLeak(t, "write_history", js, "HR/", "Private/")
 }
+
+// TestIndexStatusHidesServerPaths: a principal other than the owner is not
+// told where the vaults and the index live, nor which vaults it may not use.
+func TestIndexStatusHidesServerPaths(t *testing.T) {
+	env := opstest.FixtureEnv(t, map[string]string{"a.md": "# A\n"})
+	other := opstest.FixtureEnv(t, map[string]string{"b.md": "# B\n"})
+	other.Vaults[0].Name = "other"
+	env.Vaults = append(env.Vaults, other.Vaults[0])
+	first := env.Vaults[0].Name
+
+	js, e := callAs(t, env, nil, "index_status", `{}`)
+	if e != nil {
+		t.Fatal(js)
+	}
+	owner := decode[read.IndexStatusOut](t, js)
+	if owner.Vault != env.Vaults[0].Vault.Root || owner.IndexPath == "" || len(owner.Vaults) != 2 || owner.Vaults[1].Root == "" {
+		t.Errorf("owner status = %s", js)
+	}
+
+	agent := &auth.Principal{Name: "agent", Scopes: []auth.Scope{auth.ScopeRead}, Vaults: []string{first}, Via: auth.ViaToken}
+	js, e = callAs(t, env, agent, "index_status", `{}`)
+	if e != nil {
+		t.Fatal(js)
+	}
+	st := decode[read.IndexStatusOut](t, js)
+	if st.Vault != first || st.IndexPath != "" || len(st.Vaults) != 1 || st.Vaults[0].Name != first || st.Vaults[0].Root != "" || st.Notes != 1 {
+		t.Errorf("agent status = %s", js)
+	}
+	for _, root := range []string{env.Vaults[0].Vault.Root, env.Vaults[1].Vault.Root} {
+		if strings.Contains(js, root) {
+			t.Errorf("agent status names %s: %s", root, js)
+		}
+	}
+}

@@ -17,8 +17,13 @@ type ListFrontmatterKeysIn struct {
 	Vault string `json:"vault,omitempty" jsonschema:"vault name (default: the first)"`
 }
 
-// Validate checks the limit.
-func (in *ListFrontmatterKeysIn) Validate() error { return ops.CheckLimit(in.Limit, 1000) }
+// Validate checks the key's length and the limit.
+func (in *ListFrontmatterKeysIn) Validate() error {
+	if err := checkKeyBytes(in.Key); err != nil {
+		return err
+	}
+	return ops.CheckLimit(in.Limit, 1000)
+}
 
 // ListFrontmatterKeysOut is the output of list_frontmatter_keys.
 type ListFrontmatterKeysOut struct {
@@ -64,19 +69,12 @@ func ListFrontmatterKeys() ops.Def[ListFrontmatterKeysIn, ListFrontmatterKeysOut
 				}
 				return out, nil
 			}
-			vals, total, notes, err := vh.Index.FrontmatterValues(ctx, in.Key, limit, hidden...)
+			p, err := frontmatterValues(ctx, vh.Index, in.Key, 0, limit, hidden)
 			if err != nil {
 				return nil, err
 			}
-			out := &ListFrontmatterKeysOut{Key: in.Key, Notes: notes, Values: vals, TotalValues: total, Truncated: total > len(vals)}
-			if total == 0 {
-				keys, err := vh.Index.FrontmatterKeys(ctx, hidden...)
-				if err != nil {
-					return nil, err
-				}
-				out.Suggestions = similarKeys(keys, in.Key)
-			}
-			return out, nil
+			return &ListFrontmatterKeysOut{Key: in.Key, Notes: p.notes, Values: p.vals, TotalValues: p.total,
+				Truncated: p.total > len(p.vals), Suggestions: p.suggestions}, nil
 		},
 	}
 }
@@ -89,15 +87,7 @@ func textFMKeys(o any) string {
 			fmt.Fprintf(&b, "%6d  %s  (%s)\n", k.Notes, k.Key, strings.Join(k.Types, ", "))
 		}
 	} else {
-		for _, v := range out.Values {
-			fmt.Fprintf(&b, "%6d  %s\n", v.Notes, v.Value)
-		}
-		if len(out.Values) == 0 {
-			fmt.Fprintf(&b, "no note has a value for %s\n", out.Key)
-			if len(out.Suggestions) > 0 {
-				fmt.Fprintf(&b, "similar keys: %s\n", strings.Join(out.Suggestions, ", "))
-			}
-		}
+		writeValues(&b, out.Key, out.Values, out.TotalValues, out.Suggestions)
 	}
 	if out.Truncated {
 		b.WriteString("… more not shown: raise --limit\n")

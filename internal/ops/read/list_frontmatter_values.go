@@ -10,7 +10,7 @@ import (
 	"github.com/loci-dev/loci/internal/ops"
 )
 
-// maxKeyBytes bounds the key of list_frontmatter_values.
+// maxKeyBytes bounds the key of list_frontmatter_values and list_frontmatter_keys.
 const maxKeyBytes = 256
 
 // ListFrontmatterValuesIn is the input of list_frontmatter_values.
@@ -26,11 +26,19 @@ func (in *ListFrontmatterValuesIn) Validate() error {
 	if strings.TrimSpace(in.Key) == "" {
 		return errs.New(errs.CodeInvalidInput, "key is empty")
 	}
-	if len(in.Key) > maxKeyBytes {
-		return errs.New(errs.CodeInvalidInput, "the key is %d bytes long; at most %d are accepted", len(in.Key), maxKeyBytes).
-			With("bytes", len(in.Key)).With("max_bytes", maxKeyBytes)
+	if err := checkKeyBytes(in.Key); err != nil {
+		return err
 	}
 	return ops.CheckLimit(in.Limit, 1000)
+}
+
+// checkKeyBytes bounds a frontmatter key given as input.
+func checkKeyBytes(key string) error {
+	if len(key) > maxKeyBytes {
+		return errs.New(errs.CodeInvalidInput, "the key is %d bytes long; at most %d are accepted", len(key), maxKeyBytes).
+			With("bytes", len(key)).With("max_bytes", maxKeyBytes)
+	}
+	return nil
 }
 
 // ListFrontmatterValuesOut is the output of list_frontmatter_values.
@@ -68,23 +76,55 @@ func ListFrontmatterValues() ops.Def[ListFrontmatterValuesIn, ListFrontmatterVal
 			if err != nil {
 				return nil, err
 			}
-			vals, total, notes, err := vh.Index.FrontmatterValuesPage(ctx, in.Key, off, limit, hidden...)
+			p, err := frontmatterValues(ctx, vh.Index, in.Key, off, limit, hidden)
 			if err != nil {
 				return nil, err
 			}
-			out := &ListFrontmatterValuesOut{Key: in.Key, Values: vals, TotalValues: total, Notes: notes}
-			if off+len(vals) < total {
-				out.NextCursor = ops.EncodeCursor(off + len(vals))
-			}
-			if total == 0 {
-				keys, err := vh.Index.FrontmatterKeys(ctx, hidden...)
-				if err != nil {
-					return nil, err
-				}
-				out.Suggestions = similarKeys(keys, in.Key)
+			out := &ListFrontmatterValuesOut{Key: in.Key, Values: p.vals, TotalValues: p.total, Notes: p.notes, Suggestions: p.suggestions}
+			if off+len(p.vals) < p.total {
+				out.NextCursor = ops.EncodeCursor(off + len(p.vals))
 			}
 			return out, nil
 		},
+	}
+}
+
+// valuesPage is one page of a frontmatter key's values, shared by
+// list_frontmatter_values and list_frontmatter_keys {key}.
+type valuesPage struct {
+	vals         []index.ValueCount
+	total, notes int
+	suggestions  []string // when no note has the key: keys that look like it
+}
+
+// frontmatterValues reads the page of key's values from off on, notes in
+// hidden not counted; when the key has no value it suggests similar keys.
+func frontmatterValues(ctx context.Context, ix *index.Index, key string, off, limit int, hidden []int64) (valuesPage, error) {
+	var p valuesPage
+	var err error
+	p.vals, p.total, p.notes, err = ix.FrontmatterValuesPage(ctx, key, off, limit, hidden...)
+	if err != nil || p.total > 0 {
+		return p, err
+	}
+	keys, err := ix.FrontmatterKeys(ctx, hidden...)
+	if err != nil {
+		return p, err
+	}
+	p.suggestions = similarKeys(keys, key)
+	return p, nil
+}
+
+// writeValues writes the text form of a values page: one line per value,
+// or that the key has none and the keys that look like it.
+func writeValues(b *strings.Builder, key string, vals []index.ValueCount, total int, suggestions []string) {
+	for _, v := range vals {
+		fmt.Fprintf(b, "%6d  %s\n", v.Notes, v.Value)
+	}
+	if total == 0 {
+		fmt.Fprintf(b, "no note has a value for %s\n", key)
+		if len(suggestions) > 0 {
+			fmt.Fprintf(b, "similar keys: %s\n", strings.Join(suggestions, ", "))
+		}
 	}
 }
 
@@ -105,15 +145,7 @@ func similarKeys(keys []index.KeyCount, key string) []string {
 func textFMValues(o any) string {
 	out := o.(*ListFrontmatterValuesOut)
 	var b strings.Builder
-	for _, v := range out.Values {
-		fmt.Fprintf(&b, "%6d  %s\n", v.Notes, v.Value)
-	}
-	if out.TotalValues == 0 {
-		fmt.Fprintf(&b, "no note has a value for %s\n", out.Key)
-		if len(out.Suggestions) > 0 {
-			fmt.Fprintf(&b, "similar keys: %s\n", strings.Join(out.Suggestions, ", "))
-		}
-	}
+	writeValues(&b, out.Key, out.Values, out.TotalValues, out.Suggestions)
 	if out.NextCursor != "" {
 		fmt.Fprintf(&b, "more: --cursor %s\n", out.NextCursor)
 	}

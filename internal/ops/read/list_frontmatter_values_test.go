@@ -8,6 +8,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
 	"github.com/loci-dev/loci/internal/ops/read"
 )
@@ -60,6 +61,7 @@ func TestListFrontmatterValues(t *testing.T) {
 		`{"key": "` + strings.Repeat("k", 257) + `"}`} {
 		opstest.WantCode(t, env, "list_frontmatter_values", in, errs.CodeInvalidInput)
 	}
+	opstest.WantCode(t, env, "list_frontmatter_keys", `{"key": "`+strings.Repeat("k", 257)+`"}`, errs.CodeInvalidInput)
 }
 
 // TestListFrontmatterValuesFenced: a fenced note's values are neither
@@ -80,5 +82,34 @@ func TestListFrontmatterValuesFenced(t *testing.T) {
 	js, _ = callAs(t, env, narrowed, "list_frontmatter_values", `{"key": "diary_key"}`)
 	if out := decode[read.ListFrontmatterValuesOut](t, js); out.TotalValues != 0 || out.Notes != 0 || len(out.Suggestions) != 0 {
 		t.Errorf("narrowed diary_key = %s", js)
+	}
+}
+
+// TestFrontmatterValuesText: list_frontmatter_values and
+// list_frontmatter_keys {key} print a key's values the same way; an empty
+// page past the last value is not "no value".
+func TestFrontmatterValuesText(t *testing.T) {
+	env := opstest.FixtureEnv(t, map[string]string{
+		"a.md": "---\nstatus: active\n---\na\n",
+		"b.md": "---\nstatus: done\n---\nb\n",
+	})
+	text := func(name, in string) string {
+		op, _ := opstest.Reg.Get(name)
+		if name == "list_frontmatter_values" {
+			return op.CLI.Text(opstest.Call[read.ListFrontmatterValuesOut](t, env, name, in))
+		}
+		return op.CLI.Text(opstest.Call[read.ListFrontmatterKeysOut](t, env, name, in))
+	}
+	values, keys := text("list_frontmatter_values", `{"key": "status"}`), text("list_frontmatter_keys", `{"key": "status"}`)
+	if want := "     1  active\n     1  done\n"; values != want || keys != want {
+		t.Errorf("values text %q, keys text %q, want %q", values, keys, want)
+	}
+	unknown := text("list_frontmatter_values", `{"key": "Status"}`)
+	if want := "no note has a value for Status\nsimilar keys: status\n"; unknown != want || text("list_frontmatter_keys", `{"key": "Status"}`) != want {
+		t.Errorf("unknown key text %q, want %q", unknown, want)
+	}
+	past := text("list_frontmatter_values", `{"key": "status", "cursor": "`+ops.EncodeCursor(5)+`"}`)
+	if past != "" {
+		t.Errorf("page past the last value: %q, want nothing", past)
 	}
 }
