@@ -199,7 +199,7 @@ func (ix *Index) Tags(ctx context.Context, hidden ...int64) ([]TagCount, error) 
 func (ix *Index) TaggedPaths(ctx context.Context, tag string) ([]string, error) {
 	key := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(tag), "#"))
 	return ix.strings(ctx, `SELECT DISTINCT n.path FROM tags t JOIN notes n ON n.id = t.note_id
-		WHERE t.tag_key = ? OR t.tag_key LIKE ? ESCAPE '\' ORDER BY n.path`, key, escapeLike(key)+"/%")
+		WHERE t.tag_key = ? OR t.tag_key LIKE ? ESCAPE '\' ORDER BY n.path`, key, EscapeLike(key)+"/%")
 }
 
 // strings runs a query of one text column and returns its values (an
@@ -221,9 +221,9 @@ func (ix *Index) strings(ctx context.Context, q string, args ...any) ([]string, 
 	return out, rows.Err()
 }
 
-// escapeLike escapes s for a LIKE pattern with ESCAPE '\': \, % and _
+// EscapeLike escapes s for a LIKE pattern with ESCAPE '\': \, % and _
 // stand for themselves.
-func escapeLike(s string) string {
+func EscapeLike(s string) string {
 	return likeEscaper.Replace(s)
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/safefs"
 	"github.com/loci-dev/loci/internal/vault"
@@ -584,7 +585,7 @@ func completePaths(ctx context.Context, vh *ops.VaultHandle, p *auth.Principal, 
 		return nil, false, nil
 	}
 	fence := ops.NewFence(vh.Vault, vh.Read, p)
-	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(typed)
+	esc := index.EscapeLike(typed)
 	var out []string
 	for _, q := range []struct{ where, arg string }{
 		{`path LIKE ? ESCAPE '\'`, esc + "%"},
