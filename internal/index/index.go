@@ -149,6 +149,12 @@ func (ix *Index) migrate(ctx context.Context, readOnly bool) error {
 			tx.Rollback()
 			return errs.Wrap(err, errs.CodeInternal, fmt.Sprintf("index migration %d→%d failed", v, v+1))
 		}
+		if fill := migrationFill[v]; fill != nil {
+			if err := fill(ctx, tx); err != nil {
+				tx.Rollback()
+				return errs.Wrap(err, errs.CodeInternal, fmt.Sprintf("index migration %d→%d failed", v, v+1))
+			}
+		}
 		if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(v+1)); err != nil {
 			tx.Rollback()
 			return err

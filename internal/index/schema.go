@@ -1,9 +1,14 @@
 package index
 
+import (
+	"context"
+	"database/sql"
+)
+
 // SchemaVersion is stored in PRAGMA user_version. Bump it and append a
 // migration when the schema changes; an index written by a newer loci is
 // refused with a message that says to run `loci index --reset`.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // FTSTableArgs is the FTS5 declaration of chunks_fts (shared with the
 // benchmark's bare-insert baseline so both measure the same table).
@@ -15,6 +20,12 @@ const FTSTableArgs = `fts5(title, headings, body, tags, content='', contentless_
 // unlike a contentless table, its BM25 totals then drop what a deleted row
 // held, so they do not depend on the history of updates.
 const AnchorsTableArgs = `fts5(anchor, tokenize='porter unicode61 remove_diacritics 2')`
+
+// DescriptionsTableArgs is the FTS5 declaration of descriptions_fts: one
+// row per note with a frontmatter description or summary (rowid = the
+// note id; see descriptions.go). It keeps its (bounded) text, as
+// anchors_fts does, for exact BM25 totals.
+const DescriptionsTableArgs = `fts5(description, tokenize='porter unicode61 remove_diacritics 2')`
 
 // migrations[i] upgrades a database from version i to i+1.
 var migrations = []string{
@@ -136,6 +147,17 @@ CREATE VIRTUAL TABLE anchors_fts USING ` + AnchorsTableArgs + `;
 INSERT INTO meta(key, value) SELECT 'sync_incomplete', 'sync' WHERE EXISTS (SELECT 1 FROM notes)
 	ON CONFLICT(key) DO NOTHING;
 `,
+	// 3 → 4: descriptions (see descriptions.go), filled from the props
+	// table by migrationFill[3]: no note is re-parsed.
+	`
+CREATE VIRTUAL TABLE descriptions_fts USING ` + DescriptionsTableArgs + `;
+`,
+}
+
+// migrationFill[i], when set, runs in the transaction of migrations[i],
+// after its SQL: data a migration derives in Go.
+var migrationFill = map[int]func(context.Context, *sql.Tx) error{
+	3: fillDescriptions,
 }
 
 // secondaryIndexes are created after the tables, on every read-write open

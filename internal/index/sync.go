@@ -527,7 +527,7 @@ func resetAll(ctx context.Context, conn *sql.Conn) error {
 		return errs.Wrap(err, errs.CodeIndexBusy, "cannot reset index")
 	}
 	defer tx.Rollback()
-	stmts := []string{"DELETE FROM notes", "DELETE FROM failures", "INSERT INTO chunks_fts(chunks_fts) VALUES('delete-all')", "DELETE FROM anchors_fts"}
+	stmts := []string{"DELETE FROM notes", "DELETE FROM failures", "INSERT INTO chunks_fts(chunks_fts) VALUES('delete-all')", "DELETE FROM anchors_fts", "DELETE FROM descriptions_fts"}
 	for _, t := range childTables {
 		stmts = append(stmts, "DELETE FROM "+t)
 	}
@@ -586,6 +586,8 @@ var writerSQL = map[string]string{
 	"chunk":     `INSERT INTO chunks(id,note_id,seq,heading_path,start_line,end_line,text) VALUES(?,?,?,?,?,?,?)`,
 	"fts":       `INSERT INTO chunks_fts(rowid,title,headings,body,tags) VALUES(?,?,?,?,?)`,
 	"fts_del":   `DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE note_id=?)`,
+	"desc_ins":  `INSERT INTO descriptions_fts(rowid, description) VALUES(?,?)`,
+	"desc_del":  `DELETE FROM descriptions_fts WHERE rowid=?`,
 	"link":      `INSERT INTO links(src_id,kind,target,heading,block_id,display,rel_key,line,attachment,dst_id,context) VALUES(?,?,?,?,?,?,?,?,?,?,?)`,
 	"tag":       `INSERT INTO tags(note_id,tag,tag_key,line,source) VALUES(?,?,?,?,?)`,
 	"alias":     `INSERT INTO aliases(note_id,alias,alias_key) VALUES(?,?,?)`,
@@ -793,6 +795,9 @@ func (w *writer) deleteChildren(id int64) error {
 	if _, err := w.exec("fts_del", id); err != nil {
 		return err
 	}
+	if _, err := w.exec("desc_del", id); err != nil {
+		return err
+	}
 	if err := w.dirtyTargets(id); err != nil {
 		return err
 	}
@@ -922,6 +927,9 @@ func (w *writer) upsert(p parsed) (int64, bool, error) {
 		}
 		row := rows[i]
 		w.fts = append(w.fts, ftsRow{cid, row})
+	}
+	if err := w.writeDescription(id, descriptionText(d)); err != nil {
+		return 0, false, err
 	}
 	// Links are inserted at the end of the run, already resolved against
 	// the final set of notes (see insertLinks).

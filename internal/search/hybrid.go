@@ -72,6 +72,11 @@ type Explain struct {
 	LexicalRank int `json:"lexical_rank,omitempty"`
 	// LexicalScore is its BM25 score (higher is better).
 	LexicalScore float64 `json:"lexical_score,omitempty"`
+	// LexicalAnchorScore and LexicalDescriptionScore are the parts of
+	// LexicalScore from the note's anchor text and description (weighted
+	// BM25, before the title coverage factor; fields.go).
+	LexicalAnchorScore      float64 `json:"lexical_anchor_score,omitempty"`
+	LexicalDescriptionScore float64 `json:"lexical_description_score,omitempty"`
 	// VectorRank is its rank by cosine similarity (0: not in the list).
 	VectorRank int `json:"vector_rank,omitempty"`
 	// VectorScore is the cosine of its best chunk with the query.
@@ -274,6 +279,7 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 			e := &Explain{LexicalRank: n.lexRank, VectorRank: n.vecRank, Graph: round6(n.graph), Fused: round6(n.score)}
 			if n.lex != nil {
 				e.LexicalScore = round3(-n.lex.score)
+				e.LexicalAnchorScore, e.LexicalDescriptionScore = round3(-n.lex.anchor), round3(-n.lex.desc)
 			}
 			if n.vec != nil {
 				e.VectorScore = round6(float64(n.vec.Score))

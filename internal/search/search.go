@@ -94,6 +94,9 @@ type hit struct {
 	note, chunk int64
 	score       float64
 	matched     string
+	// anchor and desc are the note's anchor-text and description BM25
+	// parts (weighted, negative: lower is better), included in score.
+	anchor, desc float64
 }
 
 // Searcher runs queries against an index database.
@@ -264,13 +267,14 @@ func round3(f float64) float64 {
 
 // run executes one MATCH expression and returns the best chunk of each new
 // note, best first, until need notes are collected. A note's score is its
-// best chunk's BM25 plus the BM25 of its anchor text (the words other notes
-// link to it with, anchors_fts, weighted AnchorWeight): a note whose anchor
-// text matches climbs, and one whose text matches only there is found, at
-// its first chunk (unless the query has -exclusions, which anchor text
-// cannot check against the note's own text; see addAnchors). With
-// bySection every new chunk counts (seen then holds chunk ids) and anchor
-// text, which describes a whole note, is left out. Last, each score is
+// best chunk's BM25 plus the BM25 of its note fields: its anchor text (the
+// words other notes link to it with, anchors_fts, weighted AnchorWeight)
+// and its description (descriptions_fts, DescriptionWeight). A note whose
+// fields match climbs, and one whose text matches only there is found, at
+// its first chunk (unless the query has -exclusions, which these fields
+// cannot check against the note's own text; see addFields). With
+// bySection every new chunk counts (seen then holds chunk ids) and the
+// note fields, which describe a whole note, are left out. Last, each score is
 // scaled by the title coverage of terms (boostCoverage, coverage.go).
 func (s *Searcher) run(ctx context.Context, expr string, terms []term, keep func(int64) bool, need int, seen map[int64]bool, bySection bool) ([]hit, error) {
 	neg := hasNeg(terms)
@@ -317,9 +321,9 @@ func (s *Searcher) run(ctx context.Context, expr string, terms []term, keep func
 		}
 		fetch *= 4
 	}
-	if AnchorWeight > 0 && !bySection {
+	if !bySection {
 		var err error
-		if out, err = s.addAnchors(ctx, expr, keep, seen, out, need+32, neg, floor); err != nil {
+		if out, err = s.addFields(ctx, expr, keep, seen, out, need+32, neg, floor); err != nil {
 			return nil, err
 		}
 	}
@@ -338,59 +342,6 @@ func (s *Searcher) run(ctx context.Context, expr string, terms []term, keep func
 		}
 	}
 	return out, nil
-}
-
-// AnchorWeight is the BM25 weight of a note's anchor text (0 turns the
-// field off); the chunk columns' weights are in bm25Args.
-var AnchorWeight = 2.0
-
-// addAnchors adds the anchor-text score of the notes whose anchor text
-// matches expr to hits (best chunk per note, from run) and re-sorts them. A
-// note outside the chunk rows run read comes at its first chunk, with its
-// anchor score plus floor: 0 when run read every matching chunk (its text
-// did not match), else the score of the last row read, the best its text
-// can score (so two notes tied at the cut score the same whichever side of
-// it they fell). No per-note lookup: a query costs two MATCHes.
-func (s *Searcher) addAnchors(ctx context.Context, expr string, keep func(int64) bool, seen map[int64]bool, hits []hit, limit int, neg bool, floor float64) ([]hit, error) {
-	rows, err := s.DB.QueryContext(ctx, `SELECT rowid, bm25(anchors_fts, ?) AS s FROM anchors_fts WHERE anchors_fts MATCH ? ORDER BY s LIMIT ?`, AnchorWeight, expr, limit)
-	if err != nil {
-		return nil, errs.Wrap(err, errs.CodeInternal, "search failed").With("match", expr)
-	}
-	at := make(map[int64]int, len(hits))
-	for i, h := range hits {
-		at[h.note] = i
-	}
-	var outside []hit
-	for rows.Next() {
-		var h hit
-		if err := rows.Scan(&h.note, &h.score); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if i, ok := at[h.note]; ok {
-			hits[i].score += h.score
-		} else if !neg && !seen[h.note] && (keep == nil || keep(h.note)) {
-			outside = append(outside, h)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, errs.Wrap(err, errs.CodeInternal, "search failed").With("match", expr)
-	}
-	if len(outside) > 0 {
-		first, err := s.firstChunks(ctx, outside)
-		if err != nil {
-			return nil, err
-		}
-		for _, h := range outside {
-			if c, ok := first[h.note]; ok { // else deleted meanwhile
-				h.chunk, h.score = c, h.score+floor
-				hits = append(hits, h)
-			}
-		}
-	}
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].score < hits[j].score })
-	return hits, nil
 }
 
 // firstChunks maps each note of hits to its first chunk (chunk ids follow
