@@ -16,10 +16,6 @@ type term struct {
 	phrase bool // written in double quotes
 	prefix bool // ended with '*'
 	neg    bool // started with '-'
-	// alts are FTS5 phrases that may stand for this term and the next
-	// group-1 ones (alias ↔ title synonyms, synonyms.go).
-	alts  []string
-	group int
 }
 
 // Limits on what one query may ask for. Every path a query takes (parsing,
@@ -300,26 +296,7 @@ func isStop(t term) bool {
 // the query has no searchable word.
 func buildMatch(terms []term) (strict, relaxed string) {
 	var pos, neg, posNoStop []string
-	for i := 0; i < len(terms); i++ {
-		t := terms[i]
-		if len(t.alts) > 0 && !t.neg && t.group >= 1 && i+t.group <= len(terms) {
-			// A run with synonyms: (its terms OR an alternative).
-			var and []string
-			for _, x := range terms[i : i+t.group] {
-				and = append(and, ftsTerm(x))
-				if !isStop(x) {
-					posNoStop = append(posNoStop, ftsTerm(x))
-				}
-			}
-			unit := strings.Join(and, " AND ")
-			if len(and) > 1 {
-				unit = "(" + unit + ")"
-			}
-			pos = append(pos, "("+unit+" OR "+strings.Join(t.alts, " OR ")+")")
-			posNoStop = append(posNoStop, t.alts...)
-			i += t.group - 1
-			continue
-		}
+	for _, t := range terms {
 		s := ftsTerm(t)
 		if t.neg {
 			neg = append(neg, s)
@@ -377,8 +354,6 @@ func relaxedExpr(keep, all []term) string {
 	for _, t := range all {
 		if t.neg {
 			neg = append(neg, ftsTerm(t))
-		} else {
-			or = append(or, t.alts...)
 		}
 	}
 	e := "(" + strings.Join(or, " OR ") + ")"

@@ -160,11 +160,6 @@ func (s *Searcher) Search(ctx context.Context, q Query) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if mode != ModeSemantic {
-		if lex, err = s.expandSynonyms(ctx, lex); err != nil {
-			return nil, err
-		}
-	}
 	if mode != ModeLexical || q.ExpandLinks || q.Explain {
 		return s.fused(ctx, q, mode, terms, lex)
 	}
