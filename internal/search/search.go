@@ -211,10 +211,6 @@ func (s *Searcher) lexical(ctx context.Context, q Query, terms []term) (*Respons
 // found fewer than want+1 notes (sections, when bySection). relaxedSkipped
 // reports that the relaxed pass was skipped because the strict one filled want.
 func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed string, keep func(int64) bool, want int, bySection bool) ([]hit, bool, error) {
-	feedback := RM3Docs > 0 && !bySection
-	if feedback {
-		want = max(want, rm3Depth)
-	}
 	need := want + 1 // one more to know HasMore
 	var hits []hit
 	seen := map[int64]bool{}
@@ -242,12 +238,6 @@ func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed st
 			got[i].matched = pass.matched
 		}
 		hits = append(hits, got...)
-	}
-	if feedback {
-		var err error
-		if hits, err = s.rm3(ctx, terms, hits, keep); err != nil {
-			return nil, false, err
-		}
 	}
 	return hits, relaxedSkipped, nil
 }
