@@ -239,3 +239,35 @@ func TestQueryFinishesInterruptedIndex(t *testing.T) {
 		t.Errorf("links printed nothing")
 	}
 }
+
+// TestQueryUpgradesOldIndex: a read on an index of the previous schema
+// migrates it in place, says so (not "for the first time"), and answers
+// from it; the v4 migration fills the notes' descriptions.
+func TestQueryUpgradesOldIndex(t *testing.T) {
+	v := demoCopy(t)
+	if err := os.WriteFile(filepath.Join(v, "Described.md"), []byte("---\ndescription: a note that says what it is\n---\n# Described\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := run(t, "index", v, "-q"); code != 0 {
+		t.Fatal(errOut)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(v, ".loci", "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var want int
+	db.QueryRow("SELECT COUNT(*) FROM descriptions_fts").Scan(&want)
+	if _, err := db.Exec("DROP TABLE descriptions_fts; PRAGMA user_version = 3"); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := run(t, "status", "--vault", v, "--format", "json")
+	if code != 0 || !strings.Contains(errOut, "upgraded the index") || !strings.Contains(errOut, "schema v4") || strings.Contains(errOut, "first time") {
+		t.Fatalf("status: code %d\n%s\n%s", code, out, errOut)
+	}
+	var got int
+	db.QueryRow("SELECT COUNT(*) FROM descriptions_fts").Scan(&got)
+	if got != want || want == 0 {
+		t.Errorf("descriptions after the upgrade: %d, want %d (> 0)", got, want)
+	}
+}

@@ -104,12 +104,17 @@ func (g *globals) openEnv(ctx context.Context, surfaceDefault bool) (*ops.Env, e
 		return nil, err
 	}
 	vh, err := vc.open(ctx, true)
-	if errs.Code(err) == errs.CodeIndexMissing || errs.Code(err) == errs.CodeIndexSchema {
+	if code := errs.Code(err); code == errs.CodeIndexMissing || code == errs.CodeIndexSchema {
 		vh, err = vc.open(ctx, false)
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(g.stderr, "loci: indexing %s for the first time…\n", vh.Vault.Root)
+		if code == errs.CodeIndexSchema {
+			// Opening read-write migrated it; the sync finishes the upgrade.
+			fmt.Fprintf(g.stderr, "loci: upgraded the index of %s to schema v%d; syncing…\n", vh.Vault.Root, index.SchemaVersion)
+		} else {
+			fmt.Fprintf(g.stderr, "loci: indexing %s for the first time…\n", vh.Vault.Root)
+		}
 		if _, err := vh.Index.Sync(ctx, index.SyncOptions{Wait: true}); err != nil {
 			vh.Index.Close()
 			return nil, err
