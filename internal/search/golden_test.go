@@ -63,3 +63,37 @@ func TestGoldenDBpedia(t *testing.T) {
 		t.Errorf("hybrid nDCG@10 %.3f does not beat lexical %.3f", h, l)
 	}
 }
+
+// TestGoldenFields: on the queries written from the notes' descriptions,
+// the description field lifts lexical nDCG@10 (0.805 without it, 0.905
+// with it when measured).
+func TestGoldenFields(t *testing.T) {
+	root := testutil.Corpus(t, "obsidian-help/en")
+	gs, err := search.LoadGolden(filepath.Join(testutil.RepoRoot(), "testdata", "golden", "obsidian-help-en-fields.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := indexVault(t, root)
+	s := &search.Searcher{DB: ix.DB}
+	old := search.DescriptionWeight
+	defer func() { search.DescriptionWeight = old }()
+	ndcg := map[float64]float64{}
+	for _, w := range []float64{0, old} {
+		search.DescriptionWeight = w
+		rep, err := search.Evaluate(context.Background(), gs, 10, func(ctx context.Context, q string) ([]string, error) {
+			r, err := s.Search(ctx, search.Query{Text: q, Limit: 10, Mode: search.ModeLexical})
+			if err != nil {
+				return nil, err
+			}
+			return paths(r), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ndcg[w] = rep.Overall.NDCG10
+	}
+	t.Logf("lexical nDCG@10: description field off %.3f, on %.3f", ndcg[0], ndcg[old])
+	if ndcg[old] < ndcg[0]+0.05 {
+		t.Errorf("description field: nDCG@10 %.3f, without it %.3f", ndcg[old], ndcg[0])
+	}
+}
