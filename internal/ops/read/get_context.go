@@ -55,10 +55,11 @@ type ContextNote struct {
 
 // GetContextOut is the output of get_context.
 type GetContextOut struct {
-	Query string        `json:"query" jsonschema:"the query as received"`
-	Mode  string        `json:"mode" jsonschema:"the retrieval mode used"`
-	Notes []ContextNote `json:"notes" jsonschema:"the most relevant notes, best first, one entry per note"`
-	Hint  string        `json:"hint,omitempty" jsonschema:"what to try next when nothing matched"`
+	Query   string        `json:"query" jsonschema:"the query as received"`
+	Mode    string        `json:"mode" jsonschema:"the retrieval mode used"`
+	Vectors string        `json:"vectors,omitempty" jsonschema:"partial while the index's vectors are incomplete (see search_notes)"`
+	Notes   []ContextNote `json:"notes" jsonschema:"the most relevant notes, best first, one entry per note"`
+	Hint    string        `json:"hint,omitempty" jsonschema:"what to try next when nothing matched"`
 }
 
 // GetContext is the get_context operation.
@@ -84,7 +85,7 @@ func GetContext() ops.Def[GetContextIn, GetContextOut] {
 			if err != nil {
 				return nil, err
 			}
-			out := &GetContextOut{Query: in.Query, Mode: resp.Mode, Notes: []ContextNote{}}
+			out := &GetContextOut{Query: in.Query, Mode: resp.Mode, Vectors: resp.Vectors, Notes: []ContextNote{}}
 			ids := make([]int64, len(resp.Results))
 			for i, res := range resp.Results {
 				ids[i] = res.NoteID

@@ -58,6 +58,7 @@ func (in *SearchNotesIn) Validate() error {
 type SearchNotesOut struct {
 	Results    []search.Result `json:"results" jsonschema:"one result per note (per section with group_by section), best first: path, title, heading_path, line, end_line (the section's line span), block_uuid (group_by section: the id:: of the Logseq block the section starts with), score (BM25 in lexical mode, the fused rank score in the others, 0 in a listing), snippet, matched (all, any, semantic, link, or filter in a listing) and, with explain, explain"`
 	Mode       string          `json:"mode" jsonschema:"the retrieval mode used: lexical, semantic, hybrid, or list for an empty query with filters"`
+	Vectors    string          `json:"vectors,omitempty" jsonschema:"partial while the index's vectors are incomplete (a background embedder is at work or failed): the default mode was then lexical, and a semantic or hybrid search used the vectors there are"`
 	NextCursor string          `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get the next page"`
 }
 
@@ -88,7 +89,7 @@ func SearchNotes() ops.Def[SearchNotesIn, SearchNotesOut] {
 			if err != nil {
 				return nil, err
 			}
-			out := &SearchNotesOut{Results: resp.Results, Mode: resp.Mode}
+			out := &SearchNotesOut{Results: resp.Results, Mode: resp.Mode, Vectors: resp.Vectors}
 			if resp.HasMore {
 				out.NextCursor = ops.EncodeCursor(off + len(resp.Results))
 			}
