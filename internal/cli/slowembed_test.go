@@ -168,6 +168,9 @@ func TestServeWithSlowEmbedder(t *testing.T) {
 	if job == nil || job["running"] != true || vs["complete"] != false || vs["default_mode"] != "lexical" || vs["pending"].(float64) == 0 {
 		t.Fatalf("status while embedding: %v", vs)
 	}
+	if f := s.env.VaultFigures()[0].Embed; f == nil || !f.Running || f.Failed || f.Pending == 0 {
+		t.Errorf("/metrics figures while embedding: %+v", f)
+	}
 	r := call("search_notes", map[string]any{"query": "spaced repetition"})
 	if r["mode"] != "lexical" || !strings.Contains(fmt.Sprint(r["results"]), "Ideas/Spaced repetition.md") {
 		t.Fatalf("search while embedding: %v", r)
@@ -206,6 +209,9 @@ func TestServeWithSlowEmbedder(t *testing.T) {
 	job, _ = vs["job"].(map[string]any)
 	if job == nil || job["running"] != false || !strings.Contains(fmt.Sprint(job["last_error"]), "401") || job["next_retry_at"] == nil || vs["complete"] != false {
 		t.Fatalf("status after a failure: %v", vs)
+	}
+	if f := s.env.VaultFigures()[0].Embed; f == nil || f.Running || !f.Failed || f.Pending != 0 {
+		t.Errorf("/metrics figures after a failure: %+v", f)
 	}
 	if w := call("write_note", map[string]any{"path": "Inbox/Wombat.md", "content": "# Wombat\n\nA burrowing marsupial.\n", "apply": true}); w["reindexed"] != true {
 		t.Errorf("write after the failure: %v", w)

@@ -23,6 +23,7 @@ import (
 
 // bgPageSize is the number of texts the job embeds and writes at a time:
 // a few seconds of a slow model, so progress moves and a stop loses little.
+// An inline embedder (builtin, model2vec) uses embedGroupSize.
 var bgPageSize = 128
 
 // EmbedJob is the state of the background embedder (index_status).
@@ -279,7 +280,11 @@ func (j *embedJob) run(dirty, gc bool) error {
 	if stored, ok := storedIdentity(ctx, conn); ok && !sameSpace(stored, ix.emb.provider.Identity()) {
 		return mismatchError(stored, ix.emb.provider.Identity())
 	}
-	if _, err := ix.embedPass(ctx, conn, dirty, gc, passOptions{size: bgPageSize, lock: j.lock, progress: j.progress}); err != nil {
+	size := bgPageSize
+	if j.inline() {
+		size = embedGroupSize // fast: few, large pages, as in the foreground
+	}
+	if _, err := ix.embedPass(ctx, conn, dirty, gc, passOptions{size: size, lock: j.lock, progress: j.progress}); err != nil {
 		return err
 	}
 	return withLock(j.lock, func() error {

@@ -331,7 +331,7 @@ func TestEmbedderUnavailableIndexesLexically(t *testing.T) {
 		t.Fatalf("lexical index not committed: %+v", res)
 	}
 	vs := vectorStatusOf(t, ix)
-	if vs.DefaultMode != "lexical" || !strings.Contains(vs.ConfigError, "model_path") {
+	if vs.DefaultMode != "lexical" || !strings.Contains(vs.ConfigError, "model_path") || vs.Configured != "model2vec (unavailable)" || vs.Pending != 2 {
 		t.Errorf("status = %+v", vs)
 	}
 	// --no-embed asks for no vectors: no error.

@@ -720,6 +720,9 @@ func (ix *Index) vectorStatus(ctx context.Context) VectorStatus {
 	st := ix.emb
 	if st.err != nil {
 		vs.ConfigError = st.err.Error()
+		if st.settings.Provider != "" {
+			vs.Configured = st.settings.Provider + " (unavailable)"
+		}
 	} else if st.provider != nil {
 		vs.Configured = st.provider.Identity().String()
 	}
