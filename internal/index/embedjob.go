@@ -22,9 +22,23 @@ import (
 // lexical.
 
 // bgPageSize is the number of texts the job embeds and writes at a time:
-// a few seconds of a slow model, so progress moves and a stop loses little.
-// An inline embedder (builtin, model2vec) uses embedGroupSize.
-var bgPageSize = 128
+// ~17 s of a CPU model at 3.7 texts/s, so progress moves and a stop loses
+// little. An OpenAI-compatible server gets at least batch_size ×
+// concurrency (every request slot busy); an inline embedder (builtin,
+// model2vec) embedGroupSize.
+var bgPageSize = 64
+
+// pageSize is the job's page for the configured embedder.
+func (j *embedJob) pageSize() int {
+	if j.inline() {
+		return embedGroupSize // fast: few, large pages, as in the foreground
+	}
+	size := bgPageSize
+	if s := j.ix.emb.settings; s.Provider == "openai" {
+		size = max(size, s.BatchSize*s.Concurrency)
+	}
+	return min(size, embedGroupSize)
+}
 
 // EmbedJob is the state of the background embedder (index_status).
 type EmbedJob struct {
@@ -173,6 +187,12 @@ func (j *embedJob) waitIdle(ctx context.Context) error {
 	return nil
 }
 
+// stopWait bounds how long Close waits for the job after cancelling it: a
+// provider that does not heed cancellation mid-batch (a CPU model) must not
+// hold a server's shutdown. Past it, the job's next write fails on the
+// cancelled context (or the closed database) and writes nothing.
+const stopWait = 5 * time.Second
+
 // stop cancels the job and waits for it to end (Close).
 func (j *embedJob) stop() {
 	j.cancel()
@@ -180,10 +200,13 @@ func (j *embedJob) stop() {
 	started := j.started
 	j.started = true // no run starts after this
 	j.mu.Unlock()
-	if started {
-		<-j.exited
-	} else {
+	if !started {
 		close(j.exited)
+		return
+	}
+	select {
+	case <-j.exited:
+	case <-time.After(stopWait):
 	}
 }
 
@@ -280,11 +303,7 @@ func (j *embedJob) run(dirty, gc bool) error {
 	if stored, ok := storedIdentity(ctx, conn); ok && !sameSpace(stored, ix.emb.provider.Identity()) {
 		return mismatchError(stored, ix.emb.provider.Identity())
 	}
-	size := bgPageSize
-	if j.inline() {
-		size = embedGroupSize // fast: few, large pages, as in the foreground
-	}
-	if _, err := ix.embedPass(ctx, conn, dirty, gc, passOptions{size: size, lock: j.lock, progress: j.progress}); err != nil {
+	if _, err := ix.embedPass(ctx, conn, dirty, gc, passOptions{size: j.pageSize(), lock: j.lock, progress: j.progress}); err != nil {
 		return err
 	}
 	return withLock(j.lock, func() error {
