@@ -120,9 +120,13 @@ func (g *globals) openEnv(ctx context.Context, surfaceDefault bool) (*ops.Env, e
 			return nil, err
 		}
 		fmt.Fprintf(g.stderr, "loci: indexing %s for the first time…\n", vh.Vault.Root)
-		if _, err := vh.Index.Sync(ctx, index.SyncOptions{Wait: true}); err != nil {
-			vh.Index.Close()
-			return nil, err
+		if res, err := vh.Index.Sync(ctx, index.SyncOptions{Wait: true}); err != nil {
+			if res == nil || errs.Code(err) != errs.CodeEmbedUnavailable {
+				vh.Index.Close()
+				return nil, err
+			}
+			// The keyword index is there; only the vectors are missing.
+			fmt.Fprintf(g.stderr, "loci: no vectors (%v); keyword search only until `loci index` can embed\n", err)
 		}
 	}
 	if err != nil {

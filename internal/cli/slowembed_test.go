@@ -256,3 +256,19 @@ func TestServeWithSlowEmbedder(t *testing.T) {
 		t.Errorf("status after loci index: %s", out)
 	}
 }
+
+// A query command on a vault never indexed, with an embedder that cannot
+// run: the keyword index is built and the query answered, lexically.
+func TestQueryWithUnavailableEmbedderIndexesLexically(t *testing.T) {
+	t.Setenv("LOCI_EMBED_PROVIDER", "model2vec")
+	t.Setenv("LOCI_EMBED_MODEL_PATH", "")
+	v := demoCopy(t)
+	out, errOut, code := run(t, "search", "spaced repetition", "--vault", v, "--format", "json")
+	if code != 0 || !strings.Contains(out, "Ideas/Spaced repetition.md") || !strings.Contains(out, `"mode": "lexical"`) || !strings.Contains(errOut, "keyword search only") {
+		t.Fatalf("search: code %d\n%s\n%s", code, out, errOut)
+	}
+	out, _, code = run(t, "index", v)
+	if code == 0 || !strings.Contains(out, "keyword search is up to date") {
+		t.Errorf("loci index: code %d %s", code, out)
+	}
+}
