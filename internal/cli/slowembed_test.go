@@ -176,6 +176,20 @@ func TestServeWithSlowEmbedder(t *testing.T) {
 		t.Fatalf("search while embedding: %v", r)
 	}
 
+	// Hybrid by name before the first page: refused, saying why.
+	b, _ := json.Marshal(map[string]any{"query": "spaced repetition", "mode": "hybrid"})
+	req, _ := http.NewRequest("POST", s.srv.URL()+"/v1/ops/search_notes", bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "embedding_unavailable") || !strings.Contains(string(body), "background embedder") {
+		t.Errorf("hybrid before any vector: %d %s", resp.StatusCode, body)
+	}
+
 	// A write returns, re-indexed, with the embedder still busy.
 	w := call("write_note", map[string]any{"path": "Inbox/Quokka.md", "content": "# Quokka\n\nA small marsupial that smiles.\n", "apply": true})
 	if w["reindexed"] != true {

@@ -575,6 +575,9 @@ func (ix *Index) vectorsUsable(ctx context.Context) error {
 	}
 	stored, ok := storedIdentity(ctx, ix.DB)
 	if !ok {
+		if ix.bg != nil {
+			return errs.New(errs.CodeEmbedUnavailable, "the index has no vectors yet: the background embedder has not written its first page (index_status shows its progress and any error); use mode lexical meanwhile")
+		}
 		return errs.New(errs.CodeEmbedUnavailable, "the index has no vectors yet; run `loci index` (embeddings are on by default) or use mode lexical")
 	}
 	if !sameSpace(stored, st.provider.Identity()) {
