@@ -17,13 +17,11 @@ type vectorsCompleter interface {
 // search runs over the vectors present and says so.
 func (s *Searcher) vectorsPartial(ctx context.Context) bool {
 	vc, ok := s.Vectors.(vectorsCompleter)
-	if !ok {
+	if !ok || vc.VectorsComplete(ctx) { // one read of meta: the common case
 		return false
 	}
-	if has, err := s.Vectors.HasVectors(ctx); !has || err != nil {
-		return false
-	}
-	return !vc.VectorsComplete(ctx)
+	has, err := s.Vectors.HasVectors(ctx)
+	return has && err == nil
 }
 
 // defaultMode is the mode of a query that names none, once vectors are

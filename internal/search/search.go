@@ -168,7 +168,9 @@ func (s *Searcher) Search(ctx context.Context, q Query) (*Response, error) {
 	} else {
 		resp, err = s.lexical(ctx, q, lex)
 	}
-	return markPartial(resp, err, err == nil && q.Mode != ModeLexical && s.vectorsPartial(ctx))
+	// The default mode came out hybrid only with every vector there.
+	check := q.Mode != ModeLexical && (q.Mode != "" || mode != ModeHybrid)
+	return markPartial(resp, err, err == nil && check && s.vectorsPartial(ctx))
 }
 
 // lexical is BM25 search alone: strict pass, then relaxed.
