@@ -56,7 +56,7 @@ type VectorStatus struct {
 	Configured   string `json:"configured" jsonschema:"the embedding provider configured now (none when disabled)"`
 	Mismatch     bool   `json:"mismatch,omitempty" jsonschema:"true when the configured model differs from the index's; run loci index --reset"`
 	MemoryBytes  int64  `json:"memory_bytes,omitempty" jsonschema:"memory the vectors take when loaded for search"`
-	DefaultMode  string `json:"default_mode" jsonschema:"the search mode used when none is given: hybrid once vectors exist, else lexical"`
+	DefaultMode  string `json:"default_mode" jsonschema:"the search mode used when none is given: hybrid once every section has its vector, else lexical"`
 	ConfigError  string `json:"config_error,omitempty" jsonschema:"why the embedding settings are invalid, if they are"`
 	LastEmbedded string `json:"last_embedded_at,omitempty" jsonschema:"time of the last embedding pass (UTC, RFC 3339)"`
 	// Progress: texts are sections and note titles (each gets a vector).

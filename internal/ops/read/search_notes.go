@@ -13,7 +13,7 @@ import (
 // SearchNotesIn is the input of search_notes.
 type SearchNotesIn struct {
 	Query       string            `json:"query,omitempty" jsonschema:"what to look for: words, \"exact phrases\", prefix* and -excluded terms; any language. Empty with at least one filter: list the notes that pass the filters, ordered by sort"`
-	Mode        string            `json:"mode,omitempty" jsonschema:"retrieval mode: lexical (BM25 keywords), semantic (meaning, by embeddings) or hybrid (both fused; the default once the index has vectors, else lexical)"`
+	Mode        string            `json:"mode,omitempty" jsonschema:"retrieval mode: lexical (BM25 keywords), semantic (meaning, by embeddings) or hybrid (both fused; the default once every section has its vector, else lexical)"`
 	ExpandLinks bool              `json:"expand_links,omitempty" jsonschema:"also return notes linked from and to the top hits, at a lower score (graph expansion)"`
 	Explain     bool              `json:"explain,omitempty" jsonschema:"add each result's lexical rank, vector rank and graph contribution"`
 	Limit       int               `json:"limit,omitempty" jsonschema:"results per page, 1-100 (default 10)"`
@@ -67,7 +67,7 @@ func SearchNotes() ops.Def[SearchNotesIn, SearchNotesOut] {
 	return ops.Def[SearchNotesIn, SearchNotesOut]{
 		Name:  "search_notes",
 		Title: "Search notes",
-		Description: "Search the vault by keywords (BM25, every language including Chinese/Japanese/Korean) and, once the index has vectors, by meaning: " +
+		Description: "Search the vault by keywords (BM25, every language including Chinese/Japanese/Korean) and, once every section has its vector, by meaning: " +
 			"mode hybrid (the default then) fuses both rankings, semantic finds paraphrases with no shared words, lexical is keywords only. " +
 			"Returns one result per note, best first, with the best-matching section's heading path, line span and a highlighted snippet; group_by section returns sections instead (several per note, Logseq blocks with their uuid). " +
 			"Supports \"phrases\", prefix* and -exclusions, and filters by path glob, tags, frontmatter and dates; expand_links adds linked notes, explain shows the ranks behind each result. " +
