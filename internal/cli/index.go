@@ -300,7 +300,7 @@ func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, er
 			g.notices[vh] = notices
 		}
 		vh.Index.AllowStaleMatrix() // a sync never stalls a long-running server's searches
-		vh.Index.BackgroundEmbed()  // nor does a slow embedder stall its syncs and writes
+		env.BackgroundEmbed(vh)     // nor does a slow embedder stall its syncs and writes
 		env.Vaults = append(env.Vaults, vh)
 	}
 	return env, nil

@@ -129,6 +129,12 @@ func TestServeWithSlowEmbedder(t *testing.T) {
 	synced := make(chan struct{})
 	var once sync.Once
 	defer s.env.Subscribe(func(ops.Change) { once.Do(func() { close(synced) }) })()
+	embedEvents := make(chan ops.Event, 16)
+	defer s.env.SubscribeEvents(func(ev ops.Event) {
+		if strings.HasPrefix(ev.Kind, "index.embed_") {
+			embedEvents <- ev
+		}
+	})()
 	done := make(chan error, 1)
 	go func() { done <- s.run(ctx) }()
 	call := func(op string, in any) map[string]any {
@@ -219,6 +225,14 @@ func TestServeWithSlowEmbedder(t *testing.T) {
 	// The embedder fails (a bad key): recorded, nothing else fails.
 	emb.gate <- 401
 	s.env.Vaults[0].Index.WaitEmbeddings(t.Context())
+	select {
+	case ev := <-embedEvents:
+		if ev.Kind != ops.EventEmbedFailed || !strings.Contains(fmt.Sprint(ev.Data["error"]), "401") || ev.Data["failures"] != 1 {
+			t.Errorf("event after the failure: %+v", ev)
+		}
+	default:
+		t.Error("no index.embed_failed event")
+	}
 	vs = vectors()
 	job, _ = vs["job"].(map[string]any)
 	if job == nil || job["running"] != false || !strings.Contains(fmt.Sprint(job["last_error"]), "401") || job["next_retry_at"] == nil || vs["complete"] != false {

@@ -73,6 +73,18 @@ type embedJob struct {
 
 	now     func() time.Time
 	backoff func(failures int) time.Duration
+	onRun   func(st EmbedJob, complete bool) // OnEmbedRun
+}
+
+// OnEmbedRun registers fn, called by the background job after each run
+// that embedded something or failed (not after runs that found nothing to
+// do), with the job's state and whether every vector is now there. It
+// runs on the job's goroutine: it must not block. Call it after
+// BackgroundEmbed, before the first sync.
+func (ix *Index) OnEmbedRun(fn func(st EmbedJob, complete bool)) {
+	if ix.bg != nil {
+		ix.bg.onRun = fn
+	}
 }
 
 // BackgroundEmbed makes the index embed in a background job (see above)
@@ -257,6 +269,12 @@ func (j *embedJob) loop() {
 			j.st.Failures, j.st.LastError, j.st.LastErrorAt, j.st.NextRetryAt = 0, "", time.Time{}, time.Time{}
 			retry = nil
 		}
+		st, did := j.st, j.st.Todo > 0 || err != nil
+		j.mu.Unlock()
+		if did && j.onRun != nil {
+			j.onRun(st, err == nil && j.ix.VectorsComplete(j.ctx))
+		}
+		j.mu.Lock()
 		j.handled = gen
 		j.notify()
 		j.mu.Unlock()

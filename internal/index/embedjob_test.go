@@ -121,6 +121,9 @@ func TestBackgroundEmbedSyncReturnsAtOnce(t *testing.T) {
 	g := newGated()
 	ix := openWith(t, root, g, embed.Settings{})
 	ix.BackgroundEmbed()
+	var runs []EmbedJob
+	var completes []bool
+	ix.OnEmbedRun(func(st EmbedJob, complete bool) { runs, completes = append(runs, st), append(completes, complete) })
 	ctx := context.Background()
 
 	// The sync commits the lexical index and returns with the embedder
@@ -179,6 +182,18 @@ func TestBackgroundEmbedSyncReturnsAtOnce(t *testing.T) {
 	}
 	if n := count(t, ix, "SELECT COUNT(*) FROM chunk_vectors cv JOIN chunks c ON c.id = cv.chunk_id JOIN notes n ON n.id = c.note_id WHERE n.path = 'c.md'"); n != 1 {
 		t.Errorf("c.md vectors = %d", n)
+	}
+	// Each run that embedded something was reported; the last one says
+	// the vectors are complete.
+	if len(runs) == 0 || !completes[len(runs)-1] || runs[0].Todo != 5 || runs[0].LastError != "" || runs[0].FinishedAt.IsZero() {
+		t.Errorf("runs reported: %+v %v", runs, completes)
+	}
+	// A run with nothing to do is not reported.
+	n := len(runs)
+	mustSync(t, ix, SyncOptions{})
+	ix.WaitEmbeddings(ctx)
+	if len(runs) != n {
+		t.Errorf("a no-op run was reported: %+v", runs[n:])
 	}
 }
 
