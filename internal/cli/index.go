@@ -23,7 +23,7 @@ import (
 
 func newIndexCmd(g *globals) *cobra.Command {
 	var paths []string
-	var reset, wait, quiet bool
+	var reset, wait, quiet, showProgress bool
 	cmd := &cobra.Command{
 		Use:   "index [vault]",
 		Short: "Index a vault (incremental; --reset rebuilds)",
@@ -39,13 +39,22 @@ func newIndexCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer vh.Index.Close()
-			var prog *progress
-			if !quiet && g.format == "text" {
-				prog = newProgress(g.stderr)
+			var prog, eprog *progress
+			if !quiet && (g.format == "text" || showProgress) {
+				prog = newProgress(g.stderr, "indexing", "notes")
+				eprog = newProgress(g.stderr, "embedding", "sections and titles")
 			}
-			res, err := vh.Index.Sync(cmd.Context(), index.SyncOptions{Paths: paths, Reset: reset, Wait: wait, Progress: prog.update})
+			res, err := vh.Index.Sync(cmd.Context(), index.SyncOptions{Paths: paths, Reset: reset, Wait: wait,
+				Progress: prog.update, EmbedProgress: eprog.update})
 			prog.finish()
+			eprog.finish()
 			if err != nil {
+				if res != nil && g.format == "text" {
+					// The lexical index is committed; the vectors are not
+					// complete (the embedder failed or cannot run).
+					fmt.Fprintf(g.stdout, "indexed %d, unchanged %d, removed %d, failed %d in %s (%s); keyword search is up to date, the embedding failed:\n",
+						res.Indexed, res.Unchanged, res.Removed, res.Failed, res.Duration.Round(time.Millisecond), vh.Vault.Root)
+				}
 				return err
 			}
 			if g.format == "json" {
@@ -66,6 +75,7 @@ func newIndexCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&reset, "reset", false, "drop the index and rebuild it from scratch")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait for another indexer to finish instead of failing")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress output")
+	cmd.Flags().BoolVar(&showProgress, "progress", false, "report progress on stderr with --format json too")
 	return cmd
 }
 
@@ -115,9 +125,13 @@ func (g *globals) openEnv(ctx context.Context, surfaceDefault bool) (*ops.Env, e
 		} else {
 			fmt.Fprintf(g.stderr, "loci: indexing %s for the first time…\n", vh.Vault.Root)
 		}
-		if _, err := vh.Index.Sync(ctx, index.SyncOptions{Wait: true}); err != nil {
-			vh.Index.Close()
-			return nil, err
+		if res, err := vh.Index.Sync(ctx, index.SyncOptions{Wait: true}); err != nil {
+			if res == nil || errs.Code(err) != errs.CodeEmbedUnavailable {
+				vh.Index.Close()
+				return nil, err
+			}
+			// The keyword index is there; only the vectors are missing.
+			fmt.Fprintf(g.stderr, "loci: no vectors (%v); keyword search only until `loci index` can embed\n", err)
 		}
 	}
 	if err != nil {
@@ -147,6 +161,8 @@ func (g *globals) openEnv(ctx context.Context, surfaceDefault bool) (*ops.Env, e
 // progress draws a bar on a terminal, or plain lines every 10% otherwise.
 type progress struct {
 	w        io.Writer
+	verb     string // indexing, embedding
+	unit     string // notes, sections and titles
 	tty      bool
 	mu       sync.Mutex
 	last     time.Time
@@ -157,8 +173,8 @@ type progress struct {
 	finished bool
 }
 
-func newProgress(w io.Writer) *progress {
-	p := &progress{w: w, start: time.Now(), lastPct: -1}
+func newProgress(w io.Writer, verb, unit string) *progress {
+	p := &progress{w: w, verb: verb, unit: unit, start: time.Now(), lastPct: -1}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		p.tty = true
 	}
@@ -180,15 +196,25 @@ func (p *progress) update(done, total int) {
 		p.last = time.Now()
 		const width = 30
 		fill := pct * width / 100
-		fmt.Fprintf(p.w, "\r[%s%s] %3d%% %d/%d notes", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, done, total)
+		fmt.Fprintf(p.w, "\r%s [%s%s] %3d%% %d/%d %s%s\033[K", p.verb, strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, done, total, p.unit, p.rate(done))
 		p.drawn = true
 		return
 	}
 	step := pct / 10 * 10
 	if step > p.lastPct && (step > 0 || done == 0) {
 		p.lastPct = step
-		fmt.Fprintf(p.w, "indexing: %d/%d notes (%d%%)\n", done, total, step)
+		fmt.Fprintf(p.w, "%s: %d/%d %s (%d%%)%s\n", p.verb, done, total, p.unit, step, p.rate(done))
 	}
+}
+
+// rate is the embedding pace so far (", 3.7/s"), for a slow embedder's
+// bar; empty for indexing and for the first second.
+func (p *progress) rate(done int) string {
+	el := time.Since(p.start).Seconds()
+	if p.verb != "embedding" || el < 1 || done == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %.1f/s", float64(done)/el)
 }
 
 func (p *progress) finish() {
@@ -279,6 +305,7 @@ func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, er
 			g.notices[vh] = notices
 		}
 		vh.Index.AllowStaleMatrix() // a sync never stalls a long-running server's searches
+		env.BackgroundEmbed(vh)     // nor does a slow embedder stall its syncs and writes
 		env.Vaults = append(env.Vaults, vh)
 	}
 	return env, nil

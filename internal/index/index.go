@@ -47,6 +47,7 @@ type Index struct {
 	afterWalk func() // test hook: runs between the walk and parsing
 
 	emb *embedState // embedding provider and in-memory vectors (vectors.go)
+	bg  *embedJob   // the background embedder, when BackgroundEmbed was called (embedjob.go)
 }
 
 // Options configure Open.
@@ -114,8 +115,13 @@ func Open(ctx context.Context, v *vault.Vault, opt Options) (*Index, error) {
 	return ix, nil
 }
 
-// Close closes the database.
-func (ix *Index) Close() error { return ix.DB.Close() }
+// Close stops the background embedder, if any, and closes the database.
+func (ix *Index) Close() error {
+	if ix.bg != nil {
+		ix.bg.stop()
+	}
+	return ix.DB.Close()
+}
 
 func (ix *Index) migrate(ctx context.Context, readOnly bool) error {
 	var v int

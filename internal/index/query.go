@@ -247,7 +247,7 @@ type Status struct {
 	IndexBytes       int64        `json:"index_bytes" jsonschema:"size of the index on disk"`
 	Failures         []Failure    `json:"failures" jsonschema:"files that could not be indexed, with the reason"`
 	FrontmatterIssue []Failure    `json:"frontmatter_errors" jsonschema:"notes with invalid frontmatter (indexed anyway), with the reason"`
-	Vectors          VectorStatus `json:"vectors" jsonschema:"embeddings: the model of the index's vectors, how many sections have one, the configured provider and the default search mode"`
+	Vectors          VectorStatus `json:"vectors" jsonschema:"embeddings: the model of the index's vectors, how many sections have one, progress (embedded, total, pending, complete), the background embedder of a server (job: running, rate, last_error, next_retry_at), the configured provider and the default search mode (lexical until every section has its vector)"`
 }
 
 // Status reports counts, times, and the files that failed and why. The
@@ -285,6 +285,9 @@ func (ix *Index) Status(ctx context.Context, hidden ...int64) (*Status, error) {
 		all := st.Vectors.Chunks
 		ix.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM chunk_vectors WHERE "+hiddenCond("note_id", hidden), args...).Scan(&st.Vectors.Chunks)
 		st.Vectors.MemoryBytes = st.Vectors.MemoryBytes * int64(st.Vectors.Chunks) / int64(all)
+	}
+	if len(hidden) > 0 {
+		ix.vectorCounts(ctx, &st.Vectors, hidden)
 	}
 	for _, suffix := range []string{"", "-wal"} {
 		if fi, err := os.Stat(filepath.Join(ix.Dir, DBName+suffix)); err == nil {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loci-dev/loci/internal/embed"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/markdown"
 	"github.com/loci-dev/loci/internal/textseg"
@@ -102,6 +103,17 @@ type parsed struct {
 
 // Sync brings the index up to date with the files on disk.
 func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error) {
+	res, err := ix.sync(ctx, opt)
+	if err == nil && ix.bg != nil && ix.bg.inline() {
+		// An in-process embedder (builtin, model2vec) is fast: the sync
+		// returns once the job has embedded what it changed, so the next
+		// search sees the vectors too, as without a background job.
+		ix.bg.waitIdle(ctx)
+	}
+	return res, err
+}
+
+func (ix *Index) sync(ctx context.Context, opt SyncOptions) (*SyncResult, error) {
 	start := time.Now()
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
@@ -118,7 +130,12 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 	defer conn.Close()
 
 	embedOn := ix.emb.provider != nil && !opt.NoEmbed
-	if embedOn || ix.emb.err != nil {
+	// An embedder that cannot run (embedding_unavailable: a model2vec
+	// provider without its model folder, say) does not stop the lexical
+	// index: it is built, and the error is reported after it is committed
+	// (or, with a background embedder, recorded there).
+	embedDown := ix.emb.err != nil && errs.Code(ix.emb.err) == errs.CodeEmbedUnavailable
+	if embedOn || (ix.emb.err != nil && !embedDown) {
 		// Before anything is written: a model mismatch fails fast.
 		if err := ix.checkIdentity(ctx, conn, opt.Reset); err != nil {
 			return nil, err
@@ -398,14 +415,36 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 		return nil, err
 	}
 	crashPoint("before-embed")
+	changed := res.Indexed > 0 || res.Removed > 0 || opt.Reset
+	embedDown = embedDown && !opt.NoEmbed
+	if bg := ix.bg; bg != nil && (embedOn || embedDown) {
+		// A server: the lexical index is committed; the embedding runs
+		// in the background job, which this sync wakes (embedjob.go).
+		if embedDown {
+			bg.unavailable(ix.emb.err)
+		} else {
+			bg.kick(changed, changed && len(paths) == 0)
+		}
+		id := embed.Identity{Provider: ix.emb.settings.Provider}
+		if ix.emb.provider != nil {
+			id = ix.emb.provider.Identity()
+		}
+		res.Embed = &EmbedStats{Provider: id.Provider, Model: id.Model, Dims: id.Dims, Background: true}
+		embedOn = false
+	} else if embedDown {
+		res.finish(start)
+		return res, ix.emb.err
+	}
 	if embedOn {
-		changed := res.Indexed > 0 || res.Removed > 0 || opt.Reset
 		// A sync that changed nothing skips the pass when the last one
 		// left every section embedded (embed_complete, cleared by any
 		// sync that writes notes).
 		if changed || ix.Meta(ctx, "embed_complete") != "1" {
-			if res.Embed, err = ix.embedPass(ctx, conn, changed, len(paths) == 0, opt.EmbedProgress); err != nil {
-				return nil, err
+			if res.Embed, err = ix.embedPass(ctx, conn, changed, len(paths) == 0, passOptions{progress: opt.EmbedProgress}); err != nil {
+				// The lexical index is committed: the result says what it
+				// holds, the error why the vectors are not complete.
+				res.finish(start)
+				return res, err
 			}
 			conn.ExecContext(ctx, "INSERT INTO meta(key,value) VALUES('embed_complete','1') ON CONFLICT(key) DO UPDATE SET value='1'")
 		} else {
@@ -420,9 +459,13 @@ func (ix *Index) Sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 	if res.Indexed+res.Removed > 500 {
 		conn.ExecContext(ctx, "PRAGMA optimize")
 	}
+	res.finish(start)
+	return res, nil
+}
+
+func (res *SyncResult) finish(start time.Time) {
 	res.Duration = time.Since(start)
 	res.Millis = res.Duration.Milliseconds()
-	return res, nil
 }
 
 func (ix *Index) parseOne(j job) parsed {

@@ -41,6 +41,9 @@ type EmbedStats struct {
 	Tokens   int64   `json:"tokens"`   // tokens used (reported or estimated)
 	CostUSD  float64 `json:"cost_usd"` // estimated, from embed.price_per_mtok
 	Millis   int64   `json:"duration_ms"`
+	// Background is set when the pass was left to the background job
+	// (a server's sync): the counts are then zero.
+	Background bool `json:"background,omitempty"`
 }
 
 // VectorStatus is the embedding part of index_status.
@@ -53,9 +56,15 @@ type VectorStatus struct {
 	Configured   string `json:"configured" jsonschema:"the embedding provider configured now (none when disabled)"`
 	Mismatch     bool   `json:"mismatch,omitempty" jsonschema:"true when the configured model differs from the index's; run loci index --reset"`
 	MemoryBytes  int64  `json:"memory_bytes,omitempty" jsonschema:"memory the vectors take when loaded for search"`
-	DefaultMode  string `json:"default_mode" jsonschema:"the search mode used when none is given: hybrid once vectors exist, else lexical"`
+	DefaultMode  string `json:"default_mode" jsonschema:"the search mode used when none is given: hybrid once every section has its vector, else lexical"`
 	ConfigError  string `json:"config_error,omitempty" jsonschema:"why the embedding settings are invalid, if they are"`
 	LastEmbedded string `json:"last_embedded_at,omitempty" jsonschema:"time of the last embedding pass (UTC, RFC 3339)"`
+	// Progress: texts are sections and note titles (each gets a vector).
+	Embedded int       `json:"embedded" jsonschema:"texts (sections and note titles) with a vector"`
+	Total    int       `json:"total" jsonschema:"texts (sections and note titles) in the index"`
+	Pending  int       `json:"pending" jsonschema:"texts still waiting for a vector"`
+	Complete bool      `json:"complete" jsonschema:"every text has its vector; until then the default search mode is lexical"`
+	Job      *EmbedJob `json:"job,omitempty" jsonschema:"the background embedder of a server (loci serve, loci mcp): running, progress, rate, last error; absent when each sync embeds (loci index)"`
 }
 
 // embedState is the embedding configuration of an open index.
@@ -113,6 +122,9 @@ func (ix *Index) setupEmbed(opt Options) {
 		return
 	}
 	st.provider, st.err = embed.New(s)
+	if st.err != nil {
+		st.provider = nil // embed.New may return a typed nil with its error
+	}
 }
 
 // Embedder returns the configured embedding provider (nil when disabled).
@@ -226,19 +238,44 @@ type embedItem struct {
 	text        string
 }
 
+// passOptions tune one embedding pass.
+type passOptions struct {
+	// progress, when set, is called as pages are written (done and total
+	// count texts: sections and titles).
+	progress func(done, total int)
+	// size is the number of texts per page (default embedGroupSize).
+	size int
+	// lock, when set, is taken around each page's write and released
+	// before the next page is read: the pass holds no lock while the
+	// provider works (the background job; see embedjob.go). Each page is
+	// then checked again under the lock: only the sections and titles that
+	// still exist with the text embedded, and still lack a vector, get one.
+	lock func() (unlock func(), err error)
+}
+
 // embedPass embeds every chunk and title that has no vector yet.
-func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bool, progress func(done, total int)) (*EmbedStats, error) {
+func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bool, po passOptions) (*EmbedStats, error) {
 	p := ix.emb.provider
+	progress := po.progress
+	size := po.size
+	if size <= 0 {
+		size = embedGroupSize
+	}
 	start := time.Now()
 	before := p.Usage()
 	stats := &EmbedStats{}
 	if changed {
 		// Vectors of deleted chunks and notes go with them (childTables);
 		// these catch rows left by an older loci or an interrupted run.
-		for _, s := range []string{"DELETE FROM chunk_vectors WHERE chunk_id NOT IN (SELECT id FROM chunks)", "DELETE FROM note_vectors WHERE note_id NOT IN (SELECT id FROM notes)"} {
-			if _, err := conn.ExecContext(ctx, s); err != nil {
-				return nil, err
+		if err := withLock(po.lock, func() error {
+			for _, s := range []string{"DELETE FROM chunk_vectors WHERE chunk_id NOT IN (SELECT id FROM chunks)", "DELETE FROM note_vectors WHERE note_id NOT IN (SELECT id FROM notes)"} {
+				if _, err := conn.ExecContext(ctx, s); err != nil {
+					return err
+				}
 			}
+			return nil
+		}); err != nil {
+			return nil, err
 		}
 	}
 	// Work in pages of embedGroupSize texts, read by id: memory stays bounded
@@ -262,7 +299,7 @@ func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bo
 	} {
 		last := int64(0)
 		for {
-			page, err := readPage(ctx, conn, q.sql, q.title, last)
+			page, err := readPage(ctx, conn, q.sql, q.title, last, size)
 			if err != nil {
 				return nil, err
 			}
@@ -274,12 +311,17 @@ func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bo
 					return nil, err
 				}
 			}
+			from := last
 			if q.title {
 				last = page[len(page)-1].note
 			} else {
 				last = page[len(page)-1].chunk
 			}
-			if err := ix.embedGroup(ctx, conn, page, cached, stats); err != nil {
+			var recheck func(queryer2) ([]embedItem, error)
+			if po.lock != nil {
+				recheck = func(q2 queryer2) ([]embedItem, error) { return readPage(ctx, q2, q.sql, q.title, from, size) }
+			}
+			if err := ix.embedGroup(ctx, conn, page, cached, stats, po.lock, recheck); err != nil {
 				return nil, err
 			}
 			done += len(page)
@@ -287,7 +329,7 @@ func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bo
 				progress(min(done, total), total)
 			}
 			crashPoint("embed")
-			if len(page) < embedGroupSize {
+			if len(page) < size {
 				break
 			}
 		}
@@ -295,7 +337,10 @@ func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bo
 	if full && changed {
 		// Drop cached vectors nothing points to any more. Only on a
 		// whole-vault sync, where a rename's two halves meet in one run.
-		if _, err := conn.ExecContext(ctx, `DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunk_vectors) AND hash NOT IN (SELECT hash FROM note_vectors)`); err != nil {
+		if err := withLock(po.lock, func() error {
+			_, err := conn.ExecContext(ctx, `DELETE FROM vectors WHERE hash NOT IN (SELECT hash FROM chunk_vectors) AND hash NOT IN (SELECT hash FROM note_vectors)`)
+			return err
+		}); err != nil {
 			return nil, err
 		}
 	}
@@ -308,10 +353,28 @@ func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bo
 	return stats, nil
 }
 
-// readPage reads up to embedGroupSize sections (or titles) after id last that
+// queryer2 runs a query: a connection or a transaction.
+type queryer2 interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}
+
+// withLock runs fn under lock, when there is one.
+func withLock(lock func() (func(), error), fn func() error) error {
+	if lock == nil {
+		return fn()
+	}
+	unlock, err := lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return fn()
+}
+
+// readPage reads up to size sections (or titles) after id last that
 // have no vector, with the text to embed and its hash.
-func readPage(ctx context.Context, conn *sql.Conn, q string, title bool, last int64) ([]embedItem, error) {
-	rows, err := conn.QueryContext(ctx, q, last, embedGroupSize)
+func readPage(ctx context.Context, conn queryer2, q string, title bool, last int64, size int) ([]embedItem, error) {
+	rows, err := conn.QueryContext(ctx, q, last, size)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +417,12 @@ func loadHashes(ctx context.Context, conn *sql.Conn) (map[vecHash]bool, error) {
 	return m, rows.Err()
 }
 
-func (ix *Index) embedGroup(ctx context.Context, conn *sql.Conn, group []embedItem, cached map[vecHash]bool, stats *EmbedStats) error {
+// embedGroup embeds the texts of group not in the cache and writes the
+// group's vectors. With lock, the write happens under it, and recheck
+// (the page read again, in the write's transaction) narrows group to the
+// items that are still there, unchanged, without a vector.
+func (ix *Index) embedGroup(ctx context.Context, conn *sql.Conn, group []embedItem, cached map[vecHash]bool, stats *EmbedStats,
+	lock func() (func(), error), recheck func(queryer2) ([]embedItem, error)) error {
 	p := ix.emb.provider
 	var texts []string
 	var hashes []vecHash
@@ -377,11 +445,39 @@ func (ix *Index) embedGroup(ctx context.Context, conn *sql.Conn, group []embedIt
 		}
 		stats.Embedded += len(texts)
 	}
+	if lock != nil {
+		unlock, err := lock()
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return errs.Wrap(err, errs.CodeIndexBusy, "cannot write vectors")
 	}
 	defer tx.Rollback()
+	if recheck != nil {
+		now, err := recheck(tx)
+		if err != nil {
+			return err
+		}
+		type key struct {
+			chunk, note int64
+			hash        vecHash
+		}
+		still := make(map[key]bool, len(now))
+		for _, it := range now {
+			still[key{it.chunk, it.note, it.hash}] = true
+		}
+		kept := group[:0:0]
+		for _, it := range group {
+			if still[key{it.chunk, it.note, it.hash}] {
+				kept = append(kept, it)
+			}
+		}
+		group = kept
+	}
 	id := p.Identity()
 	if stored, ok := storedIdentity(ctx, tx); !ok {
 		if err := setMeta(ctx, tx, map[string]string{"embed_provider": id.Provider, "embed_model": id.Model, "embed_dims": strconv.Itoa(id.Dims)}); err != nil {
@@ -479,6 +575,9 @@ func (ix *Index) vectorsUsable(ctx context.Context) error {
 	}
 	stored, ok := storedIdentity(ctx, ix.DB)
 	if !ok {
+		if ix.bg != nil {
+			return errs.New(errs.CodeEmbedUnavailable, "the index has no vectors yet: the background embedder has not written its first page (index_status shows its progress and any error); use mode lexical meanwhile")
+		}
 		return errs.New(errs.CodeEmbedUnavailable, "the index has no vectors yet; run `loci index` (embeddings are on by default) or use mode lexical")
 	}
 	if !sameSpace(stored, st.provider.Identity()) {
@@ -624,6 +723,9 @@ func (ix *Index) vectorStatus(ctx context.Context) VectorStatus {
 	st := ix.emb
 	if st.err != nil {
 		vs.ConfigError = st.err.Error()
+		if st.settings.Provider != "" {
+			vs.Configured = st.settings.Provider + " (unavailable)"
+		}
 	} else if st.provider != nil {
 		vs.Configured = st.provider.Identity().String()
 	}
@@ -633,8 +735,11 @@ func (ix *Index) vectorStatus(ctx context.Context) VectorStatus {
 	}
 	ix.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM chunk_vectors").Scan(&vs.Chunks)
 	ix.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM vectors").Scan(&vs.Cached)
+	ix.vectorCounts(ctx, &vs, nil)
 	if ok, _ := ix.HasVectors(ctx); ok && vs.Chunks > 0 {
-		vs.DefaultMode = "hybrid"
+		if vs.Complete {
+			vs.DefaultMode = "hybrid"
+		}
 		per := int64(vs.Dims) * 4
 		if st.settings.Int8 {
 			per = int64(vs.Dims) + 4

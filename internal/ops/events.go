@@ -26,6 +26,8 @@ const (
 	EventSyncFinished      = "index.sync_finished"
 	EventSyncFailed        = "index.sync_failed"
 	EventFileFailed        = "index.file_failed"
+	EventEmbedFinished     = "index.embed_finished"
+	EventEmbedFailed       = "index.embed_failed"
 	EventWriteApplied      = "write.applied"
 	EventWatcherStarted    = "watcher.started"
 	EventWatcherStopped    = "watcher.stopped"
@@ -38,7 +40,7 @@ const (
 // EventKinds lists every kind, for documentation and filters.
 var EventKinds = []string{
 	EventNoteCreated, EventNoteUpdated, EventNoteDeleted, EventNoteMoved,
-	EventSyncStarted, EventSyncFinished, EventSyncFailed, EventFileFailed,
+	EventSyncStarted, EventSyncFinished, EventSyncFailed, EventFileFailed, EventEmbedFinished, EventEmbedFailed,
 	EventWriteApplied,
 	EventWatcherStarted, EventWatcherStopped, EventWatcherError, EventWatcherOverflow, EventWatcherExcluded, EventWatcherReconciled,
 	EventConfirmationPending, EventConfirmationDecided,
@@ -239,6 +241,27 @@ func (e *Env) emitSync(vh *VaultHandle, full bool, res *index.SyncResult, err er
 		"full": full, "indexed": res.Indexed, "unchanged": res.Unchanged, "removed": res.Removed,
 		"failed": res.Failed, "duration_ms": res.Duration.Milliseconds(),
 	}})
+}
+
+// BackgroundEmbed gives vh's index a background embedder (servers: a sync
+// commits the lexical index and returns; index.BackgroundEmbed) and
+// publishes each of its runs that did something as index.embed_finished or
+// index.embed_failed.
+func (e *Env) BackgroundEmbed(vh *VaultHandle) {
+	vh.Index.BackgroundEmbed()
+	vh.Index.OnEmbedRun(func(st index.EmbedJob, complete bool) {
+		if !e.hasEventSubs() {
+			return
+		}
+		if st.LastError != "" { // a run that succeeds clears it
+			e.Emit(Event{Kind: EventEmbedFailed, Vault: vh.Name, Data: map[string]any{
+				"error": st.LastError, "failures": st.Failures, "next_retry_at": st.NextRetryAt, "done": st.Done, "todo": st.Todo}})
+			return
+		}
+		e.Emit(Event{Kind: EventEmbedFinished, Vault: vh.Name, Data: map[string]any{
+			"done": st.Done, "todo": st.Todo, "rate": st.Rate, "complete": complete,
+			"duration_ms": st.FinishedAt.Sub(st.StartedAt).Milliseconds()}})
+	})
 }
 
 // State returns the vault's background sync state.

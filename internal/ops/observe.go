@@ -242,6 +242,13 @@ func (e *Env) VaultFigures() []telemetry.VaultFigures {
 			f.Notes = n
 		}
 		cancel()
+		if j := vh.Index.EmbedJobState(); j != nil {
+			ef := &telemetry.EmbedFigures{Running: j.Running, Failed: j.LastError != "", Rate: j.Rate}
+			if j.Running {
+				ef.Pending = max(j.Todo-j.Done, 0)
+			}
+			f.Embed = ef
+		}
 		if w := vh.WatchState(); w != nil {
 			wf := &telemetry.WatcherFigures{Up: w.State == "watching" || w.State == "degraded", Queue: w.Queue,
 				Events: w.Events, Batches: w.Batches, Overflows: w.Overflows}

@@ -125,7 +125,7 @@ func (s *Searcher) resolveMode(ctx context.Context, mode string) (string, error)
 		return "", errs.New(errs.CodeEmbedUnavailable, "mode %s needs vectors; run `loci index`", mode)
 	}
 	if mode == "" {
-		return ModeHybrid, nil
+		return s.defaultMode(ctx), nil
 	}
 	return mode, nil
 }

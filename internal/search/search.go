@@ -88,6 +88,11 @@ type Response struct {
 	HasMore bool `json:"has_more"`
 	// Mode is the retrieval mode used.
 	Mode string `json:"mode"`
+	// Vectors is "partial" when the index's vectors are not complete yet
+	// (a background embedder is at work, or failed): the default mode was
+	// then lexical, and a semantic or hybrid search used the vectors there
+	// are. Absent otherwise, and in lexical mode asked for by name.
+	Vectors string `json:"vectors,omitempty"`
 }
 
 type hit struct {
@@ -160,10 +165,15 @@ func (s *Searcher) Search(ctx context.Context, q Query) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	var resp *Response
 	if mode != ModeLexical || q.ExpandLinks || q.Explain {
-		return s.fused(ctx, q, mode, terms, lex)
+		resp, err = s.fused(ctx, q, mode, terms, lex)
+	} else {
+		resp, err = s.lexical(ctx, q, lex)
 	}
-	return s.lexical(ctx, q, lex)
+	// The default mode came out hybrid only with every vector there.
+	check := q.Mode != ModeLexical && (q.Mode != "" || mode != ModeHybrid)
+	return markPartial(resp, err, err == nil && check && s.vectorsPartial(ctx))
 }
 
 // lexical is BM25 search alone: strict pass, then relaxed.

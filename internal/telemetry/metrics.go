@@ -99,6 +99,18 @@ type VaultFigures struct {
 	LastSync time.Duration
 	// Watcher is nil when no watcher runs.
 	Watcher *WatcherFigures
+	// Embed is nil when no background embedder runs.
+	Embed *EmbedFigures
+}
+
+// EmbedFigures are a background embedder's figures.
+type EmbedFigures struct {
+	// Running is true while the job embeds; Failed when its last run failed.
+	Running, Failed bool
+	// Pending is the texts the current run has still to do (0 when idle).
+	Pending int
+	// Rate is the texts per second of the current or last run.
+	Rate float64
 }
 
 // WatcherFigures are a file watcher's figures.
@@ -128,13 +140,18 @@ var (
 	descWatchEvts  = prometheus.NewDesc("loci_watcher_events_total", "File events the watcher acted on.", []string{"vault"}, nil)
 	descWatchBatch = prometheus.NewDesc("loci_watcher_batches_total", "Batches of changes the watcher synced.", []string{"vault"}, nil)
 	descWatchOver  = prometheus.NewDesc("loci_watcher_overflows_total", "Times the OS dropped file events (a full sync followed).", []string{"vault"}, nil)
+	descEmbedRun   = prometheus.NewDesc("loci_embed_running", "1 while the vault's background embedder runs.", []string{"vault"}, nil)
+	descEmbedFail  = prometheus.NewDesc("loci_embed_failed", "1 when the background embedder's last run failed (it retries after a backoff).", []string{"vault"}, nil)
+	descEmbedLeft  = prometheus.NewDesc("loci_embed_pending", "Sections and titles the background embedder's current run has still to embed.", []string{"vault"}, nil)
+	descEmbedRate  = prometheus.NewDesc("loci_embed_rate", "Texts per second of the background embedder's current or last run.", []string{"vault"}, nil)
 )
 
 type vaultCollector struct{ figures func() []VaultFigures }
 
 func (c *vaultCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descNotes, descSyncing, descSyncFailed, descLastSync,
-		descWatchUp, descWatchQueue, descWatchLag, descWatchBeat, descWatchEvts, descWatchBatch, descWatchOver} {
+		descWatchUp, descWatchQueue, descWatchLag, descWatchBeat, descWatchEvts, descWatchBatch, descWatchOver,
+		descEmbedRun, descEmbedFail, descEmbedLeft, descEmbedRate} {
 		ch <- d
 	}
 }
@@ -153,6 +170,12 @@ func (c *vaultCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descSyncing, b2f(f.Syncing), f.Vault)
 		gauge(descSyncFailed, b2f(f.SyncFailed), f.Vault)
 		gauge(descLastSync, f.LastSync.Seconds(), f.Vault)
+		if e := f.Embed; e != nil {
+			gauge(descEmbedRun, b2f(e.Running), f.Vault)
+			gauge(descEmbedFail, b2f(e.Failed), f.Vault)
+			gauge(descEmbedLeft, float64(e.Pending), f.Vault)
+			gauge(descEmbedRate, e.Rate, f.Vault)
+		}
 		w := f.Watcher
 		if w == nil {
 			continue

@@ -154,7 +154,8 @@ func TestVaultFiguresExposed(t *testing.T) {
 	m.Vaults(func() []VaultFigures {
 		return []VaultFigures{
 			{Vault: "notes", Notes: 42, LastSync: 1500 * time.Millisecond,
-				Watcher: &WatcherFigures{Up: true, Queue: 3, Lag: 2 * time.Second, Events: 9, Batches: 4}},
+				Watcher: &WatcherFigures{Up: true, Queue: 3, Lag: 2 * time.Second, Events: 9, Batches: 4},
+				Embed:   &EmbedFigures{Running: true, Pending: 120, Rate: 3.5}},
 			{Vault: "work", Notes: -1, Syncing: true},
 		}
 	})
@@ -169,12 +170,16 @@ func TestVaultFiguresExposed(t *testing.T) {
 		`loci_watcher_lag_seconds{vault="notes"} 2`,
 		`loci_watcher_events_total{vault="notes"} 9`,
 		`loci_watcher_up{vault="notes"} 1`,
+		`loci_embed_running{vault="notes"} 1`,
+		`loci_embed_failed{vault="notes"} 0`,
+		`loci_embed_pending{vault="notes"} 120`,
+		`loci_embed_rate{vault="notes"} 3.5`,
 	} {
 		if !strings.Contains(text, line+"\n") {
 			t.Errorf("missing %q", line)
 		}
 	}
-	if strings.Contains(text, `loci_index_notes{vault="work"}`) || strings.Contains(text, `loci_watcher_up{vault="work"}`) {
+	if strings.Contains(text, `loci_index_notes{vault="work"}`) || strings.Contains(text, `loci_watcher_up{vault="work"}`) || strings.Contains(text, `loci_embed_running{vault="work"}`) {
 		t.Error("figures of what could not be read, or of no watcher, are shown")
 	}
 }

@@ -15,7 +15,7 @@ import (
 // GetContextIn is the input of get_context.
 type GetContextIn struct {
 	Query        string   `json:"query" jsonschema:"what the task is about: words, \"exact phrases\", prefix* and -excluded terms; any language"`
-	Mode         string   `json:"mode,omitempty" jsonschema:"retrieval mode: lexical (BM25 keywords), semantic (meaning, by embeddings) or hybrid (both fused; the default once the index has vectors, else lexical)"`
+	Mode         string   `json:"mode,omitempty" jsonschema:"retrieval mode: lexical (BM25 keywords), semantic (meaning, by embeddings) or hybrid (both fused; the default once every section has its vector, else lexical)"`
 	ExpandLinks  bool     `json:"expand_links,omitempty" jsonschema:"also return notes linked from and to the top hits, at a lower score (graph expansion)"`
 	Explain      bool     `json:"explain,omitempty" jsonschema:"add each note's lexical rank, vector rank and graph contribution"`
 	Limit        int      `json:"limit,omitempty" jsonschema:"number of notes, 1-20 (default 5)"`
@@ -55,10 +55,11 @@ type ContextNote struct {
 
 // GetContextOut is the output of get_context.
 type GetContextOut struct {
-	Query string        `json:"query" jsonschema:"the query as received"`
-	Mode  string        `json:"mode" jsonschema:"the retrieval mode used"`
-	Notes []ContextNote `json:"notes" jsonschema:"the most relevant notes, best first, one entry per note"`
-	Hint  string        `json:"hint,omitempty" jsonschema:"what to try next when nothing matched"`
+	Query   string        `json:"query" jsonschema:"the query as received"`
+	Mode    string        `json:"mode" jsonschema:"the retrieval mode used"`
+	Vectors string        `json:"vectors,omitempty" jsonschema:"partial while the index's vectors are incomplete (see search_notes)"`
+	Notes   []ContextNote `json:"notes" jsonschema:"the most relevant notes, best first, one entry per note"`
+	Hint    string        `json:"hint,omitempty" jsonschema:"what to try next when nothing matched"`
 }
 
 // GetContext is the get_context operation.
@@ -68,7 +69,7 @@ func GetContext() ops.Def[GetContextIn, GetContextOut] {
 		Title: "Get context for a task",
 		Description: "Start here: the notes most relevant to a task or question, best first, one entry per note, each with the best-matching section's heading path and line, " +
 			"a highlighted snippet, the note's tags and, with preview_chars, the start of its body. " +
-			"Finds notes by keywords and, once the index has vectors, by meaning (mode hybrid, the default then); expand_links adds linked notes. Follow up with read_note on the paths that matter.",
+			"Finds notes by keywords and, once every section has its vector, by meaning (mode hybrid, the default then); expand_links adds linked notes. Follow up with read_note on the paths that matter.",
 		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
 		CLI:         ops.CLI{Use: "context", Args: []string{"query"}, Text: textContext, Short: "The notes most relevant to a question (an agent's first call)"},
 		Errors:      []string{errs.CodeInvalidInput, errs.CodeVaultNotFound, errs.CodeEmbedUnavailable, errs.CodeEmbedMismatch},
@@ -84,7 +85,7 @@ func GetContext() ops.Def[GetContextIn, GetContextOut] {
 			if err != nil {
 				return nil, err
 			}
-			out := &GetContextOut{Query: in.Query, Mode: resp.Mode, Notes: []ContextNote{}}
+			out := &GetContextOut{Query: in.Query, Mode: resp.Mode, Vectors: resp.Vectors, Notes: []ContextNote{}}
 			ids := make([]int64, len(resp.Results))
 			for i, res := range resp.Results {
 				ids[i] = res.NoteID

@@ -114,6 +114,23 @@ func vectorsLine(v index.VectorStatus) string {
 	if v.ConfigError != "" {
 		fmt.Fprintf(&b, "              embedding settings: %s\n", v.ConfigError)
 	}
+	if v.Configured != "none" && !v.Complete && v.Total > 0 {
+		fmt.Fprintf(&b, "embedding:    %d of %d sections and titles (%d pending)", v.Embedded, v.Total, v.Pending)
+		if j := v.Job; j != nil && j.Running {
+			fmt.Fprintf(&b, ", running, %d/%d this run", j.Done, j.Todo)
+			if j.Rate > 0 {
+				fmt.Fprintf(&b, " at %.1f/s", j.Rate)
+			}
+		}
+		b.WriteString("\n")
+	}
+	if j := v.Job; j != nil && j.LastError != "" {
+		fmt.Fprintf(&b, "embedder:     failed: %s", j.LastError)
+		if !j.NextRetryAt.IsZero() {
+			fmt.Fprintf(&b, " (retry after %s)", j.NextRetryAt.Format(time.RFC3339))
+		}
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(&b, "search mode:  %s by default\n", v.DefaultMode)
 	return b.String()
 }

@@ -13,7 +13,7 @@ import (
 // SearchNotesIn is the input of search_notes.
 type SearchNotesIn struct {
 	Query       string            `json:"query,omitempty" jsonschema:"what to look for: words, \"exact phrases\", prefix* and -excluded terms; any language. Empty with at least one filter: list the notes that pass the filters, ordered by sort"`
-	Mode        string            `json:"mode,omitempty" jsonschema:"retrieval mode: lexical (BM25 keywords), semantic (meaning, by embeddings) or hybrid (both fused; the default once the index has vectors, else lexical)"`
+	Mode        string            `json:"mode,omitempty" jsonschema:"retrieval mode: lexical (BM25 keywords), semantic (meaning, by embeddings) or hybrid (both fused; the default once every section has its vector, else lexical)"`
 	ExpandLinks bool              `json:"expand_links,omitempty" jsonschema:"also return notes linked from and to the top hits, at a lower score (graph expansion)"`
 	Explain     bool              `json:"explain,omitempty" jsonschema:"add each result's lexical rank, vector rank and graph contribution"`
 	Limit       int               `json:"limit,omitempty" jsonschema:"results per page, 1-100 (default 10)"`
@@ -58,6 +58,7 @@ func (in *SearchNotesIn) Validate() error {
 type SearchNotesOut struct {
 	Results    []search.Result `json:"results" jsonschema:"one result per note (per section with group_by section), best first: path, title, heading_path, line, end_line (the section's line span), block_uuid (group_by section: the id:: of the Logseq block the section starts with), score (BM25 in lexical mode, the fused rank score in the others, 0 in a listing), snippet, matched (all, any, semantic, link, or filter in a listing) and, with explain, explain"`
 	Mode       string          `json:"mode" jsonschema:"the retrieval mode used: lexical, semantic, hybrid, or list for an empty query with filters"`
+	Vectors    string          `json:"vectors,omitempty" jsonschema:"partial while the index's vectors are incomplete (a background embedder is at work or failed): the default mode was then lexical, and a semantic or hybrid search used the vectors there are"`
 	NextCursor string          `json:"next_cursor,omitempty" jsonschema:"pass as cursor to get the next page"`
 }
 
@@ -66,7 +67,7 @@ func SearchNotes() ops.Def[SearchNotesIn, SearchNotesOut] {
 	return ops.Def[SearchNotesIn, SearchNotesOut]{
 		Name:  "search_notes",
 		Title: "Search notes",
-		Description: "Search the vault by keywords (BM25, every language including Chinese/Japanese/Korean) and, once the index has vectors, by meaning: " +
+		Description: "Search the vault by keywords (BM25, every language including Chinese/Japanese/Korean) and, once every section has its vector, by meaning: " +
 			"mode hybrid (the default then) fuses both rankings, semantic finds paraphrases with no shared words, lexical is keywords only. " +
 			"Returns one result per note, best first, with the best-matching section's heading path, line span and a highlighted snippet; group_by section returns sections instead (several per note, Logseq blocks with their uuid). " +
 			"Supports \"phrases\", prefix* and -exclusions, and filters by path glob, tags, frontmatter and dates; expand_links adds linked notes, explain shows the ranks behind each result. " +
@@ -88,7 +89,7 @@ func SearchNotes() ops.Def[SearchNotesIn, SearchNotesOut] {
 			if err != nil {
 				return nil, err
 			}
-			out := &SearchNotesOut{Results: resp.Results, Mode: resp.Mode}
+			out := &SearchNotesOut{Results: resp.Results, Mode: resp.Mode, Vectors: resp.Vectors}
 			if resp.HasMore {
 				out.NextCursor = ops.EncodeCursor(off + len(resp.Results))
 			}
