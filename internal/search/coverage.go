@@ -129,10 +129,20 @@ func (s *Searcher) boostCoverage(ctx context.Context, terms []term, hits []hit) 
 // of different forms match where matchWord's prefix rule misses (a
 // shorter title word).
 func lightStem(w string) string {
-	for _, suf := range []string{"ings", "ing", "ies", "es", "ed", "s", "e"} {
-		if len(w) > len(suf)+2 && strings.HasSuffix(w, suf) {
-			w = w[:len(w)-len(suf)]
-			if suf == "ies" {
+	// keep: the shortest stem each suffix may leave. "ed", "es" and a
+	// final "e" need four letters, so "embed", "need" and "uses" are not
+	// cut to "emb", "ne" and "us"; a final "s" after "s" is no plural
+	// ("class").
+	for _, r := range []struct {
+		suf  string
+		keep int
+	}{{"ings", 3}, {"ing", 3}, {"ies", 3}, {"es", 4}, {"ed", 4}, {"s", 3}, {"e", 4}} {
+		if len(w) >= len(r.suf)+r.keep && strings.HasSuffix(w, r.suf) {
+			if r.suf == "s" && strings.HasSuffix(w, "ss") {
+				break
+			}
+			w = w[:len(w)-len(r.suf)]
+			if r.suf == "ies" {
 				w += "y"
 			}
 			break

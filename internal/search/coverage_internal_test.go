@@ -6,7 +6,10 @@ import "testing"
 // are left alone, and different words stay apart.
 func TestLightStem(t *testing.T) {
 	meet := [][]string{
-		{"embedding", "embeddings", "embedded", "embeds"},
+		{"embed", "embedding", "embeddings", "embedded", "embeds"},
+		{"class", "classes"},
+		{"note", "notes"},
+		{"file", "files"},
 		{"image", "images"},
 		{"story", "stories"},
 		{"cache", "caches", "cached"},
@@ -24,7 +27,8 @@ func TestLightStem(t *testing.T) {
 		}
 	}
 	for w, want := range map[string]string{
-		"is": "is", "bus": "bus", "red": "red", "see": "see", // too short to strip
+		"is": "is", "bus": "bus", "red": "red", "see": "see", "need": "need", // too short to strip
+		"embed": "embed", "class": "class", "glass": "glass",
 		"embedding": "embed", "stories": "story", "running": "run",
 		"tools": "tool", "all": "all", "tall": "tall", // a double l is kept
 		"": "",
