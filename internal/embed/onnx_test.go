@@ -1,0 +1,501 @@
+package embed
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loci-dev/loci/internal/embed/onnxtest"
+
+	"github.com/loci-dev/loci/internal/errs"
+)
+
+// The tests build their own ONNX model: input_ids → Gather rows of an
+// embedding table → last_hidden_state [batch, seq, dims], with the
+// attention_mask and token_type_ids inputs a BERT export has. Mean pooling
+// of that output is the masked mean of the table rows of the tokens, which
+// the tests compute by hand.
+
+// onnxVocab is the WordPiece vocabulary of the test tokenizer; a token's
+// id is its index.
+var onnxVocab = []string{
+	"[PAD]", "[UNK]", "[CLS]", "[SEP]", "query", ":", "passage", "the", "cat", "dog",
+	"sat", "on", "mat", "kitten", "feline", "zebra", "stripes", "##s", "a", "b",
+}
+
+const onnxDims = 4
+
+// onnxRow is the table row of id i: distinct, exactly representable.
+func onnxRow(i int) []float32 {
+	return []float32{float32(i%5) - 2, float32(i%3) + 0.5, float32(i) / 4, 1 - float32(i%2)}
+}
+
+// onnxTable is the table, with rows overridden by id.
+func onnxTable(over map[int][]float32) [][]float32 {
+	rows := make([][]float32, len(onnxVocab))
+	for i := range rows {
+		rows[i] = onnxRow(i)
+		if r, ok := over[i]; ok {
+			rows[i] = r
+		}
+	}
+	return rows
+}
+
+func onnxID(tok string) int {
+	for i, t := range onnxVocab {
+		if t == tok {
+			return i
+		}
+	}
+	panic("no token " + tok)
+}
+
+// writeONNXModel writes a model folder of the test vocabulary.
+func writeONNXModel(t testing.TB, dir string, model []byte, extra map[string]string) {
+	t.Helper()
+	onnxtest.WriteFolder(t, dir, model, onnxVocab, extra)
+}
+
+func gatherModel(rows [][]float32) []byte { return onnxtest.GatherModel(rows) }
+
+// meanOf is the hand-computed sentence vector: the mean of the rows of the
+// tokens, L2-normalised.
+func meanOf(rows [][]float32, toks ...string) []float32 {
+	v := make([]float64, len(rows[0]))
+	for _, tok := range toks {
+		for k, x := range rows[onnxID(tok)] {
+			v[k] += float64(x)
+		}
+	}
+	var n float64
+	for k := range v {
+		v[k] /= float64(len(toks))
+		n += v[k] * v[k]
+	}
+	out := make([]float32, len(v))
+	for k := range v {
+		out[k] = float32(v[k] / math.Sqrt(n))
+	}
+	return out
+}
+
+func assertVec(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d dims, want %d", what, len(got), len(want))
+	}
+	for k := range got {
+		if math.Abs(float64(got[k]-want[k])) > 1e-5 {
+			t.Fatalf("%s: got %v, want %v", what, got, want)
+		}
+	}
+}
+
+func newTestONNX(t *testing.T, dir string, q, d *string) *ONNX {
+	t.Helper()
+	m, err := NewONNX(dir, q, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestONNXMeanPooling(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny-bert")
+	rows := onnxTable(nil)
+	writeONNXModel(t, dir, gatherModel(rows), nil)
+	m := newTestONNX(t, dir, nil, nil)
+	if id := m.Identity(); id.Provider != "onnx" || !strings.HasPrefix(id.Model, "tiny-bert@") || len(id.Model) != len("tiny-bert@")+12 || id.Dims != 0 {
+		t.Fatalf("identity before the first run: %+v", id)
+	}
+	if m.rt != nil {
+		t.Fatal("the graph was loaded before the first Embed")
+	}
+	// Texts of different lengths share a batch: padding must not count.
+	texts := []string{"The cat sat on the mat", "dog", "Cats", "zebra stripes"}
+	vs, err := m.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"[CLS]", "the", "cat", "sat", "on", "the", "mat", "[SEP]"},
+		{"[CLS]", "dog", "[SEP]"},
+		{"[CLS]", "cat", "##s", "[SEP]"},
+		{"[CLS]", "zebra", "stripes", "[SEP]"},
+	}
+	for i := range texts {
+		assertVec(t, texts[i], vs[i], meanOf(rows, want[i]...))
+	}
+	if id := m.Identity(); id.Dims != onnxDims {
+		t.Fatalf("dims after a run: %+v", id)
+	}
+	if u := m.Usage(); u.Texts != 4 || u.Tokens != 8+3+4+4 {
+		t.Fatalf("usage %+v", u)
+	}
+	// One at a time gives the same vectors as the batch.
+	for i, text := range texts {
+		one, err := m.Embed(context.Background(), []string{text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertVec(t, "alone: "+text, one[0], vs[i])
+	}
+	// The same folder is one loaded model per process.
+	if again := newTestONNX(t, dir, nil, nil); again != m {
+		t.Fatal("the provider was not cached")
+	}
+}
+
+func TestONNXBatchesAndCancel(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	rows := onnxTable(nil)
+	writeONNXModel(t, dir, gatherModel(rows), nil)
+	m := newTestONNX(t, dir, nil, nil)
+	// 23 texts: batches of 16, 4, 2 and 1, sorted by length and put back
+	// in order.
+	var texts []string
+	var want [][]float32
+	words := []string{"cat", "dog", "mat", "zebra", "kitten"}
+	for i := range 23 {
+		toks := []string{"[CLS]"}
+		text := ""
+		for j := 0; j <= i%7; j++ {
+			w := words[(i+j)%len(words)]
+			text += w + " "
+			toks = append(toks, w)
+		}
+		texts = append(texts, text)
+		want = append(want, meanOf(rows, append(toks, "[SEP]")...))
+	}
+	vs, err := m.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range texts {
+		assertVec(t, texts[i], vs[i], want[i])
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := m.Embed(ctx, texts); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+}
+
+func TestONNXTruncation(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	rows := onnxTable(nil)
+	writeONNXModel(t, dir, gatherModel(rows), map[string]string{"sentence_bert_config.json": `{"max_seq_length": 5}`})
+	m := newTestONNX(t, dir, nil, nil)
+	vs, err := m.Embed(context.Background(), []string{"the cat sat on the mat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Five tokens, the closing [SEP] kept.
+	assertVec(t, "truncated", vs[0], meanOf(rows, "[CLS]", "the", "cat", "sat", "[SEP]"))
+}
+
+func TestONNXCLSPooling(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	rows := onnxTable(nil)
+	writeONNXModel(t, dir, gatherModel(rows), map[string]string{"1_Pooling/config.json": `{"word_embedding_dimension": 4, "pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false}`})
+	m := newTestONNX(t, dir, nil, nil)
+	if m.Identity().Dims != 4 {
+		t.Fatalf("dims from 1_Pooling: %+v", m.Identity())
+	}
+	vs, err := m.Embed(context.Background(), []string{"cat", "zebra stripes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vs {
+		assertVec(t, "cls", v, meanOf(rows, "[CLS]"))
+		_ = i
+	}
+	mean := filepath.Join(t.TempDir(), "m")
+	writeONNXModel(t, mean, gatherModel(rows), nil)
+	if newTestONNX(t, mean, nil, nil).Identity().Model[2:] == m.Identity().Model[2:] {
+		t.Fatal("pooling is not part of the identity")
+	}
+}
+
+func TestONNXPrefixes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "e5")
+	rows := onnxTable(nil)
+	writeONNXModel(t, dir, gatherModel(rows), map[string]string{"config_sentence_transformers.json": `{"prompts": {"query": "query: ", "passage": "passage: "}, "default_prompt_name": null}`})
+	m := newTestONNX(t, dir, nil, nil)
+	if q, d := m.Prefixes(); q != "query: " || d != "passage: " {
+		t.Fatalf("prefixes %q %q", q, d)
+	}
+	ctx := context.Background()
+	doc, err := m.Embed(ctx, []string{"cat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertVec(t, "document", doc[0], meanOf(rows, "[CLS]", "passage", ":", "cat", "[SEP]"))
+	q, err := Query(ctx, m, "cat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertVec(t, "query", q, meanOf(rows, "[CLS]", "query", ":", "cat", "[SEP]"))
+
+	// Config overrides the folder's prompts, and is another identity.
+	empty, other := "", "passage: "
+	o := newTestONNX(t, dir, &empty, &other)
+	if o.Identity().Model == m.Identity().Model {
+		t.Fatal("the prefixes are not part of the identity")
+	}
+	q2, err := Query(ctx, o, "cat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertVec(t, "query without prefix", q2, meanOf(rows, "[CLS]", "cat", "[SEP]"))
+
+	// Another tokenizer is another identity.
+	tj := filepath.Join(dir, "tokenizer.json")
+	b, _ := os.ReadFile(tj)
+	os.WriteFile(tj, []byte(strings.Replace(string(b), `"lowercase":true`, `"lowercase":false`, 1)), 0o644)
+	if n := newTestONNX(t, dir, nil, nil); n.Identity().Model == m.Identity().Model {
+		t.Fatal("the tokenizer is not part of the identity")
+	}
+}
+
+func TestPrefixedProvider(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "potion")
+	writeModel(t, dir, "F32")
+	base, err := NewModel2Vec(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, d := "cat ", "dog "
+	s := Settings{Provider: "model2vec", ModelPath: dir, QueryPrefix: &q, DocumentPrefix: &d}
+	p, err := New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Identity().Model == base.Identity().Model || !strings.HasPrefix(p.Identity().Model, base.Identity().Model+"+prefix@") {
+		t.Fatalf("identity %v", p.Identity())
+	}
+	ctx := context.Background()
+	got, _ := p.Embed(ctx, []string{"house"})
+	want, _ := base.Embed(ctx, []string{"dog house"})
+	assertVec(t, "document", got[0], want[0])
+	gq, err := Query(ctx, p, "house")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wq, _ := base.Embed(ctx, []string{"cat house"})
+	assertVec(t, "query", gq, wq[0])
+	// Empty prefixes change nothing, not even the identity.
+	e := ""
+	p2, _ := New(Settings{Provider: "model2vec", ModelPath: dir, QueryPrefix: &e, DocumentPrefix: &e})
+	if p2.Identity() != base.Identity() {
+		t.Fatalf("empty prefixes: %v", p2.Identity())
+	}
+}
+
+func TestONNXRefusals(t *testing.T) {
+	rows := onnxTable(nil)
+	unavailable := func(t *testing.T, err error, want string) {
+		t.Helper()
+		if errs.Code(err) != CodeUnavailable || !strings.Contains(err.Error(), want) {
+			t.Fatalf("got %v, want embedding_unavailable with %q", err, want)
+		}
+	}
+	ctx := context.Background()
+	embedErr := func(t *testing.T, dir string) error {
+		t.Helper()
+		m, err := NewONNX(dir, nil, nil)
+		if err != nil {
+			return err
+		}
+		_, err = m.Embed(ctx, []string{"cat"})
+		if err == nil {
+			t.Fatal("no error")
+		}
+		return err
+	}
+	t.Run("no folder", func(t *testing.T) {
+		_, err := NewONNX("", nil, nil)
+		unavailable(t, err, "model_path")
+	})
+	t.Run("missing files", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := NewONNX(dir, nil, nil)
+		unavailable(t, err, "missing model.onnx")
+		os.WriteFile(filepath.Join(dir, "model.onnx"), gatherModel(rows), 0o644)
+		_, err = NewONNX(dir, nil, nil)
+		unavailable(t, err, "missing tokenizer.json")
+	})
+	t.Run("onnx subfolder", func(t *testing.T) {
+		dir := t.TempDir()
+		writeONNXModel(t, filepath.Join(dir, "onnx"), gatherModel(rows), nil)
+		os.Rename(filepath.Join(dir, "onnx", "tokenizer.json"), filepath.Join(dir, "tokenizer.json"))
+		m, err := NewONNX(dir, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Embed(ctx, []string{"cat"}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("garbage model", func(t *testing.T) {
+		dir := t.TempDir()
+		writeONNXModel(t, dir, []byte("\xff\xff\xff not a protobuf"), nil)
+		unavailable(t, embedErr(t, dir), dir)
+	})
+	t.Run("empty model (no graph)", func(t *testing.T) {
+		// An empty file is a valid, empty ModelProto: the parser finds no
+		// graph (and dereferences it); the provider must recover.
+		dir := t.TempDir()
+		writeONNXModel(t, dir, nil, nil)
+		unavailable(t, embedErr(t, dir), "the ONNX runtime failed while loading")
+	})
+	t.Run("unsupported op", func(t *testing.T) {
+		dir := t.TempDir()
+		writeONNXModel(t, dir, onnxtest.Graph(
+			[][]byte{onnxtest.Node("NoSuchOp", []string{"embeddings", "input_ids"}, []string{"last_hidden_state"}, nil)},
+			[][]byte{onnxtest.FloatTensor("embeddings", rows)}, onnxtest.BertInputs(),
+			[][]byte{onnxtest.ValueInfo("last_hidden_state", onnxtest.Float, "batch", "sequence", 4)}), nil)
+		unavailable(t, embedErr(t, dir), "NoSuchOp")
+	})
+	t.Run("wrong output shape", func(t *testing.T) {
+		dir := t.TempDir()
+		writeONNXModel(t, dir, onnxtest.Graph(
+			[][]byte{onnxtest.Node("Gather", []string{"embeddings", "input_ids"}, []string{"last_hidden_state"}, map[string]int{"axis": 0})},
+			[][]byte{onnxtest.FloatTensor("embeddings", rows)}, onnxtest.BertInputs(),
+			[][]byte{onnxtest.ValueInfo("last_hidden_state", onnxtest.Float, "batch", "sequence", "x", 4)}), nil)
+		unavailable(t, embedErr(t, dir), "want [batch, sequence, dims]")
+	})
+	t.Run("unknown input", func(t *testing.T) {
+		dir := t.TempDir()
+		writeONNXModel(t, dir, onnxtest.Graph(
+			[][]byte{onnxtest.Node("Gather", []string{"embeddings", "input_ids"}, []string{"last_hidden_state"}, map[string]int{"axis": 0})},
+			[][]byte{onnxtest.FloatTensor("embeddings", rows)}, append(onnxtest.BertInputs(), onnxtest.ValueInfo("pixel_values", onnxtest.Float, "batch", 3)),
+			[][]byte{onnxtest.ValueInfo("last_hidden_state", onnxtest.Float, "batch", "sequence", 4)}), nil)
+		unavailable(t, embedErr(t, dir), `"pixel_values"`)
+	})
+	t.Run("dims disagree with config", func(t *testing.T) {
+		dir := t.TempDir()
+		writeONNXModel(t, dir, gatherModel(rows), map[string]string{"config.json": `{"hidden_size": 8}`})
+		unavailable(t, embedErr(t, dir), "4 dimensions but the folder's config says 8")
+	})
+	t.Run("unsupported tokenizer", func(t *testing.T) {
+		dir := t.TempDir()
+		writeONNXModel(t, dir, gatherModel(rows), nil)
+		os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(`{"model": {"type": "NoSuchModel"}}`), 0o644)
+		unavailable(t, embedErr(t, dir), "tokenizer.json")
+	})
+	t.Run("unsupported pooling", func(t *testing.T) {
+		dir := t.TempDir()
+		writeONNXModel(t, dir, gatherModel(rows), map[string]string{"1_Pooling/config.json": `{"pooling_mode_max_tokens": true}`})
+		_, err := NewONNX(dir, nil, nil)
+		unavailable(t, err, "unsupported pooling")
+	})
+	t.Run("damaged config", func(t *testing.T) {
+		dir := t.TempDir()
+		writeONNXModel(t, dir, gatherModel(rows), map[string]string{"config_sentence_transformers.json": `{"prompts": [`})
+		_, err := NewONNX(dir, nil, nil)
+		unavailable(t, err, "config_sentence_transformers.json")
+	})
+	t.Run("token id beyond the table", func(t *testing.T) {
+		// The table has fewer rows than the vocabulary: Gather of an id
+		// out of range must not crash the process.
+		dir := t.TempDir()
+		writeONNXModel(t, dir, gatherModel(rows[:8]), nil)
+		m, err := NewONNX(dir, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = m.Embed(ctx, []string{"zebra"}) // an error or a vector, never a panic
+	})
+}
+
+func TestResolveONNX(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mini")
+	writeONNXModel(t, dir, gatherModel(onnxTable(nil)), nil)
+	vault, home := t.TempDir(), t.TempDir()
+	user := filepath.Join(home, "config.yaml")
+	os.WriteFile(user, nil, 0o644)
+	t.Setenv("LOCI_CONFIG", user)
+	t.Setenv("LOCI_EMBED_PROVIDER", "onnx")
+	t.Setenv("LOCI_EMBED_MODEL_PATH", dir)
+	t.Setenv("LOCI_EMBED_QUERY_PREFIX", "query: ")
+	s, err := Resolve(vault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Provider != "onnx" || s.ModelPath != dir || s.QueryPrefix == nil || *s.QueryPrefix != "query: " || s.DocumentPrefix != nil {
+		t.Fatalf("settings %+v", s)
+	}
+	p, err := New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q, d := p.(*ONNX).Prefixes(); q != "query: " || d != "" {
+		t.Fatalf("prefixes %q %q", q, d)
+	}
+	// A vault's own file may choose onnx and prefixes, not the folder.
+	t.Setenv("LOCI_EMBED_MODEL_PATH", "")
+	os.MkdirAll(filepath.Join(vault, ".loci"), 0o755)
+	os.WriteFile(filepath.Join(vault, ".loci", "config.yaml"), []byte("embed:\n  provider: onnx\n  model_path: /etc\n"), 0o644)
+	if _, err := Resolve(vault); errs.Code(err) != errs.CodeConfigInvalid {
+		t.Errorf("vault model_path: %v", err)
+	}
+	os.WriteFile(filepath.Join(vault, ".loci", "config.yaml"), []byte("embed:\n  provider: onnx\n  document_prefix: \"passage: \"\n"), 0o644)
+	s, err = Resolve(vault)
+	if err != nil || s.Provider != "onnx" || s.DocumentPrefix == nil || *s.DocumentPrefix != "passage: " {
+		t.Fatalf("vault file: %+v %v", s, err)
+	}
+	if _, err := New(s); errs.Code(err) != CodeUnavailable || !strings.Contains(err.Error(), "LOCI_EMBED_MODEL_PATH") {
+		t.Errorf("no folder: %v", err)
+	}
+}
+
+// TestONNXAttentionPadding runs a small BERT-style encoder (self-attention
+// masked by attention_mask, LayerNorm, GELU feed-forward): a text's vector
+// must not depend on the longer texts padded into its batch, nor on the
+// bucket its length is padded to.
+func TestONNXAttentionPadding(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bert")
+	shape := onnxtest.BertShape{Vocab: len(onnxVocab), Hidden: 8, Layers: 2, Heads: 2, FFN: 16}
+	writeONNXModel(t, dir, onnxtest.BertModel(shape, 7), nil)
+	m := newTestONNX(t, dir, nil, nil)
+	ctx := context.Background()
+	long := strings.Repeat("the cat sat on the mat ", 5)     // 30 words: padded to 32
+	texts := []string{"dog", "zebra stripes", long, "a cat"} // one batch of 4
+	batch, err := m.Embed(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range texts {
+		alone, err := m.Embed(ctx, []string{text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertVec(t, "alone vs batched: "+text, alone[0], batch[i])
+		var n float64
+		for _, x := range alone[0] {
+			n += float64(x) * float64(x)
+		}
+		if math.Abs(n-1) > 1e-5 {
+			t.Fatalf("%q: norm² %v", text, n)
+		}
+	}
+	if d := m.Identity().Dims; d != 8 {
+		t.Fatalf("dims %d", d)
+	}
+	// The vectors differ between texts (the model is not constant).
+	same := true
+	for k := range batch[0] {
+		if math.Abs(float64(batch[0][k]-batch[1][k])) > 1e-4 {
+			same = false
+		}
+	}
+	if same {
+		t.Fatal("two texts gave one vector")
+	}
+}
