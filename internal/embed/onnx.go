@@ -14,24 +14,26 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
+	"github.com/gomlx/gomlx/backends"
+	_ "github.com/gomlx/gomlx/backends/simplego" // the pure-Go backend of GoMLX ("go")
+	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
-	"github.com/knights-analytics/hugot/backends"
-	"github.com/knights-analytics/hugot/options"
+	mlctx "github.com/gomlx/gomlx/pkg/ml/context"
+	"github.com/gomlx/onnx-gomlx/onnx"
 	"github.com/sugarme/tokenizer"
 	"github.com/sugarme/tokenizer/pretrained"
 
 	"github.com/loci-dev/loci/internal/errs"
-
-	_ "github.com/gomlx/gomlx/backends/simplego" // the pure-Go backend of GoMLX ("go")
 )
 
 // ONNX is a sentence transformer exported to ONNX (model.onnx and
 // tokenizer.json, as Hugging Face's optimum or sentence-transformers export
-// them), read from a folder the user brings and run in pure Go by GoMLX's
-// simplego backend through hugot (github.com/knights-analytics/hugot). A
+// them), read from a folder the user brings and run in pure Go: the graph
+// is converted by onnx-gomlx and executed by GoMLX's simplego backend. A
 // text's vector is the model's token embeddings pooled as the folder's
 // 1_Pooling/config.json says (the mean over the attention mask, the
 // default, or the first token's), L2-normalised. The graph is parsed and
@@ -49,7 +51,7 @@ type ONNX struct {
 	dims      atomic.Int64
 	u         usage
 
-	mu      sync.Mutex // guards rt and loadErr, and serialises runs
+	mu      sync.Mutex // guards rt and loadErr (the load); runs are concurrent
 	rt      *onnxRuntime
 	loadErr error
 }
@@ -57,9 +59,8 @@ type ONNX struct {
 // onnxRuntime is the loaded model: its tokenizer and its GoMLX program.
 type onnxRuntime struct {
 	tok    *tokenizer.Tokenizer
-	model  *backends.Model
-	out    int // index of the output used
-	rank   int // 3: token embeddings [batch, seq, dim]; 2: sentence embeddings [batch, dim]
+	exec   *mlctx.Exec // computes the one output used
+	rank   int         // 3: token embeddings [batch, seq, dim]; 2: sentence embeddings [batch, dim]
 	inputs []string
 }
 
@@ -380,58 +381,122 @@ func (m *ONNX) loadRuntime() (rt *onnxRuntime, err error) {
 	if err != nil {
 		return nil, onnxError(m.dir, "model.onnx", err)
 	}
-	opts := options.Defaults()
-	opts.Backend = "GO"
-	opts.GoMLXOptions.BatchBuckets = onnxBatchBuckets
-	opts.GoMLXOptions.SequenceBuckets = seqBuckets(m.maxLen)
-	model := &backends.Model{
-		ID:                    m.modelPath,
-		Path:                  filepath.Dir(m.modelPath),
-		OnnxFilename:          filepath.Base(m.modelPath),
-		OnnxBytes:             raw,
-		MaxPositionEmbeddings: m.maxLen,
-		Pipelines:             map[string]backends.Pipeline{},
-	}
-	if err := backends.CreateModelBackend(model, opts); err != nil {
+	om, err := onnx.Parse(raw)
+	if err != nil {
 		return nil, onnxError(m.dir, "model.onnx", err)
 	}
-	rt = &onnxRuntime{tok: tok, model: model, out: -1}
+	raw = nil
+	if err := readExternalData(filepath.Dir(m.modelPath), om); err != nil {
+		return nil, onnxError(m.dir, "model.onnx external data", err)
+	}
+	rt = &onnxRuntime{tok: tok}
 	hasIDs := false
-	for _, in := range model.InputsMeta {
-		switch in.Name {
+	for _, name := range om.InputsNames {
+		switch name {
 		case "input_ids":
 			hasIDs = true
 		case "attention_mask", "token_type_ids", "position_ids":
 		default:
-			model.GoMLXModel.Destroy()
-			return nil, onnxError(m.dir, fmt.Sprintf("model.onnx has an input %q (supported: input_ids, attention_mask, token_type_ids, position_ids)", in.Name), nil)
+			return nil, onnxError(m.dir, fmt.Sprintf("model.onnx has an input %q (supported: input_ids, attention_mask, token_type_ids, position_ids)", name), nil)
 		}
-		rt.inputs = append(rt.inputs, in.Name)
+		rt.inputs = append(rt.inputs, name)
 	}
 	if !hasIDs {
-		model.GoMLXModel.Destroy()
 		return nil, onnxError(m.dir, "model.onnx has no input_ids input", nil)
 	}
-	names := backends.GetNames(model.OutputsMeta)
+	out := -1
 	for _, want := range []string{"last_hidden_state", "token_embeddings", "sentence_embedding"} {
-		if i := slices.Index(names, want); i >= 0 {
-			rt.out = i
+		if i := slices.Index(om.OutputsNames, want); i >= 0 {
+			out = i
 			break
 		}
 	}
-	if rt.out < 0 && len(names) > 0 {
-		rt.out = 0
+	if out < 0 && len(om.OutputsNames) > 0 {
+		out = 0
 	}
-	if rt.out < 0 {
-		model.GoMLXModel.Destroy()
+	if out < 0 {
 		return nil, onnxError(m.dir, "model.onnx has no output", nil)
 	}
-	rt.rank = len(model.OutputsMeta[rt.out].Dimensions)
+	outName := om.OutputsNames[out]
+	rt.rank = len(om.OutputsShapes[out].Dimensions)
 	if rt.rank != 2 && rt.rank != 3 {
-		model.GoMLXModel.Destroy()
-		return nil, onnxError(m.dir, fmt.Sprintf("model.onnx output %q has shape %v; want [batch, sequence, dims] token embeddings or [batch, dims] sentence embeddings", names[rt.out], model.OutputsMeta[rt.out].Dimensions), nil)
+		return nil, onnxError(m.dir, fmt.Sprintf("model.onnx output %q has shape %v; want [batch, sequence, dims] token embeddings or [batch, dims] sentence embeddings", outName, om.OutputsShapes[out].Dimensions), nil)
 	}
+	ctx := mlctx.New().Reuse()
+	if err := om.VariablesToContext(ctx); err != nil {
+		return nil, onnxError(m.dir, "model.onnx weights", err)
+	}
+	// ops_sequential: simplego's default runs independent operations in
+	// parallel, and that path has a data race (go test -race, gomlx
+	// v0.26.0); each operation still uses the cores.
+	be, err := backends.NewWithConfig("go:ops_sequential")
+	if err != nil {
+		return nil, onnxError(m.dir, "the Go backend", err)
+	}
+	names := slices.Clone(rt.inputs)
+	exec, err := mlctx.NewExec(be, ctx, func(ctx *mlctx.Context, inputs []*graph.Node) []*graph.Node {
+		byName := make(map[string]*graph.Node, len(inputs))
+		for i, n := range names {
+			byName[n] = inputs[i]
+		}
+		return om.CallGraph(ctx, inputs[0].Graph(), byName, outName)
+	})
+	if err != nil {
+		be.Finalize()
+		return nil, onnxError(m.dir, "model.onnx", err)
+	}
+	exec.SetMaxCache(len(onnxBatchBuckets) * len(seqBuckets(m.maxLen)))
+	rt.exec = exec
 	return rt, nil
+}
+
+// readExternalData loads the weights an ONNX file keeps in other files
+// (data_location EXTERNAL: location, offset, length), which must lie in
+// the model's folder.
+func readExternalData(dir string, om *onnx.Model) error {
+	files := map[string][]byte{}
+	for _, tp := range om.Proto.Graph.GetInitializer() {
+		if tp.GetDataLocation() != 1 {
+			continue
+		}
+		var loc string
+		off, length := int64(0), int64(-1)
+		for _, e := range tp.GetExternalData() {
+			var err error
+			switch e.GetKey() {
+			case "location":
+				loc = e.GetValue()
+			case "offset":
+				off, err = strconv.ParseInt(e.GetValue(), 10, 64)
+			case "length":
+				length, err = strconv.ParseInt(e.GetValue(), 10, 64)
+			}
+			if err != nil {
+				return fmt.Errorf("tensor %q: %s: %w", tp.GetName(), e.GetKey(), err)
+			}
+		}
+		if loc == "" || !filepath.IsLocal(loc) {
+			return fmt.Errorf("tensor %q: external data location %q is not a file in the model's folder", tp.GetName(), loc)
+		}
+		b, ok := files[loc]
+		if !ok {
+			var err error
+			if b, err = readCapped(filepath.Join(dir, loc), 1<<40); err != nil {
+				return err
+			}
+			files[loc] = b
+		}
+		if length < 0 {
+			length = int64(len(b)) - off
+		}
+		if off < 0 || length < 0 || off+length > int64(len(b)) {
+			return fmt.Errorf("tensor %q: bytes %d+%d outside %s (%d bytes)", tp.GetName(), off, length, loc, len(b))
+		}
+		tp.RawData = b[off : off+length]
+		tp.DataLocation = 0
+		tp.ExternalData = nil
+	}
+	return nil
 }
 
 // seqBuckets are the padded lengths up to maxLen (maxLen the last).
@@ -501,12 +566,14 @@ func (m *ONNX) run(ctx context.Context, texts []string) ([][]float32, error) {
 	if len(texts) == 0 {
 		return out, nil
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// GoMLX executables may run concurrently: a query does not wait for
+	// an indexing batch.
+	m.mu.Lock()
 	rt, err := m.load()
+	m.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -542,7 +609,7 @@ func (m *ONNX) run(ctx context.Context, texts []string) ([][]float32, error) {
 		for j := range n {
 			batch[j] = enc[order[start+j]]
 		}
-		vs, err := m.runBatch(rt, batch)
+		vs, err := m.runBatch(rt, batch, padTo(len(batch[n-1].ids), buckets))
 		if err != nil {
 			return nil, err
 		}
@@ -566,24 +633,49 @@ func padTo(n int, buckets []int) int {
 	return buckets[len(buckets)-1]
 }
 
-// runBatch runs the graph on one batch and pools its output.
-func (m *ONNX) runBatch(rt *onnxRuntime, batch []encoded) (vs [][]float32, err error) {
+// runBatch runs the graph on one batch and pools its output. The inputs
+// are int64 [batch, padded length]: the ids (0 past the text), the
+// attention mask (0 past the text), the token types and the positions
+// 0, 1, … (as a BERT export computes them when they are not given).
+func (m *ONNX) runBatch(rt *onnxRuntime, batch []encoded, seq int) (vs [][]float32, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			vs, err = nil, onnxError(m.dir, fmt.Sprintf("the ONNX runtime failed: %v", r), nil)
 		}
 	}()
-	pb := backends.NewBatch(len(batch))
-	defer pb.Destroy()
-	pb.Input = make([]backends.TokenizedInput, len(batch))
-	for i, e := range batch {
-		pb.Input[i] = backends.TokenizedInput{TokenIDs: e.ids, TypeIDs: e.types, AttentionMask: e.mask, MaxAttentionIndex: len(e.ids) - 1}
-		pb.MaxSequenceLength = max(pb.MaxSequenceLength, len(e.ids))
+	b := len(batch)
+	inputs := make([]*tensors.Tensor, len(rt.inputs))
+	for k, name := range rt.inputs {
+		data := make([]int64, b*seq)
+		for i, e := range batch {
+			row := data[i*seq : (i+1)*seq]
+			for p := range row {
+				switch name {
+				case "input_ids":
+					if p < len(e.ids) {
+						row[p] = int64(e.ids[p])
+					}
+				case "attention_mask":
+					if p < len(e.mask) {
+						row[p] = int64(e.mask[p])
+					}
+				case "token_type_ids":
+					if p < len(e.types) {
+						row[p] = int64(e.types[p])
+					}
+				case "position_ids":
+					row[p] = int64(p)
+				}
+			}
+		}
+		inputs[k] = tensors.FromFlatDataAndDimensions(data, b, seq)
 	}
-	if err := backends.CreateInputTensors(pb, rt.model, "GO"); err != nil {
-		return nil, onnxError(m.dir, "preparing the inputs", err)
-	}
-	outs, err := rt.model.GoMLXModel.Exec.Exec(pb.InputValues.([]*tensors.Tensor))
+	defer func() {
+		for _, t := range inputs {
+			_ = t.FinalizeAll()
+		}
+	}()
+	outs, err := rt.exec.Exec(inputs)
 	if err != nil {
 		return nil, onnxError(m.dir, "running the model", err)
 	}
@@ -592,10 +684,10 @@ func (m *ONNX) runBatch(rt *onnxRuntime, batch []encoded) (vs [][]float32, err e
 			_ = t.FinalizeAll()
 		}
 	}()
-	if rt.out >= len(outs) {
+	if len(outs) != 1 {
 		return nil, onnxError(m.dir, fmt.Sprintf("the model returned %d outputs", len(outs)), nil)
 	}
-	t := outs[rt.out]
+	t := outs[0]
 	dims := t.Shape().Dimensions
 	var poolErr error
 	if err := tensors.ConstFlatData(t, func(flat []float32) {

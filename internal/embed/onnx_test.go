@@ -3,10 +3,12 @@ package embed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/loci-dev/loci/internal/embed/onnxtest"
@@ -497,5 +499,125 @@ func TestONNXAttentionPadding(t *testing.T) {
 	}
 	if same {
 		t.Fatal("two texts gave one vector")
+	}
+}
+
+// TestONNXPositionIDs: a model that takes position_ids gets 0, 1, … (what
+// a BERT export computes itself when they are not given).
+func TestONNXPositionIDs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pos")
+	rows := onnxTable(nil)
+	pos := make([][]float32, 64)
+	for p := range pos {
+		pos[p] = []float32{float32(p), 0, 0, 0}
+	}
+	model := onnxtest.Graph(
+		[][]byte{
+			onnxtest.Node("Gather", []string{"embeddings", "input_ids"}, []string{"tok"}, map[string]int{"axis": 0}),
+			onnxtest.Node("Gather", []string{"positions", "position_ids"}, []string{"pos"}, map[string]int{"axis": 0}),
+			onnxtest.Node("Add", []string{"tok", "pos"}, []string{"last_hidden_state"}, nil),
+		},
+		[][]byte{onnxtest.FloatTensor("embeddings", rows), onnxtest.FloatTensor("positions", pos)},
+		append(onnxtest.BertInputs(), onnxtest.ValueInfo("position_ids", onnxtest.Int64, "batch", "sequence")),
+		[][]byte{onnxtest.ValueInfo("last_hidden_state", onnxtest.Float, "batch", "sequence", onnxDims)},
+	)
+	writeONNXModel(t, dir, model, nil)
+	m := newTestONNX(t, dir, nil, nil)
+	vs, err := m.Embed(context.Background(), []string{"cat", "the cat sat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(toks ...string) []float32 {
+		shifted := onnxTable(nil)
+		v := make([]float64, onnxDims)
+		for p, tok := range toks {
+			r := shifted[onnxID(tok)]
+			for k := range v {
+				v[k] += float64(r[k] + pos[p][k])
+			}
+		}
+		var n float64
+		for k := range v {
+			n += v[k] * v[k]
+		}
+		out := make([]float32, onnxDims)
+		for k := range v {
+			out[k] = float32(v[k] / math.Sqrt(n))
+		}
+		return out
+	}
+	assertVec(t, "cat", vs[0], want("[CLS]", "cat", "[SEP]"))
+	assertVec(t, "the cat sat", vs[1], want("[CLS]", "the", "cat", "sat", "[SEP]"))
+}
+
+// TestONNXConcurrent: concurrent calls (a query while the index embeds)
+// run side by side and give the vectors of sequential calls.
+func TestONNXConcurrent(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	shape := onnxtest.BertShape{Vocab: len(onnxVocab), Hidden: 8, Layers: 1, Heads: 2, FFN: 16}
+	writeONNXModel(t, dir, onnxtest.BertModel(shape, 3), nil)
+	m := newTestONNX(t, dir, nil, nil)
+	ctx := context.Background()
+	texts := []string{"cat", "the dog sat on a mat", "zebra stripes", "kitten", "a b a b a b a b a b a b a b a b a b"}
+	want, err := m.Embed(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	got := make([][][]float32, 8)
+	errc := make(chan error, 8)
+	for g := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vs, err := m.Embed(ctx, texts[g%len(texts):])
+			if err != nil {
+				errc <- err
+				return
+			}
+			got[g] = vs
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	for g, vs := range got {
+		for i, v := range vs {
+			assertVec(t, fmt.Sprintf("goroutine %d text %d", g, i), v, want[g%len(texts)+i])
+		}
+	}
+}
+
+// TestONNXExternalData: weights kept in a file next to model.onnx (as
+// exports of models over 2 GB do) are read; a location outside the folder
+// is refused.
+func TestONNXExternalData(t *testing.T) {
+	rows := onnxTable(nil)
+	model := func(location string) ([]byte, []byte) {
+		init, data := onnxtest.FloatTensorExternal("embeddings", rows, location, 8)
+		return onnxtest.Graph(
+			[][]byte{onnxtest.Node("Gather", []string{"embeddings", "input_ids"}, []string{"last_hidden_state"}, map[string]int{"axis": 0})},
+			[][]byte{init}, onnxtest.BertInputs(),
+			[][]byte{onnxtest.ValueInfo("last_hidden_state", onnxtest.Float, "batch", "sequence", onnxDims)}), data
+	}
+	dir := filepath.Join(t.TempDir(), "ext")
+	g, data := model("model.onnx_data")
+	writeONNXModel(t, dir, g, map[string]string{"model.onnx_data": "8 bytes!" + string(data)})
+	m := newTestONNX(t, dir, nil, nil)
+	vs, err := m.Embed(context.Background(), []string{"zebra stripes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertVec(t, "external", vs[0], meanOf(rows, "[CLS]", "zebra", "stripes", "[SEP]"))
+
+	out := filepath.Join(t.TempDir(), "out")
+	g, data = model("../secret.bin")
+	writeONNXModel(t, out, g, nil)
+	os.WriteFile(filepath.Join(filepath.Dir(out), "secret.bin"), append([]byte("8 bytes!"), data...), 0o644)
+	m = newTestONNX(t, out, nil, nil)
+	if _, err := m.Embed(context.Background(), []string{"cat"}); errs.Code(err) != CodeUnavailable || !strings.Contains(err.Error(), "not a file in the model's folder") {
+		t.Fatalf("outside location: %v", err)
 	}
 }

@@ -355,3 +355,23 @@ func BertModel(s BertShape, seed uint64) []byte {
 	opset17 := pbBytes(nil, 8, pbVarint(pbString(nil, 1, ""), 2, 17))
 	return append(model[:len(model)-len(opset13)], opset17...)
 }
+
+// FloatTensorExternal is a TensorProto of float32 rows whose data lives in
+// another file (data_location EXTERNAL) at location and offset; it returns
+// the proto and the bytes to write there.
+func FloatTensorExternal(name string, rows [][]float32, location string, offset int) (proto, data []byte) {
+	t := pbVarint(nil, 1, uint64(len(rows)))
+	t = pbVarint(t, 1, uint64(len(rows[0])))
+	t = pbVarint(t, 2, Float)
+	t = pbString(t, 8, name)
+	for _, kv := range [][2]string{{"location", location}, {"offset", fmt.Sprint(offset)}, {"length", fmt.Sprint(4 * len(rows) * len(rows[0]))}} {
+		t = pbBytes(t, 13, pbString(pbString(nil, 1, kv[0]), 2, kv[1]))
+	}
+	t = pbVarint(t, 14, 1) // DataLocation EXTERNAL
+	for _, r := range rows {
+		for _, x := range r {
+			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(x))
+		}
+	}
+	return t, data
+}
