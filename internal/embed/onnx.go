@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/gomlx/onnx-gomlx/onnx"
 	"github.com/sugarme/tokenizer"
 	"github.com/sugarme/tokenizer/pretrained"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/loci-dev/loci/internal/errs"
 )
@@ -67,6 +69,7 @@ type onnxRuntime struct {
 // Bounds of an ONNX folder and of a run.
 const (
 	maxONNXFile     = 2 << 30 // protobuf's own limit for one message
+	maxExternalData = 8 << 30 // one external weights file
 	maxSmallJSON    = 1 << 20 // the folder's small config files
 	onnxHashSpan    = 1 << 20 // bytes hashed at each end of model.onnx
 	onnxMaxTokens   = 512     // tokens per text when the folder says nothing
@@ -389,6 +392,9 @@ func (m *ONNX) loadRuntime() (rt *onnxRuntime, err error) {
 	if err := readExternalData(filepath.Dir(m.modelPath), om); err != nil {
 		return nil, onnxError(m.dir, "model.onnx external data", err)
 	}
+	if err := checkTensors(om.Proto.ProtoReflect()); err != nil {
+		return nil, onnxError(m.dir, "model.onnx", err)
+	}
 	rt = &onnxRuntime{tok: tok}
 	hasIDs := false
 	for _, name := range om.InputsNames {
@@ -481,7 +487,7 @@ func readExternalData(dir string, om *onnx.Model) error {
 		b, ok := files[loc]
 		if !ok {
 			var err error
-			if b, err = readCapped(filepath.Join(dir, loc), 1<<40); err != nil {
+			if b, err = readCapped(filepath.Join(dir, loc), maxExternalData); err != nil {
 				return err
 			}
 			files[loc] = b
@@ -495,6 +501,80 @@ func readExternalData(dir string, om *onnx.Model) error {
 		tp.RawData = b[off : off+length]
 		tp.DataLocation = 0
 		tp.ExternalData = nil
+	}
+	return nil
+}
+
+// onnxElemSize is the byte size of an ONNX element type (0: unsupported).
+var onnxElemSize = map[int32]int64{1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8, 16: 2}
+
+// checkTensors checks every tensor of the model (initializers, Constant
+// attributes, subgraphs) before anything is allocated for it: its element
+// count must fit and match the data it carries. The converter allocates
+// by the declared dimensions, so a damaged file declaring 2^40 elements
+// would otherwise exhaust memory.
+func checkTensors(msg protoreflect.Message) error {
+	if msg.Descriptor().Name() == "TensorProto" {
+		return checkTensor(msg)
+	}
+	var err error
+	msg.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Kind() != protoreflect.MessageKind {
+			return true
+		}
+		switch {
+		case fd.IsList():
+			l := v.List()
+			for i := 0; i < l.Len() && err == nil; i++ {
+				err = checkTensors(l.Get(i).Message())
+			}
+		case fd.IsMap():
+		default:
+			err = checkTensors(v.Message())
+		}
+		return err == nil
+	})
+	return err
+}
+
+func checkTensor(t protoreflect.Message) error {
+	fields := t.Descriptor().Fields()
+	get := func(name protoreflect.Name) protoreflect.Value { return t.Get(fields.ByName(name)) }
+	name := get("name").String()
+	n := int64(1)
+	dims := get("dims").List()
+	for i := range dims.Len() {
+		d := dims.Get(i).Int()
+		if d < 0 || (d > 0 && n > (1<<34)/d) {
+			return fmt.Errorf("tensor %q: implausible dimensions", name)
+		}
+		n *= d
+	}
+	dt := int32(get("data_type").Int())
+	if dt == 8 { // strings: not used by text models' weights
+		return nil
+	}
+	size := onnxElemSize[dt]
+	if size == 0 {
+		return fmt.Errorf("tensor %q: unsupported element type %d", name, dt)
+	}
+	if raw := get("raw_data").Bytes(); len(raw) > 0 {
+		if int64(len(raw)) != n*size {
+			return fmt.Errorf("tensor %q: %d bytes of data for %d elements of %d bytes", name, len(raw), n, size)
+		}
+		return nil
+	}
+	if get("data_location").Enum() == 1 {
+		return fmt.Errorf("tensor %q: external data was not read", name)
+	}
+	count := 0
+	for _, f := range []protoreflect.Name{"float_data", "int32_data", "int64_data", "double_data", "uint64_data"} {
+		count += get(f).List().Len()
+	}
+	// float16, bfloat16, int8/16 and the like pack into int32_data one
+	// element per value; complex types are not used by text models.
+	if int64(count) != n {
+		return fmt.Errorf("tensor %q: %d values for %d elements", name, count, n)
 	}
 	return nil
 }
@@ -523,6 +603,12 @@ func (rt *onnxRuntime) tokenize(text string, maxLen int) (e encoded, err error) 
 			err = fmt.Errorf("the tokenizer failed: %v", r)
 		}
 	}()
+	// Tokenizing costs the whole text; past maxLen × 32 bytes no token
+	// would be kept (tokens are far shorter), so cut there first, on a
+	// character boundary.
+	if limit := maxLen * 32; len(text) > limit {
+		text = strings.ToValidUTF8(text[:limit], "")
+	}
 	enc, err := rt.tok.EncodeSingle(text, true)
 	if err != nil {
 		return e, err

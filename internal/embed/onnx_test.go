@@ -380,6 +380,24 @@ func TestONNXRefusals(t *testing.T) {
 			[][]byte{onnxtest.ValueInfo("last_hidden_state", onnxtest.Float, "batch", "sequence", 4)}), nil)
 		unavailable(t, embedErr(t, dir), `"pixel_values"`)
 	})
+	t.Run("huge declared dimensions", func(t *testing.T) {
+		// 2^40 rows declared, 16 bytes present: refused before the
+		// converter allocates by the declared shape.
+		dir := t.TempDir()
+		writeONNXModel(t, dir, onnxtest.Graph(
+			[][]byte{onnxtest.Node("Gather", []string{"embeddings", "input_ids"}, []string{"last_hidden_state"}, map[string]int{"axis": 0})},
+			[][]byte{onnxtest.FloatTensorFlat("embeddings", []float32{1, 2, 3, 4}, 1<<40, 4)}, onnxtest.BertInputs(),
+			[][]byte{onnxtest.ValueInfo("last_hidden_state", onnxtest.Float, "batch", "sequence", 4)}), nil)
+		unavailable(t, embedErr(t, dir), "implausible dimensions")
+	})
+	t.Run("data shorter than dimensions", func(t *testing.T) {
+		dir := t.TempDir()
+		writeONNXModel(t, dir, onnxtest.Graph(
+			[][]byte{onnxtest.Node("Gather", []string{"embeddings", "input_ids"}, []string{"last_hidden_state"}, map[string]int{"axis": 0})},
+			[][]byte{onnxtest.FloatTensorFlat("embeddings", []float32{1, 2, 3, 4}, 1<<20, 4)}, onnxtest.BertInputs(),
+			[][]byte{onnxtest.ValueInfo("last_hidden_state", onnxtest.Float, "batch", "sequence", 4)}), nil)
+		unavailable(t, embedErr(t, dir), "16 bytes of data for 4194304 elements")
+	})
 	t.Run("dims disagree with config", func(t *testing.T) {
 		dir := t.TempDir()
 		writeONNXModel(t, dir, gatherModel(rows), map[string]string{"config.json": `{"hidden_size": 8}`})
@@ -620,4 +638,19 @@ func TestONNXExternalData(t *testing.T) {
 	if _, err := m.Embed(context.Background(), []string{"cat"}); errs.Code(err) != CodeUnavailable || !strings.Contains(err.Error(), "not a file in the model's folder") {
 		t.Fatalf("outside location: %v", err)
 	}
+}
+
+// TestONNXHugeText: a text of megabytes is cut before tokenizing and
+// embeds like its first tokens.
+func TestONNXHugeText(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	rows := onnxTable(nil)
+	writeONNXModel(t, dir, gatherModel(rows), map[string]string{"sentence_bert_config.json": `{"max_seq_length": 4}`})
+	m := newTestONNX(t, dir, nil, nil)
+	huge := "cat dog " + strings.Repeat("zebra é ", 1<<19) // 4 MB, a multi-byte character at the cut
+	vs, err := m.Embed(context.Background(), []string{huge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertVec(t, "huge", vs[0], meanOf(rows, "[CLS]", "cat", "dog", "[SEP]"))
 }
