@@ -512,10 +512,17 @@ var onnxElemSize = map[int32]int64{1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 
 // attributes, subgraphs) before anything is allocated for it: its element
 // count must fit and match the data it carries. The converter allocates
 // by the declared dimensions, so a damaged file declaring 2^40 elements
-// would otherwise exhaust memory.
+// would otherwise exhaust memory. Integer attributes (axes, perms, sizes)
+// are bounded for the same reason (a LayerNormalization axis of -2^40
+// makes the converter allocate 2^40 axes).
 func checkTensors(msg protoreflect.Message) error {
-	if msg.Descriptor().Name() == "TensorProto" {
+	switch msg.Descriptor().Name() {
+	case "TensorProto":
 		return checkTensor(msg)
+	case "NodeProto":
+		if err := checkAttributes(msg); err != nil {
+			return err
+		}
 	}
 	var err error
 	msg.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
@@ -535,6 +542,35 @@ func checkTensors(msg protoreflect.Message) error {
 		return err == nil
 	})
 	return err
+}
+
+// maxIntAttr bounds the integer attributes of operators other than
+// Constant (whose value_int may legitimately be INT64_MAX).
+const maxIntAttr = 1 << 20
+
+func checkAttributes(node protoreflect.Message) error {
+	fields := node.Descriptor().Fields()
+	op := node.Get(fields.ByName("op_type")).String()
+	if op == "Constant" {
+		return nil
+	}
+	attrs := node.Get(fields.ByName("attribute")).List()
+	for i := range attrs.Len() {
+		a := attrs.Get(i).Message()
+		af := a.Descriptor().Fields()
+		name := a.Get(af.ByName("name")).String()
+		vals := []int64{a.Get(af.ByName("i")).Int()}
+		ints := a.Get(af.ByName("ints")).List()
+		for j := range ints.Len() {
+			vals = append(vals, ints.Get(j).Int())
+		}
+		for _, v := range vals {
+			if v > maxIntAttr || v < -maxIntAttr {
+				return fmt.Errorf("operator %s: attribute %s = %d is out of range", op, name, v)
+			}
+		}
+	}
+	return nil
 }
 
 func checkTensor(t protoreflect.Message) error {

@@ -1,10 +1,12 @@
 package embed
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -653,4 +655,70 @@ func TestONNXHugeText(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertVec(t, "huge", vs[0], meanOf(rows, "[CLS]", "cat", "dog", "[SEP]"))
+}
+
+// FuzzONNXModel: whatever model.onnx holds, loading and embedding give a
+// vector or embedding_unavailable, never a crash.
+func FuzzONNXModel(f *testing.F) {
+	rows := onnxTable(nil)
+	f.Add(gatherModel(rows))
+	f.Add(onnxtest.BertModel(onnxtest.BertShape{Vocab: len(onnxVocab), Hidden: 4, Layers: 1, Heads: 2, FFN: 8}, 1))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, model []byte) {
+		dir := t.TempDir()
+		writeONNXModel(t, dir, model, nil)
+		m, err := NewONNX(dir, nil, nil)
+		if err != nil {
+			t.Fatal(err) // the files exist: only loading can fail
+		}
+		vs, err := m.Embed(context.Background(), []string{"the cat", "zebra stripes on a mat"})
+		if err != nil {
+			if errs.Code(err) != CodeUnavailable {
+				t.Fatalf("untyped error: %v", err)
+			}
+			return
+		}
+		if len(vs) != 2 {
+			t.Fatalf("%d vectors", len(vs))
+		}
+	})
+}
+
+// TestONNXMutatedModels: models with bytes flipped at deterministic
+// random places load and embed, or fail with embedding_unavailable; none
+// crashes the process (FuzzONNXModel explores further, slowly: the
+// instrumented GoMLX is large).
+func TestONNXMutatedModels(t *testing.T) {
+	seeds := [][]byte{
+		gatherModel(onnxTable(nil)),
+		onnxtest.BertModel(onnxtest.BertShape{Vocab: len(onnxVocab), Hidden: 4, Layers: 1, Heads: 2, FFN: 8}, 1),
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := 150
+	if testing.Short() {
+		n = 20
+	}
+	failed := 0
+	for i := range n {
+		model := bytes.Clone(seeds[i%len(seeds)])
+		for range 1 + rng.IntN(4) {
+			model[rng.IntN(len(model))] = byte(rng.IntN(256))
+		}
+		dir := t.TempDir()
+		writeONNXModel(t, dir, model, nil)
+		m, err := NewONNX(dir, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Embed(context.Background(), []string{"the cat", "zebra stripes on a mat"}); err != nil {
+			if errs.Code(err) != CodeUnavailable {
+				t.Fatalf("mutation %d: untyped error: %v", i, err)
+			}
+			failed++
+		}
+	}
+	if failed == 0 || failed == n {
+		t.Fatalf("%d of %d mutations failed: the mutations do not exercise both paths", failed, n)
+	}
+	t.Logf("%d of %d mutated models refused", failed, n)
 }
