@@ -722,3 +722,43 @@ func TestONNXMutatedModels(t *testing.T) {
 	}
 	t.Logf("%d of %d mutated models refused", failed, n)
 }
+
+// TestONNXMutatedTokenizers: tokenizer.json with characters replaced at
+// deterministic random places (mostly still JSON) tokenizes, or fails
+// with embedding_unavailable; the tokenizer library's own log.Fatal paths
+// are not reached (3,000 mutations by hand, 300 here).
+func TestONNXMutatedTokenizers(t *testing.T) {
+	seed := onnxtest.TokenizerJSON(onnxVocab)
+	model := gatherModel(onnxTable(nil))
+	alpha := []byte(`"{}[],:0123456789abcdefghijklmnopqrstuvwxyz#-_ `)
+	rng := rand.New(rand.NewPCG(7, 7))
+	n := 300
+	if testing.Short() {
+		n = 30
+	}
+	refused := 0
+	for i := range n {
+		tj := bytes.Clone(seed)
+		for range 1 + rng.IntN(3) {
+			tj[rng.IntN(len(tj))] = alpha[rng.IntN(len(alpha))]
+		}
+		dir := t.TempDir()
+		writeONNXModel(t, dir, model, nil)
+		if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := NewONNX(dir, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Embed(context.Background(), []string{"the cat sat", "Zebra stripes, on a mat!"}); err != nil {
+			if errs.Code(err) != CodeUnavailable {
+				t.Fatalf("mutation %d: untyped error: %v", i, err)
+			}
+			refused++
+		}
+	}
+	if refused == 0 || refused == n {
+		t.Fatalf("%d of %d refused: the mutations do not exercise both paths", refused, n)
+	}
+}
