@@ -3,12 +3,14 @@ package embed
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -761,4 +763,98 @@ func TestONNXMutatedTokenizers(t *testing.T) {
 	if refused == 0 || refused == n {
 		t.Fatalf("%d of %d refused: the mutations do not exercise both paths", refused, n)
 	}
+}
+
+// unigramVocab is an XLM-R-style SentencePiece vocabulary (the tokenizer
+// of multilingual-e5): <s> <pad> </s> <unk>, then pieces with scores.
+var unigramVocab = []string{"<s>", "<pad>", "</s>", "<unk>", "▁query", ":", "▁le", "▁chat", "▁the", "▁cat", "▁gato", "s", "▁"}
+
+// unigramTokenizerJSON is a Unigram tokenizer.json as XLM-R exports have
+// it (Metaspace pre-tokenizer, <s> … </s> by TemplateProcessing), without
+// the Precompiled normalizer's binary charsmap.
+func unigramTokenizerJSON() []byte {
+	var vocab [][2]any
+	for i, p := range unigramVocab {
+		score := -float64(i)
+		if i < 4 {
+			score = 0
+		}
+		vocab = append(vocab, [2]any{p, score})
+	}
+	special := func(tok string, id int) map[string]any {
+		return map[string]any{"id": id, "content": tok, "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}
+	}
+	tok := func(id string) map[string]any {
+		return map[string]any{"SpecialToken": map[string]any{"id": id, "type_id": 0}}
+	}
+	tj := map[string]any{
+		"version": "1.0", "truncation": nil, "padding": nil,
+		"added_tokens":  []any{special("<s>", 0), special("<pad>", 1), special("</s>", 2), special("<unk>", 3)},
+		"normalizer":    nil,
+		"pre_tokenizer": map[string]any{"type": "Metaspace", "replacement": "▁", "add_prefix_space": true, "prepend_scheme": "always"},
+		"post_processor": map[string]any{
+			"type":   "TemplateProcessing",
+			"single": []any{tok("<s>"), map[string]any{"Sequence": map[string]any{"id": "A", "type_id": 0}}, tok("</s>")},
+			"pair":   []any{tok("<s>"), map[string]any{"Sequence": map[string]any{"id": "A", "type_id": 0}}, tok("</s>"), tok("</s>"), map[string]any{"Sequence": map[string]any{"id": "B", "type_id": 0}}, tok("</s>")},
+			"special_tokens": map[string]any{
+				"<s>":  map[string]any{"id": "<s>", "ids": []int{0}, "tokens": []string{"<s>"}},
+				"</s>": map[string]any{"id": "</s>", "ids": []int{2}, "tokens": []string{"</s>"}},
+			},
+		},
+		"decoder": map[string]any{"type": "Metaspace", "replacement": "▁", "add_prefix_space": true, "prepend_scheme": "always"},
+		"model":   map[string]any{"type": "Unigram", "unk_id": 3, "vocab": vocab, "byte_fallback": false},
+	}
+	b, err := json.Marshal(tj)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestONNXUnigramTokenizer: an e5-style folder (SentencePiece Unigram
+// tokenizer, query prompt) embeds the mean of the rows of <s>, the
+// pieces and </s>.
+func TestONNXUnigramTokenizer(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "e5-tiny")
+	rows := make([][]float32, len(unigramVocab))
+	for i := range rows {
+		rows[i] = onnxRow(i)
+	}
+	onnxtest.WriteFolder(t, dir, onnxtest.GatherModel(rows), onnxVocab, map[string]string{
+		"config_sentence_transformers.json": `{"prompts": {"query": "query: ", "passage": ""}}`,
+	})
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), unigramTokenizerJSON(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := newTestONNX(t, dir, nil, nil)
+	ctx := context.Background()
+	id := func(p string) int { return slices.Index(unigramVocab, p) }
+	mean := func(pieces ...string) []float32 {
+		v := make([]float64, onnxDims)
+		for _, p := range pieces {
+			for k, x := range rows[id(p)] {
+				v[k] += float64(x)
+			}
+		}
+		var n float64
+		for k := range v {
+			n += v[k] * v[k]
+		}
+		out := make([]float32, onnxDims)
+		for k := range v {
+			out[k] = float32(v[k] / math.Sqrt(n))
+		}
+		return out
+	}
+	vs, err := m.Embed(ctx, []string{"le chat", "the cats"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertVec(t, "le chat", vs[0], mean("<s>", "▁le", "▁chat", "</s>"))
+	assertVec(t, "the cats", vs[1], mean("<s>", "▁the", "▁cat", "s", "</s>"))
+	q, err := Query(ctx, m, "gato")
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertVec(t, "query", q, mean("<s>", "▁query", ":", "▁gato", "</s>"))
 }
