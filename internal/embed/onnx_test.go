@@ -858,3 +858,29 @@ func TestONNXUnigramTokenizer(t *testing.T) {
 	}
 	assertVec(t, "query", q, mean("<s>", "▁query", ":", "▁gato", "</s>"))
 }
+
+// TestONNXSentenceEmbeddingOutput: a model whose output is already one
+// vector per text ([batch, dims], here its first token's row) is taken
+// as it is, normalised.
+func TestONNXSentenceEmbeddingOutput(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pooled")
+	rows := onnxTable(nil)
+	model := onnxtest.Graph(
+		[][]byte{
+			onnxtest.Node("Gather", []string{"embeddings", "input_ids"}, []string{"tokens"}, map[string]int{"axis": 0}),
+			onnxtest.Node("Gather", []string{"tokens", "zero"}, []string{"sentence_embedding"}, map[string]int{"axis": 1}),
+		},
+		[][]byte{onnxtest.FloatTensor("embeddings", rows), onnxtest.Int64Scalar("zero", 0)},
+		onnxtest.BertInputs(),
+		[][]byte{onnxtest.ValueInfo("sentence_embedding", onnxtest.Float, "batch", onnxDims)},
+	)
+	writeONNXModel(t, dir, model, nil)
+	m := newTestONNX(t, dir, nil, nil)
+	vs, err := m.Embed(context.Background(), []string{"cat", "zebra stripes on a mat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		assertVec(t, "first token", v, meanOf(rows, "[CLS]"))
+	}
+}

@@ -375,3 +375,10 @@ func FloatTensorExternal(name string, rows [][]float32, location string, offset 
 	}
 	return t, data
 }
+
+// Int64Scalar is a 0-D TensorProto of one int64.
+func Int64Scalar(name string, v int64) []byte {
+	t := pbVarint(nil, 2, Int64)
+	t = pbString(t, 8, name)
+	return pbBytes(t, 9, binary.LittleEndian.AppendUint64(nil, uint64(v)))
+}
