@@ -456,6 +456,7 @@ const (
 	envBool
 	envList
 	envSeconds // a Go duration, stored as seconds
+	envText    // a string kept as it is, spaces included (a prefix)
 )
 
 // EnvVar maps an environment variable onto a config key.
@@ -485,6 +486,8 @@ var EnvVars = []EnvVar{
 	{"LOCI_EMBED_PRICE_PER_MTOK", "embed.price_per_mtok", envNumber},
 	{"LOCI_EMBED_ON_MISMATCH", "embed.on_mismatch", envString},
 	{"LOCI_EMBED_INT8", "embed.int8", envBool},
+	{"LOCI_EMBED_QUERY_PREFIX", "embed.query_prefix", envText},
+	{"LOCI_EMBED_DOCUMENT_PREFIX", "embed.document_prefix", envText},
 	{"LOCI_AI_PROVIDER", "ai.provider", envString},
 	{"LOCI_AI_MODEL", "ai.model", envString},
 	{"LOCI_AI_BASE_URL", "ai.base_url", envString},
@@ -510,12 +513,15 @@ func envLayer(getenv func(string) string) (*layer, []Problem) {
 	names := map[string]string{}
 	var probs []Problem
 	for _, ev := range EnvVars {
-		v := strings.TrimSpace(getenv(ev.Name))
+		raw := getenv(ev.Name)
+		v := strings.TrimSpace(raw)
 		if v == "" {
 			continue
 		}
 		var n *yaml.Node
 		switch ev.kind {
+		case envText:
+			n = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: raw}
 		case envString:
 			n = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
 		case envNumber:

@@ -36,7 +36,7 @@ const (
 // roleValues are a role's provider values that are not model servers.
 var roleValues = map[string][]string{
 	RoleAI:    {"none", "embeddings"},
-	RoleEmbed: {"builtin", "model2vec", "none", "off"},
+	RoleEmbed: {"builtin", "model2vec", "onnx", "none", "off"},
 	RoleChat:  {},
 }
 

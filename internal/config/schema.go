@@ -72,12 +72,13 @@ type Provider struct {
 // Embed is the embed section; LOCI_EMBED_* variables override it.
 type Embed struct {
 	// Provider: builtin (default), none, model2vec (a static Model2Vec
-	// model in model_path), a providers entry, or one of the provider types
-	// (the older spelling, with base_url and api_key here).
+	// model in model_path), onnx (a sentence transformer exported to ONNX
+	// in model_path), a providers entry, or one of the provider types (the
+	// older spelling, with base_url and api_key here).
 	Provider string `yaml:"provider" check:"role"`
 	Model    string `yaml:"model"`
 	// ModelPath is the folder of a model2vec model (model.safetensors +
-	// tokenizer.json). Only the user's config, LOCI_EMBED_MODEL_PATH or a
+	// tokenizer.json) or of an onnx one (model.onnx + tokenizer.json). Only the user's config, LOCI_EMBED_MODEL_PATH or a
 	// flag may set it: a vault's own file could otherwise make loci read any
 	// file of the machine.
 	ModelPath    string  `yaml:"model_path" trust:"user"`
@@ -91,6 +92,13 @@ type Embed struct {
 	PricePerMTok float64 `yaml:"price_per_mtok" check:"nonneg"`         // USD per million tokens, for the cost estimate
 	OnMismatch   string  `yaml:"on_mismatch" check:"enum=fail|reembed"` // fail (default) | reembed
 	Int8         bool    `yaml:"int8"`                                  // int8 vectors in memory
+	// QueryPrefix and DocumentPrefix are put before every query and every
+	// indexed text (e.g. "query: " and "passage: " for e5 models). Unset:
+	// an onnx model folder's own prompts (config_sentence_transformers.json),
+	// none for the other providers; set (even to ""): this value. The
+	// builtin embedder ignores them.
+	QueryPrefix    *string `yaml:"query_prefix"`
+	DocumentPrefix *string `yaml:"document_prefix"`
 }
 
 // Search is the search section of the config file: the fusion of lexical

@@ -401,7 +401,7 @@ func providerNameProblem(name string) string {
 		return fmt.Sprintf("provider name %q: use 1-64 letters, digits, _, - or . (starting with a letter or digit)", name)
 	}
 	switch name {
-	case "builtin", "model2vec", "none", "off", "embeddings":
+	case "builtin", "model2vec", "onnx", "none", "off", "embeddings":
 		return fmt.Sprintf("provider name %q is reserved (it means something else as a role's provider)", name)
 	}
 	return ""

@@ -1,7 +1,8 @@
-// Package embed turns text into vectors behind one interface. Three
+// Package embed turns text into vectors behind one interface. Four
 // providers exist: "builtin", an offline embedder compiled into the binary
 // (SIF-weighted averages of GloVe-derived word vectors), "model2vec", a
-// static Model2Vec model from a folder the user brings, and "openai", any
+// static Model2Vec model from a folder the user brings, "onnx", a sentence
+// transformer exported to ONNX from such a folder, and "openai", any
 // OpenAI-compatible /v1/embeddings endpoint (OpenAI, Ollama, llama.cpp
 // server, vLLM, ...). The index records the Identity of the provider that
 // wrote its vectors; a different one is refused.
@@ -9,6 +10,8 @@ package embed
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -84,9 +87,9 @@ const (
 
 // Settings are the effective embedding settings of a vault.
 type Settings struct {
-	Provider     string            // builtin (default) | model2vec | openai | none
+	Provider     string            // builtin (default) | model2vec | onnx | openai | none
 	Model        string            // openai: model name
-	ModelPath    string            // model2vec: the model folder (absolute)
+	ModelPath    string            // model2vec, onnx: the model folder (absolute)
 	BaseURL      string            // openai: e.g. https://api.openai.com/v1 or http://localhost:11434/v1
 	APIKey       string            // openai: bearer token (may be empty for local servers)
 	Headers      map[string]string // openai: extra request headers of the provider (${VAR} expanded)
@@ -98,6 +101,9 @@ type Settings struct {
 	PricePerMTok float64           // USD per million tokens, for the cost estimate
 	OnMismatch   string            // fail (default) | reembed
 	Int8         bool              // keep vectors as int8 in memory (4x smaller)
+	// QueryPrefix and DocumentPrefix go before each query and each indexed
+	// text (nil: none, or an onnx folder's own prompts); not for builtin.
+	QueryPrefix, DocumentPrefix *string
 }
 
 // Disabled reports whether embeddings are switched off.
@@ -147,10 +153,11 @@ func FromConfig(c *config.Config) (Settings, error) {
 		s.OnMismatch = e.OnMismatch
 	}
 	s.Int8 = e.Int8
+	s.QueryPrefix, s.DocumentPrefix = e.QueryPrefix, e.DocumentPrefix
 	switch s.Provider {
 	case "builtin", "none", "off":
 		return s, nil
-	case "model2vec":
+	case "model2vec", "onnx":
 		s.ModelPath = modelPath(c)
 		return s, nil
 	}
@@ -200,11 +207,68 @@ func New(s Settings) (Provider, error) {
 	case "none", "off":
 		return nil, nil
 	case "openai":
-		return NewOpenAI(s), nil
+		return withPrefixes(NewOpenAI(s), s), nil
 	case "model2vec":
-		return NewModel2Vec(s.ModelPath)
+		m, err := NewModel2Vec(s.ModelPath)
+		if err != nil {
+			return nil, err
+		}
+		return withPrefixes(m, s), nil
+	case "onnx":
+		return NewONNX(s.ModelPath, s.QueryPrefix, s.DocumentPrefix)
 	}
 	return nil, errs.New(errs.CodeInvalidInput, "unknown embedding provider %q", s.Provider)
+}
+
+// QueryEmbedder is a provider that embeds queries differently from
+// documents (a query prefix); Query uses it when present.
+type QueryEmbedder interface {
+	EmbedQuery(ctx context.Context, text string) ([]float32, error)
+}
+
+// withPrefixes wraps p when the settings give a non-empty prefix.
+func withPrefixes(p Provider, s Settings) Provider {
+	var q, d string
+	if s.QueryPrefix != nil {
+		q = *s.QueryPrefix
+	}
+	if s.DocumentPrefix != nil {
+		d = *s.DocumentPrefix
+	}
+	if q == "" && d == "" {
+		return p
+	}
+	h := sha256.Sum256([]byte(fmt.Sprintf("q=%q|d=%q", q, d)))
+	return &prefixed{Provider: p, q: q, d: d, tag: "+prefix@" + hex.EncodeToString(h[:])[:8]}
+}
+
+// prefixed puts the configured prefixes before the texts of a provider
+// that knows none (openai, model2vec). The prefixes are part of the
+// identity: the model gets "+prefix@<8 hex>".
+type prefixed struct {
+	Provider
+	q, d, tag string
+}
+
+func (p *prefixed) Identity() Identity {
+	id := p.Provider.Identity()
+	id.Model += p.tag
+	return id
+}
+
+func (p *prefixed) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return p.Provider.Embed(ctx, withPrefix(p.d, texts))
+}
+
+func (p *prefixed) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	vs, err := p.Provider.Embed(ctx, []string{p.q + text})
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) != 1 {
+		return nil, errs.New(CodeUnavailable, "embedding provider returned %d vectors for 1 text", len(vs))
+	}
+	return vs[0], nil
 }
 
 // cache remembers a few query embeddings: agents repeat queries, and a
@@ -240,14 +304,23 @@ func Query(ctx context.Context, p Provider, text string) ([]float32, error) {
 	if v, ok := qc.get(text); ok {
 		return v, nil
 	}
-	vs, err := p.Embed(ctx, []string{text})
-	if err != nil {
-		return nil, err
+	var v []float32
+	if qe, ok := p.(QueryEmbedder); ok {
+		var err error
+		if v, err = qe.EmbedQuery(ctx, text); err != nil {
+			return nil, err
+		}
+	} else {
+		vs, err := p.Embed(ctx, []string{text})
+		if err != nil {
+			return nil, err
+		}
+		if len(vs) != 1 {
+			return nil, errs.New(CodeUnavailable, "embedding provider returned %d vectors for 1 text", len(vs))
+		}
+		v = vs[0]
 	}
-	if len(vs) != 1 {
-		return nil, errs.New(CodeUnavailable, "embedding provider returned %d vectors for 1 text", len(vs))
-	}
-	v := Normalize(vs[0])
+	v = Normalize(v)
 	qc.put(text, v)
 	return v, nil
 }
