@@ -20,7 +20,7 @@ func init() { commandFactories = append(commandFactories, newEvalCmd) }
 func newEvalCmd(g *globals) *cobra.Command {
 	var golden, mode string
 	var k int
-	var expand bool
+	var expand, noise bool
 	var rrfK, wLex, wSem, wGraph float64
 	cmd := &cobra.Command{
 		Use:   "eval --golden FILE [--vault DIR]",
@@ -64,6 +64,9 @@ func newEvalCmd(g *globals) *cobra.Command {
 			set("semantic-weight", &f.Semantic, wSem)
 			set("graph-weight", &f.Graph, wGraph)
 			s := &search.Searcher{DB: vh.Index.DB, Vectors: vh.Index, Fusion: f}
+			if noise {
+				s.Vectors = search.NoisyVectors{VectorSource: vh.Index}
+			}
 			var used string
 			run := func(ctx context.Context, q string) ([]string, error) {
 				resp, err := s.Search(ctx, search.Query{Text: q, Limit: k, Mode: mode, ExpandLinks: expand})
@@ -108,6 +111,10 @@ func newEvalCmd(g *globals) *cobra.Command {
 	fl.Float64Var(&wLex, "lexical-weight", 0, "weight of the lexical ranking in fusion")
 	fl.Float64Var(&wSem, "semantic-weight", 0, "weight of the vector ranking in fusion")
 	fl.Float64Var(&wGraph, "graph-weight", 0, "share of a top hit's score its linked notes get")
+	// A test harness, not a user setting: query vectors replaced by noise
+	// (docs/search.md, "the fusion guard").
+	fl.BoolVar(&noise, "noise-vectors", false, "replace every query vector by a seeded random unit vector")
+	fl.MarkHidden("noise-vectors")
 	return cmd
 }
 

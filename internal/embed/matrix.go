@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"math"
+	"sync"
 )
 
 // Matrix holds unit vectors in memory, one row per chunk, grouped by note,
@@ -19,6 +20,9 @@ type Matrix struct {
 	noteOf []int32   // dense note index of each row
 	Notes  []int64   // note id of each dense note index
 	common []float32 // removed common component (RemoveCommon)
+
+	denseOnce sync.Once
+	dense     map[int64]int32 // note id → index in Notes (denseIndex)
 }
 
 // MatrixBuilder collects rows for a Matrix.
@@ -224,11 +228,128 @@ func (m *Matrix) NoteRows(note int64) []int {
 	return out
 }
 
+// ScoreStats describes the cosines of one query with the whole matrix: the
+// mean and standard deviation of every note's best cosine (or of every row's,
+// by section) and how many there were. Most notes are unrelated to any one
+// query, so these are (nearly) the null distribution a hit must stand out of.
+type ScoreStats struct {
+	N       int
+	Mean    float64
+	SD      float64
+	best    []float32 // per dense note: its best cosine
+	bestRow []int32   // per dense note: the row of that cosine (-1: none)
+	m       *Matrix
+}
+
+// Agreement tells whether the query's vector sees the given notes (the
+// first notes of the lexical ranking) as closer to it than the vault at
+// large: the sum of their cosines' z-scores divided by its standard
+// deviation under a query vector that knows nothing (a random direction).
+// For such a query the cosines of two rows a and b with it correlate as
+// a·b, so the sum of the z-scores of m notes has variance Σ_ij a_i·a_j
+// (m when the rows are orthogonal, m² when they are one): the result is
+// then ≈ N(0, 1) whatever the notes, and grows with real agreement. NaN
+// when none of the notes has a vector.
+func (st ScoreStats) Agreement(notes []int64) float64 {
+	if st.m == nil || st.bestRow == nil || st.SD <= 0 {
+		return math.NaN()
+	}
+	idx := st.m.denseIndex()
+	var rows []int
+	var sum float64
+	for _, id := range notes {
+		d, ok := idx[id]
+		if !ok || st.bestRow[d] < 0 {
+			continue
+		}
+		rows = append(rows, int(st.bestRow[d]))
+		sum += st.Z(st.best[d])
+	}
+	if len(rows) == 0 {
+		return math.NaN()
+	}
+	vecs := make([][]float32, len(rows))
+	for i, r := range rows {
+		vecs[i] = st.m.Row(r)
+	}
+	var v float64
+	for i := range vecs {
+		for j := range vecs {
+			v += float64(Dot(vecs[i], vecs[j]))
+		}
+	}
+	if v <= 0 {
+		return math.NaN()
+	}
+	return sum / math.Sqrt(v)
+}
+
+// NoteScore is the best cosine of one of note's sections with the query
+// (false when the note has no vector).
+func (st ScoreStats) NoteScore(note int64) (float32, bool) {
+	if st.m == nil || st.best == nil {
+		return 0, false
+	}
+	d, ok := st.m.denseIndex()[note]
+	if !ok || math.IsInf(float64(st.best[d]), -1) {
+		return 0, false
+	}
+	return st.best[d], true
+}
+
+// denseIndex maps note id → dense note index, built on first use.
+func (m *Matrix) denseIndex() map[int64]int32 {
+	m.denseOnce.Do(func() {
+		m.dense = make(map[int64]int32, len(m.Notes))
+		for i, id := range m.Notes {
+			m.dense[id] = int32(i)
+		}
+	})
+	return m.dense
+}
+
+// Z is how many standard deviations s lies above the mean (0 when the
+// deviation is 0).
+func (st ScoreStats) Z(s float32) float64 {
+	if st.SD <= 0 {
+		return 0
+	}
+	return (float64(s) - st.Mean) / st.SD
+}
+
+func statsOf(xs []float32, skip func(i int) bool) ScoreStats {
+	var st ScoreStats
+	var sum, sq float64
+	for i, x := range xs {
+		if skip != nil && skip(i) {
+			continue
+		}
+		sum += float64(x)
+		sq += float64(x) * float64(x)
+		st.N++
+	}
+	if st.N == 0 {
+		return st
+	}
+	st.Mean = sum / float64(st.N)
+	if v := sq/float64(st.N) - st.Mean*st.Mean; v > 0 {
+		st.SD = math.Sqrt(v)
+	}
+	return st
+}
+
 // TopNotes returns the k notes whose best chunk is most similar to q, best
 // first; allow (when non-nil) filters notes by id.
 func (m *Matrix) TopNotes(q []float32, k int, allow func(note int64) bool) []NoteHit {
+	h, _ := m.TopNotesStats(q, k, allow)
+	return h
+}
+
+// TopNotesStats is TopNotes plus the statistics of every note's best cosine
+// (all notes, whatever allow says: the distribution is the vault's).
+func (m *Matrix) TopNotesStats(q []float32, k int, allow func(note int64) bool) ([]NoteHit, ScoreStats) {
 	if m == nil || m.Rows == 0 || k <= 0 || len(q) != m.Dims {
-		return nil
+		return nil, ScoreStats{}
 	}
 	q = m.project(q)
 	scores := make([]float32, m.Rows)
@@ -259,14 +380,22 @@ func (m *Matrix) TopNotes(q []float32, k int, allow func(note int64) bool) []Not
 		hit := NoteHit{Note: m.Notes[n], Chunk: m.Chunk[bestRow[n]], Score: s}
 		h.offer(hit, k)
 	}
-	return h.best()
+	st := statsOf(best, func(i int) bool { return bestRow[i] < 0 })
+	st.best, st.bestRow, st.m = best, bestRow, m
+	return h.best(), st
 }
 
 // TopChunks is TopNotes by section: the k rows closest to q, best first,
 // several of one note allowed (search_notes group_by section).
 func (m *Matrix) TopChunks(q []float32, k int, allow func(note int64) bool) []NoteHit {
+	h, _ := m.TopChunksStats(q, k, allow)
+	return h
+}
+
+// TopChunksStats is TopChunks plus the statistics of every row's cosine.
+func (m *Matrix) TopChunksStats(q []float32, k int, allow func(note int64) bool) ([]NoteHit, ScoreStats) {
 	if m == nil || m.Rows == 0 || k <= 0 || len(q) != m.Dims {
-		return nil
+		return nil, ScoreStats{}
 	}
 	q = m.project(q)
 	scores := make([]float32, m.Rows)
@@ -283,7 +412,20 @@ func (m *Matrix) TopChunks(q []float32, k int, allow func(note int64) bool) []No
 		hit := NoteHit{Note: note, Chunk: m.Chunk[r], Score: s}
 		h.offer(hit, k)
 	}
-	return h.best()
+	st := statsOf(scores, nil)
+	st.best = make([]float32, len(m.Notes))
+	st.bestRow = make([]int32, len(m.Notes))
+	for i := range st.best {
+		st.best[i] = float32(math.Inf(-1))
+		st.bestRow[i] = -1
+	}
+	for r, s := range scores {
+		if n := m.noteOf[r]; s > st.best[n] {
+			st.best[n], st.bestRow[n] = s, int32(r)
+		}
+	}
+	st.m = m
+	return h.best(), st
 }
 
 type hitHeap []NoteHit
