@@ -23,6 +23,9 @@ type Matrix struct {
 
 	denseOnce sync.Once
 	dense     map[int64]int32 // note id → index in Notes (denseIndex)
+	meanOnce  sync.Once
+	mean      []float32 // the mean row (rowMean)
+	trace     float64   // 1 − |mean|²
 }
 
 // MatrixBuilder collects rows for a Matrix.
@@ -245,11 +248,11 @@ type ScoreStats struct {
 // first notes of the lexical ranking) as closer to it than the vault at
 // large: the sum of their cosines' z-scores divided by its standard
 // deviation under a query vector that knows nothing (a random direction).
-// For such a query the cosines of two rows a and b with it correlate as
-// a·b, so the sum of the z-scores of m notes has variance Σ_ij a_i·a_j
-// (m when the rows are orthogonal, m² when they are one): the result is
-// then ≈ N(0, 1) whatever the notes, and grows with real agreement. NaN
-// when none of the notes has a vector.
+// For such a query the cosines of two rows a and b with it covary as a·b
+// (up to the common factor 1/d), so near-duplicate notes count as about
+// one and unrelated ones as many: the result is ≈ N(0, 1) whatever the
+// notes, and grows with real agreement. NaN when none of the notes has a
+// vector.
 func (st ScoreStats) Agreement(notes []int64) float64 {
 	if st.m == nil || st.bestRow == nil || st.SD <= 0 {
 		return math.NaN()
@@ -268,20 +271,45 @@ func (st ScoreStats) Agreement(notes []int64) float64 {
 	if len(rows) == 0 {
 		return math.NaN()
 	}
-	vecs := make([][]float32, len(rows))
-	for i, r := range rows {
-		vecs[i] = st.m.Row(r)
-	}
-	var v float64
-	for i := range vecs {
-		for j := range vecs {
-			v += float64(Dot(vecs[i], vecs[j]))
+	// Centred on the mean row ā: z-scores are deviations from the mean
+	// cosine, and the standard deviation they are in units of is, for a
+	// random direction, √(tr Σ / d) with tr Σ = mean |a − ā|² = 1 − |ā|²
+	// for unit rows. So Var(Σ z) = Σ_ij (a_i − ā)·(a_j − ā) / (1 − |ā|²).
+	mean, trace := st.m.rowMean()
+	c := make([]float32, len(mean))
+	for _, r := range rows {
+		for d, x := range st.m.Row(r) {
+			c[d] += x - mean[d]
 		}
 	}
-	if v <= 0 {
+	v := float64(Dot(c, c)) / trace
+	if !(v > 0) {
 		return math.NaN()
 	}
 	return sum / math.Sqrt(v)
+}
+
+// rowMean returns the mean of the rows and 1 − its squared norm (the
+// total variance of unit rows), computed once.
+func (m *Matrix) rowMean() ([]float32, float64) {
+	m.meanOnce.Do(func() {
+		d := m.Dims
+		acc := make([]float64, d)
+		for r := 0; r < m.Rows; r++ {
+			for i, x := range m.Row(r) {
+				acc[i] += float64(x)
+			}
+		}
+		m.mean = make([]float32, d)
+		var sq float64
+		for i := range acc {
+			acc[i] /= float64(max(m.Rows, 1))
+			m.mean[i] = float32(acc[i])
+			sq += acc[i] * acc[i]
+		}
+		m.trace = max(1-sq, 1e-6)
+	})
+	return m.mean, m.trace
 }
 
 // NoteScore is the best cosine of one of note's sections with the query
