@@ -118,3 +118,27 @@ func TestBuiltinUpgradeReembeds(t *testing.T) {
 		t.Errorf("after the sync: HasVectors = %v, %v", ok, err)
 	}
 }
+
+// TestQueryTypoUnlessVaultUsesIt: a query's unknown word one edit from a
+// dictionary word is read as that word, unless the vault itself uses it ("callout" is no
+// misspelt "fallout" in a vault about callouts).
+func TestQueryTypoUnlessVaultUsesIt(t *testing.T) {
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{"Boxes.md": "# Boxes\n\nA callout stands out from the text.\n"})
+	ix := openWith(t, root, embed.Builtin(), embed.Settings{})
+	mustSync(t, ix, SyncOptions{})
+	ctx := t.Context()
+	for _, c := range []struct {
+		q, typoOf string
+		vaultHas  bool
+	}{{"callout", "fallout", true}, {"recipies", "recipes", false}} {
+		got, err := ix.EmbedQuery(ctx, c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		corrected, _ := embed.Query(ctx, embed.Builtin(), c.typoOf)
+		if same := embed.Dot(got, corrected) > 0.999; same == c.vaultHas {
+			t.Errorf("%q: read as %q = %v, want %v", c.q, c.typoOf, same, !c.vaultHas)
+		}
+	}
+}

@@ -811,7 +811,16 @@ func (ix *Index) EmbedQuery(ctx context.Context, text string) ([]float32, error)
 	if err := ix.vectorsUsable(ctx); err != nil {
 		return nil, err
 	}
-	return embed.Query(ctx, ix.emb.provider, text)
+	return embed.QueryIn(ctx, ix.emb.provider, text, func(w string) bool { return ix.vaultHasWord(ctx, w) })
+}
+
+// vaultHasWord reports whether a word occurs in the vault's notes (their
+// title, headings, text or tags; one FTS5 lookup): a query word the vault
+// uses is no typo, even if the embedder does not know it.
+func (ix *Index) vaultHasWord(ctx context.Context, w string) bool {
+	var one int
+	err := ix.DB.QueryRowContext(ctx, "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", `"`+strings.ReplaceAll(w, `"`, `""`)+`"`).Scan(&one)
+	return err == nil
 }
 
 func (ix *Index) vectorStatus(ctx context.Context) VectorStatus {

@@ -42,3 +42,27 @@ func TestSemanticFindsByLinkSentence(t *testing.T) {
 		t.Errorf("semantic, words of the description: %v %v", paths(r), err)
 	}
 }
+
+// TestSemanticFindsMisspelling: a misspelled query word still finds its
+// note by meaning, through its character n-grams.
+func TestSemanticFindsMisspelling(t *testing.T) {
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, hybridVault)
+	ix := indexVault(t, root)
+	s := &search.Searcher{DB: ix.DB, Vectors: ix}
+	ctx := context.Background()
+	for q, want := range map[string]string{
+		"keybaord shortcts": "Keyboard.md",
+		"gardning":          "Gardening.md",
+		"recipies":          "Cooking.md",
+	} {
+		lex, _ := s.Search(ctx, search.Query{Text: q, Mode: search.ModeLexical})
+		if len(lex.Results) != 0 {
+			t.Fatalf("%q: lexical finds %v; the test needs a word it does not know", q, paths(lex))
+		}
+		r, err := s.Search(ctx, search.Query{Text: q})
+		if err != nil || len(r.Results) == 0 || r.Results[0].Path != want {
+			t.Errorf("%q: %v %v (want %s)", q, paths(r), err, want)
+		}
+	}
+}
