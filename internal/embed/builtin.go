@@ -367,13 +367,18 @@ func (t *wordTable) embed(text string, s *scratch, vaultHas func(string) bool) [
 	if len(s.count) != len(t.weight) {
 		s.count = make([]float32, len(t.weight))
 	}
-	known := 0
+	known, tries := 0, 0
 	// Count the known words first: a word repeated in a text is added once,
 	// weighted by its count.
 	forEachWord(text, &s.word, func(w []byte) {
 		id, ok := t.lookup(w)
-		if !ok && vaultHas != nil && !vaultHas(string(w)) {
-			id, ok = t.correct(w)
+		if !ok && vaultHas != nil && tries < maxQueryCorrections {
+			// A correction is checked against the vault only when there is
+			// one; both lookups are bounded per query.
+			tries++
+			if id, ok = t.correct(w); ok && vaultHas(string(w)) {
+				ok = false
+			}
 		}
 		if ok {
 			if s.count[id] == 0 {
@@ -450,6 +455,11 @@ func (t *wordTable) scan(w string) (int32, bool) {
 	}
 	return id, found
 }
+
+// maxQueryCorrections bounds the unknown words of one query tried as
+// typos (each costs ~450 map lookups, and one index lookup if it has a
+// correction): a long query of made-up words stays cheap.
+const maxQueryCorrections = 16
 
 // minCorrectLen is the shortest unknown word (in runes) that is looked
 // for as a one-edit misspelling of a vocabulary word: shorter ones have too

@@ -2,6 +2,7 @@ package embed
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -71,6 +72,16 @@ func TestSubwordVectors(t *testing.T) {
 	q, _ := QueryIn(context.Background(), p, "recipies", func(w string) bool { return w == "recipies" })
 	if s := Dot(q, v["recipes"]); s > 0.99 {
 		t.Errorf("a word the vault has was corrected (%.3f)", s)
+	}
+	// A query of many unknown words: at most maxQueryCorrections are
+	// tried, and the vault is asked only about those with a correction.
+	asked := 0
+	long := strings.Repeat("recipies xqzvkjw ", 40)
+	if _, err := QueryIn(context.Background(), p, long, func(string) bool { asked++; return false }); err != nil {
+		t.Fatal(err)
+	}
+	if asked == 0 || asked > maxQueryCorrections {
+		t.Errorf("the vault was asked %d times", asked)
 	}
 	// Short words are not corrected (too many neighbours).
 	if _, ok := tb.correct([]byte("teh")); ok {
