@@ -232,8 +232,8 @@ func (m *Matrix) NoteRows(note int64) []int {
 }
 
 // ScoreStats describes the cosines of one query with the whole matrix: the
-// mean and standard deviation of every note's best cosine (or of every row's,
-// by section) and how many there were. Most notes are unrelated to any one
+// mean and standard deviation of every note's best cosine and how many
+// notes there were. Most notes are unrelated to any one
 // query, so these are (nearly) the null distribution a hit must stand out of.
 type ScoreStats struct {
 	N       int
@@ -310,19 +310,6 @@ func (m *Matrix) rowMean() ([]float32, float64) {
 		m.trace = max(1-sq, 1e-6)
 	})
 	return m.mean, m.trace
-}
-
-// NoteScore is the best cosine of one of note's sections with the query
-// (false when the note has no vector).
-func (st ScoreStats) NoteScore(note int64) (float32, bool) {
-	if st.m == nil || st.best == nil {
-		return 0, false
-	}
-	d, ok := st.m.denseIndex()[note]
-	if !ok || math.IsInf(float64(st.best[d]), -1) {
-		return 0, false
-	}
-	return st.best[d], true
 }
 
 // denseIndex maps note id → dense note index, built on first use.
@@ -420,7 +407,7 @@ func (m *Matrix) TopChunks(q []float32, k int, allow func(note int64) bool) []No
 	return h
 }
 
-// TopChunksStats is TopChunks plus the statistics of every row's cosine.
+// TopChunksStats is TopChunks plus the statistics of every note's best cosine.
 func (m *Matrix) TopChunksStats(q []float32, k int, allow func(note int64) bool) ([]NoteHit, ScoreStats) {
 	if m == nil || m.Rows == 0 || k <= 0 || len(q) != m.Dims {
 		return nil, ScoreStats{}
@@ -440,19 +427,21 @@ func (m *Matrix) TopChunksStats(q []float32, k int, allow func(note int64) bool)
 		hit := NoteHit{Note: note, Chunk: m.Chunk[r], Score: s}
 		h.offer(hit, k)
 	}
-	st := statsOf(scores, nil)
-	st.best = make([]float32, len(m.Notes))
-	st.bestRow = make([]int32, len(m.Notes))
-	for i := range st.best {
-		st.best[i] = float32(math.Inf(-1))
-		st.bestRow[i] = -1
+	// The statistics are the notes' (each note's best row), as TopNotesStats
+	// gives them: the agreement is a judgement on notes.
+	best := make([]float32, len(m.Notes))
+	bestRow := make([]int32, len(m.Notes))
+	for i := range best {
+		best[i] = float32(math.Inf(-1))
+		bestRow[i] = -1
 	}
 	for r, s := range scores {
-		if n := m.noteOf[r]; s > st.best[n] {
-			st.best[n], st.bestRow[n] = s, int32(r)
+		if n := m.noteOf[r]; s > best[n] {
+			best[n], bestRow[n] = s, int32(r)
 		}
 	}
-	st.m = m
+	st := statsOf(best, func(i int) bool { return bestRow[i] < 0 })
+	st.best, st.bestRow, st.m = best, bestRow, m
 	return h.best(), st
 }
 

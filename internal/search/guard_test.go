@@ -101,10 +101,10 @@ func TestFusionGuardWeights(t *testing.T) {
 	testutil.WriteFiles(t, root, files)
 	ix := indexVault(t, root)
 	ctx := context.Background()
-	weights := func(v search.VectorSource) (some, zero int) {
+	weights := func(v search.VectorSource, group string) (some, zero int) {
 		s := &search.Searcher{DB: ix.DB, Vectors: v}
 		for _, q := range queries {
-			r, err := s.Search(ctx, search.Query{Text: q[0] + " " + q[1], Mode: search.ModeHybrid, Explain: true})
+			r, err := s.Search(ctx, search.Query{Text: q[0] + " " + q[1], Mode: search.ModeHybrid, Explain: true, GroupBy: group})
 			if err != nil || len(r.Results) == 0 || r.Results[0].Explain.SemanticWeight == nil {
 				t.Fatalf("%q: %v", q, err)
 			}
@@ -116,12 +116,14 @@ func TestFusionGuardWeights(t *testing.T) {
 		}
 		return
 	}
-	some, _ := weights(ix)
-	_, zero := weights(search.NoisyVectors{VectorSource: ix})
-	if some < len(queries)*3/4 || zero < len(queries)*9/10 {
-		t.Errorf("of %d queries: real vectors with weight %d, noise without %d", len(queries), some, zero)
+	for _, group := range []string{search.GroupNote, search.GroupSection} {
+		some, _ := weights(ix, group)
+		_, zero := weights(search.NoisyVectors{VectorSource: ix}, group)
+		if some < len(queries)*3/4 || zero < len(queries)*9/10 {
+			t.Errorf("group_by %s, of %d queries: real vectors with weight %d, noise without %d", group, len(queries), some, zero)
+		}
+		t.Logf("group_by %s, of %d queries: real vectors with weight %d, noise without %d", group, len(queries), some, zero)
 	}
-	t.Logf("of %d queries: real vectors with weight %d, noise without %d", len(queries), some, zero)
 	// Lexical and semantic modes carry no such weight.
 	s := &search.Searcher{DB: ix.DB, Vectors: ix}
 	for _, m := range []string{search.ModeLexical, search.ModeSemantic} {
