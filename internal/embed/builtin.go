@@ -372,7 +372,7 @@ func (t *wordTable) embed(text string, s *scratch, vaultHas func(string) bool) [
 	// weighted by its count.
 	forEachWord(text, &s.word, func(w []byte) {
 		id, ok := t.lookup(w)
-		if !ok && vaultHas != nil && tries < maxQueryCorrections {
+		if !ok && vaultHas != nil && tries < maxQueryCorrections && correctable(w) {
 			// A correction is checked against the vault only when there is
 			// one; both lookups are bounded per query.
 			tries++
@@ -472,7 +472,7 @@ const minCorrectLen = 5
 // letters a–z are tried as insertions and replacements. A misspelling
 // ("keybaord", "recipies", "gardning") then means what it was meant to.
 func (t *wordTable) correct(w []byte) (int32, bool) {
-	if len(w) < minCorrectLen || len(w) > 32 || !isLetters(w) {
+	if !correctable(w) {
 		return 0, false
 	}
 	// Hundreds of lookups: the map, built now if a query got here first
@@ -498,6 +498,11 @@ func (t *wordTable) correct(w []byte) (int32, bool) {
 	}
 	t.corrMu.Unlock()
 	return id, ok
+}
+
+// correctable reports whether correct looks at w: 5 to 32 letters a–z.
+func correctable(w []byte) bool {
+	return len(w) >= minCorrectLen && len(w) <= 32 && isLetters(w)
 }
 
 // maxCorrections bounds the memory of correct's answers (~1 MB).
