@@ -28,7 +28,7 @@ func TestNoteEmbedText(t *testing.T) {
 	for i := range heads {
 		heads[i] = "Heading"
 	}
-	if _, rest := NoteEmbedText(Profile{Title: "Hub", Headings: heads, Anchor: long}); len(rest) > maxProfileHeadings+maxProfileAnchor+2 {
+	if _, rest := NoteEmbedText(Profile{Title: "Hub", Description: long, Headings: heads, Anchor: long}); len(rest) > maxProfileDescription+maxProfileHeadings+maxProfileAnchor+2 {
 		t.Errorf("profile of a hub is %d bytes", len(rest))
 	}
 	if got := headingsOf(`["[]","[\"Alpha\"]","[\"Alpha\",\"Two\"]","[\"alpha\"]"]`, "Alpha"); !slices.Equal(got, []string{"Two"}) {

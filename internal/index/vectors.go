@@ -241,11 +241,13 @@ type Profile struct {
 // the golden sets; docs/search.md "What was tried").
 var ProfileParts = struct{ Description, Headings, Anchor bool }{true, true, true}
 
-// Caps on the profile's parts, so a note with hundreds of headings or a
-// hub with kilobytes of anchor text stays a bounded text to embed.
+// Caps on the profile's parts, so a note with a huge description, hundreds
+// of headings or a hub with kilobytes of anchor text stays a bounded text
+// to embed.
 const (
-	maxProfileHeadings = 2 << 10
-	maxProfileAnchor   = 4 << 10
+	maxProfileDescription = 2 << 10
+	maxProfileHeadings    = 2 << 10
+	maxProfileAnchor      = 4 << 10
 )
 
 // ProfileWeight is the weight of the rest of the profile (description,
@@ -268,7 +270,7 @@ func NoteEmbedText(p Profile) (title, rest string) {
 		}
 	}
 	if ProfileParts.Description && p.Description != "" {
-		b.WriteString(p.Description)
+		b.WriteString(truncUTF8(p.Description, maxProfileDescription))
 	}
 	if ProfileParts.Headings && len(p.Headings) > 0 {
 		line()
