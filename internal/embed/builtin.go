@@ -607,20 +607,52 @@ func (t *wordTable) addGrams(acc []float32, w []byte) bool {
 	if !g.indexReady.Load() {
 		g.buildIndex()
 	}
-	var rs [66]rune // words longer than 64 runes get no n-grams
-	r := rs[:0]
-	r = append(r, '<')
+	var ids [256]int32
+	var found []int32
+	var total int
+	if isASCII(w) {
+		found, total = t.gramsASCII(w, ids[:0])
+	} else {
+		found, total = t.gramsRunes(w, ids[:0])
+	}
+	return t.addGramMean(acc, found, total)
+}
+
+// gramsASCII appends to found the ids of the known n-grams of <w>, w
+// ASCII (the common case: n-grams are byte slices), and counts them all.
+// Words longer than 64 bytes have none.
+func (t *wordTable) gramsASCII(w []byte, found []int32) ([]int32, int) {
+	if len(w) > 64 {
+		return found, 0
+	}
+	var bs [66]byte
+	b := append(append(append(bs[:0], '<'), w...), '>')
+	total := 0
+	for n := t.gramMinN; n <= t.gramMaxN; n++ {
+		for i := 0; i+n <= len(b); i++ {
+			total++
+			if id, ok := t.grams.index[string(b[i:i+n])]; ok && len(found) < cap(found) {
+				found = append(found, id)
+			}
+		}
+	}
+	return found, total
+}
+
+// gramsRunes is gramsASCII for any word: n-grams of runes. Words longer
+// than 64 runes have none.
+func (t *wordTable) gramsRunes(w []byte, found []int32) ([]int32, int) {
+	var rs [66]rune
+	r := append(rs[:0], '<')
 	for _, c := range string(w) {
 		if len(r) == len(rs)-1 {
-			return false
+			return found, 0
 		}
 		r = append(r, c)
 	}
 	r = append(r, '>')
-	var ids [256]int32
-	found := ids[:0]
-	total := 0
 	var buf [4 * 8]byte
+	total := 0
 	for n := t.gramMinN; n <= t.gramMaxN; n++ {
 		for i := 0; i+n <= len(r); i++ {
 			b := buf[:0]
@@ -628,18 +660,24 @@ func (t *wordTable) addGrams(acc []float32, w []byte) bool {
 				b = utf8.AppendRune(b, c)
 			}
 			total++
-			if id, ok := g.index[string(b)]; ok && len(found) < len(ids) {
+			if id, ok := t.grams.index[string(b)]; ok && len(found) < cap(found) {
 				found = append(found, id)
 			}
 		}
 	}
+	return found, total
+}
+
+// addGramMean adds the mean of the found n-grams' vectors, if they are
+// enough of the word's total.
+func (t *wordTable) addGramMean(acc []float32, found []int32, total int) bool {
 	if total == 0 || float64(len(found)) < minGramShare*float64(total) {
 		return false
 	}
 	// The mean, with a rare word's SIF weight (≈ 1).
 	wt := 1 / float32(len(found))
 	for _, id := range found {
-		g.addRow(acc, int(id), wt*g.scale[id])
+		t.grams.addRow(acc, int(id), wt*t.grams.scale[id])
 	}
 	return true
 }

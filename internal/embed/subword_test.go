@@ -113,3 +113,30 @@ func TestParseNgramsRejectsDamage(t *testing.T) {
 		t.Error("max n < min n accepted")
 	}
 }
+
+// TestGramsASCIIMatchesRunes: the byte fast path finds the same n-grams as
+// the rune path for ASCII words; a word past 64 characters has none.
+func TestGramsASCIIMatchesRunes(t *testing.T) {
+	tb, _ := loadTable()
+	tb.grams.buildIndex()
+	for _, w := range []string{"synchronisieren", "markdownlint", "abc", "xqzvkj", strings.Repeat("ab", 32), strings.Repeat("ab", 33)} {
+		a, na := tb.gramsASCII([]byte(w), make([]int32, 0, 256))
+		r, nr := tb.gramsRunes([]byte(w), make([]int32, 0, 256))
+		if na != nr || len(a) != len(r) {
+			t.Errorf("%q: ascii %d of %d, runes %d of %d", w, len(a), na, len(r), nr)
+			continue
+		}
+		for i := range a {
+			if a[i] != r[i] {
+				t.Errorf("%q: n-gram %d differs", w, i)
+			}
+		}
+	}
+	if _, n := tb.gramsASCII([]byte(strings.Repeat("ab", 33)), nil); n != 0 {
+		t.Errorf("a 66-letter word has %d n-grams", n)
+	}
+	// Non-ASCII words take the rune path: "münchen" has n-grams with ü.
+	if _, n := tb.gramsRunes([]byte("münchen"), make([]int32, 0, 256)); n != 7+6+5 {
+		t.Errorf("münchen: %d n-grams", n)
+	}
+}
