@@ -385,12 +385,7 @@ func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bo
 	}{
 		{`SELECT c.id, c.note_id, c.heading_path, c.text FROM chunks c
 			WHERE c.id > ? AND NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id) ORDER BY c.id LIMIT ?`, false},
-		{`SELECT n.id, n.id, n.title, COALESCE(n.aliases,''),
-			COALESCE((SELECT group_concat(p.value, '. ') FROM props p WHERE p.note_id = n.id AND p.key IN ('description','summary')), ''),
-			COALESCE((SELECT json_group_array(c.heading_path) FROM (SELECT heading_path FROM chunks WHERE note_id = n.id ORDER BY seq) c), '[]'),
-			COALESCE((SELECT a.anchor FROM anchors_fts a WHERE a.rowid = n.id), '')
-			FROM notes n
-			WHERE n.id > ? AND NOT EXISTS (SELECT 1 FROM note_vectors v WHERE v.note_id = n.id) ORDER BY n.id LIMIT ?`, true},
+		{profileQuery(), true},
 	} {
 		last := int64(0)
 		for {
@@ -474,6 +469,25 @@ func readPage(ctx context.Context, conn *sql.Conn, q string, title bool, last in
 		page = append(page, it)
 	}
 	return page, rows.Err()
+}
+
+// profileQuery reads the notes without a note vector and what their
+// profile needs (only the parts ProfileParts selects: the headings are the
+// costliest to gather).
+func profileQuery() string {
+	desc, heads, anchor := `''`, `'[]'`, `''`
+	if ProfileParts.Description {
+		desc = `COALESCE((SELECT group_concat(p.value, '. ') FROM props p WHERE p.note_id = n.id AND p.key IN ('description','summary')), '')`
+	}
+	if ProfileParts.Headings {
+		heads = `COALESCE((SELECT json_group_array(c.heading_path) FROM (SELECT heading_path FROM chunks WHERE note_id = n.id ORDER BY seq) c), '[]')`
+	}
+	if ProfileParts.Anchor {
+		anchor = `COALESCE((SELECT a.anchor FROM anchors_fts a WHERE a.rowid = n.id), '')`
+	}
+	return `SELECT n.id, n.id, n.title, COALESCE(n.aliases,''), ` + desc + `, ` + heads + `, ` + anchor + `
+		FROM notes n
+		WHERE n.id > ? AND NOT EXISTS (SELECT 1 FROM note_vectors v WHERE v.note_id = n.id) ORDER BY n.id LIMIT ?`
 }
 
 // headingsOf turns a JSON array of the chunks' heading paths (JSON arrays
