@@ -398,7 +398,7 @@ func (g *globals) showConfig() error {
 	sr := t.section("search")
 	d := search.DefaultFusion
 	num := func(key string, v, dv float64) {
-		if v == 0 || (key != "min_similarity" && v < 0) {
+		if v == 0 || (key != "min_similarity" && key != "agreement_floor" && v < 0) {
 			v = dv
 		}
 		sr.set(key, v, src("search."+key))
@@ -408,6 +408,7 @@ func (g *globals) showConfig() error {
 	num("semantic_weight", c.Search.SemanticWeight, d.Semantic)
 	num("graph_weight", c.Search.GraphWeight, d.Graph)
 	num("min_similarity", c.Search.MinSimilarity, d.MinSimilarity)
+	num("agreement_floor", c.Search.AgreementFloor, d.AgreementFloor)
 
 	a := t.section("ai")
 	a.set("provider", firstNonEmpty(as.Provider, "none"), src("ai.provider"))

@@ -20,8 +20,8 @@ func init() { commandFactories = append(commandFactories, newEvalCmd) }
 func newEvalCmd(g *globals) *cobra.Command {
 	var golden, mode string
 	var k int
-	var expand bool
-	var rrfK, wLex, wSem, wGraph float64
+	var expand, noise bool
+	var rrfK, wLex, wSem, wGraph, agree float64
 	cmd := &cobra.Command{
 		Use:   "eval --golden FILE [--vault DIR]",
 		Short: "Measure search quality on a golden set (nDCG, MRR, Hit@n, Recall)",
@@ -53,7 +53,7 @@ func newEvalCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(g.stderr, "loci: indexed %d notes in %s\n", res.Indexed, time.Since(t0).Round(time.Millisecond))
 			}
 			sc := vh.Index.SearchSettings()
-			f := search.Fusion{K: sc.RRFK, Lexical: sc.LexicalWeight, Semantic: sc.SemanticWeight, Graph: sc.GraphWeight, MinSimilarity: sc.MinSimilarity}
+			f := search.Fusion{K: sc.RRFK, Lexical: sc.LexicalWeight, Semantic: sc.SemanticWeight, Graph: sc.GraphWeight, MinSimilarity: sc.MinSimilarity, AgreementFloor: sc.AgreementFloor}
 			set := func(name string, dst *float64, v float64) {
 				if cmd.Flags().Changed(name) {
 					*dst = v
@@ -63,7 +63,11 @@ func newEvalCmd(g *globals) *cobra.Command {
 			set("lexical-weight", &f.Lexical, wLex)
 			set("semantic-weight", &f.Semantic, wSem)
 			set("graph-weight", &f.Graph, wGraph)
+			set("agreement-floor", &f.AgreementFloor, agree)
 			s := &search.Searcher{DB: vh.Index.DB, Vectors: vh.Index, Fusion: f}
+			if noise {
+				s.Vectors = search.NoisyVectors{VectorSource: vh.Index}
+			}
 			var used string
 			run := func(ctx context.Context, q string) ([]string, error) {
 				resp, err := s.Search(ctx, search.Query{Text: q, Limit: k, Mode: mode, ExpandLinks: expand})
@@ -108,6 +112,11 @@ func newEvalCmd(g *globals) *cobra.Command {
 	fl.Float64Var(&wLex, "lexical-weight", 0, "weight of the lexical ranking in fusion")
 	fl.Float64Var(&wSem, "semantic-weight", 0, "weight of the vector ranking in fusion")
 	fl.Float64Var(&wGraph, "graph-weight", 0, "share of a top hit's score its linked notes get")
+	fl.Float64Var(&agree, "agreement-floor", 0, "hybrid guard: vectors agreeing with the lexical ranking at most this many standard deviations above chance get no weight (default 2; negative: no guard)")
+	// A test harness, not a user setting: query vectors replaced by noise
+	// (docs/search.md, "the fusion guard").
+	fl.BoolVar(&noise, "noise-vectors", false, "replace every query vector by a seeded random unit vector")
+	fl.MarkHidden("noise-vectors")
 	return cmd
 }
 

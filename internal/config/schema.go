@@ -109,6 +109,7 @@ type Search struct {
 	SemanticWeight float64 `yaml:"semantic_weight" check:"nonneg"` // weight of the vector ranking (default 1)
 	GraphWeight    float64 `yaml:"graph_weight" check:"nonneg"`    // share of a seed's score a linked note gets (default 0.5)
 	MinSimilarity  float64 `yaml:"min_similarity"`                 // cosine floor of the vector ranking (default 0.2; negative: none)
+	AgreementFloor float64 `yaml:"agreement_floor"`                // hybrid's guard against uninformative vectors (default 2; negative: none)
 }
 
 // AI is the ai section; LOCI_AI_* variables override it (docs/ai.md).

@@ -55,6 +55,15 @@ type wordTable struct {
 	weight     []float32
 	model      string
 	oovNrm     float32 // typical norm of a rare word's vector
+
+	// Character n-grams (optional; see scripts/genembed/ngrams.go): an
+	// out-of-vocabulary word's vector is the mean of its known n-grams'.
+	grams    *wordTable // the n-grams as a table of their own (no SIF weights)
+	gramMinN int
+	gramMaxN int
+
+	corrMu sync.RWMutex
+	corr   map[string]int32 // unknown word → its correction (-1: none)
 }
 
 var (
@@ -111,8 +120,20 @@ func parseTable(raw []byte) (*wordTable, error) {
 	default:
 		return nil, fmt.Errorf("embed: unsupported quantization %d bits", t.bits)
 	}
-	t.packed = r
+	size := n * t.dims
+	if t.bits == 4 {
+		size /= 2
+	}
+	t.packed = r[:size]
 	t.model = fmt.Sprintf("sif-glove%dd-%dk-q%d", t.dims, n/1000, t.bits)
+	if rest := r[size:]; len(rest) > 0 {
+		g, err := parseNgrams(rest, t.dims, t.bits)
+		if err != nil {
+			return nil, err
+		}
+		t.grams, t.gramMinN, t.gramMaxN = g, int(rest[8]), int(rest[9])
+		t.model += fmt.Sprintf("-ng%dk", g.n/1000)
+	}
 	// SIF weights from the rank (the words are stored in frequency order).
 	h := math.Log(zipfTotal) + 0.5772
 	t.weight = make([]float32, n)
@@ -136,6 +157,43 @@ func parseTable(raw []byte) (*wordTable, error) {
 		t.oovNrm = float32(sum / float64(cnt))
 	}
 	return t, nil
+}
+
+// parseNgrams reads the n-gram section: "NGRM" | u32 n | u8 min | u8 max |
+// n-grams | scales | vectors, laid out as the words are.
+func parseNgrams(raw []byte, dims, bits int) (*wordTable, error) {
+	if len(raw) < 10 || string(raw[:4]) != "NGRM" || raw[8] < 1 || raw[9] < raw[8] {
+		return nil, fmt.Errorf("embed: bad n-gram data")
+	}
+	n := int(binary.LittleEndian.Uint32(raw[4:]))
+	g := &wordTable{dims: dims, bits: bits, n: n}
+	r := raw[10:]
+	start := r
+	for i := 0; i < n; i++ {
+		l, k := binary.Uvarint(r)
+		if k <= 0 || int(l) > len(r)-k {
+			return nil, fmt.Errorf("embed: bad n-gram data")
+		}
+		r = r[k+int(l):]
+	}
+	g.vocab = start[:len(start)-len(r)]
+	if len(r) < 4*n {
+		return nil, fmt.Errorf("embed: bad n-gram data")
+	}
+	g.scale = make([]float32, n)
+	for i := range g.scale {
+		g.scale[i] = math.Float32frombits(binary.LittleEndian.Uint32(r[4*i:]))
+	}
+	r = r[4*n:]
+	size := n * dims
+	if bits == 4 {
+		size /= 2
+	}
+	if len(r) != size {
+		return nil, fmt.Errorf("embed: bad n-gram data")
+	}
+	g.packed = r
+	return g, nil
 }
 
 // row calls fn with each dimension's quantized value of word i.
@@ -201,6 +259,27 @@ func (b *builtin) Identity() Identity {
 func (b *builtin) Usage() Usage { return b.u.snapshot() }
 
 func (b *builtin) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return b.embedTexts(ctx, texts, nil)
+}
+
+// embedQuery embeds a query: as Embed, and an unknown word one edit away
+// from a vocabulary word takes that word's vector (a typo in a query means
+// what it was meant to), unless known says the vault uses the word as it
+// is. A note's own unknown words are left as they are, which also keeps
+// bulk indexing free of the lookups.
+func (b *builtin) embedQuery(ctx context.Context, text string, known func(string) bool) ([]float32, error) {
+	if known == nil {
+		known = func(string) bool { return false }
+	}
+	vs, err := b.embedTexts(ctx, []string{text}, known)
+	if err != nil {
+		return nil, err
+	}
+	return vs[0], nil
+}
+
+// embedTexts embeds texts; a non-nil known marks a query (see embedQuery).
+func (b *builtin) embedTexts(ctx context.Context, texts []string, known func(string) bool) ([][]float32, error) {
 	t, err := loadTable()
 	if err != nil {
 		return nil, errs.Wrap(err, CodeUnavailable, "the built-in embedder's data is damaged")
@@ -215,7 +294,7 @@ func (b *builtin) Embed(ctx context.Context, texts []string) ([][]float32, error
 	if len(texts) < 64 || workers == 1 {
 		s := scratchPool.Get().(*scratch)
 		for i, txt := range texts {
-			out[i] = t.embed(txt, s)
+			out[i] = t.embed(txt, s, known)
 		}
 		scratchPool.Put(s)
 	} else {
@@ -235,7 +314,7 @@ func (b *builtin) Embed(ctx context.Context, texts []string) ([][]float32, error
 					if ctx.Err() != nil {
 						return
 					}
-					out[i] = t.embed(texts[i], s)
+					out[i] = t.embed(texts[i], s, known)
 				}
 			}()
 		}
@@ -258,12 +337,28 @@ type scratch struct {
 	word    []byte
 	count   []float32 // per vocabulary id: occurrences in the current text
 	touched []int32   // ids with a non-zero count
+	// unknown caches the vectors of unknown words (a vault repeats its
+	// names and jargon): word → its vector (nil: no vector, known false).
+	unknown map[string]unknownVec
+	tmp     []float32
 }
+
+type unknownVec struct {
+	v     []float32
+	known bool
+}
+
+// maxUnknownCache bounds a worker's cache of unknown words' vectors
+// (~2 MB at 100 dimensions); it is emptied when full.
+const maxUnknownCache = 4096
 
 // embed is the SIF-weighted average of the word vectors of text,
 // L2-normalized. Words outside the vocabulary get a deterministic
 // pseudo-random vector of their own (so a rare name still matches itself).
-func (t *wordTable) embed(text string, s *scratch) []float32 {
+//
+// vaultHas is nil for a note's text; for a query, unknown words it does not
+// report are tried as typos (correct).
+func (t *wordTable) embed(text string, s *scratch, vaultHas func(string) bool) []float32 {
 	if cap(s.acc) < t.dims {
 		s.acc = make([]float32, t.dims)
 	}
@@ -272,18 +367,27 @@ func (t *wordTable) embed(text string, s *scratch) []float32 {
 	if len(s.count) != len(t.weight) {
 		s.count = make([]float32, len(t.weight))
 	}
-	known := 0
+	known, tries := 0, 0
 	// Count the known words first: a word repeated in a text is added once,
 	// weighted by its count.
 	forEachWord(text, &s.word, func(w []byte) {
-		if id, ok := t.lookup(w); ok {
+		id, ok := t.lookup(w)
+		if !ok && vaultHas != nil && tries < maxQueryCorrections && correctable(w) {
+			// A correction is checked against the vault only when there is
+			// one; both lookups are bounded per query.
+			tries++
+			if id, ok = t.correct(w); ok && vaultHas(string(w)) {
+				ok = false
+			}
+		}
+		if ok {
 			if s.count[id] == 0 {
 				s.touched = append(s.touched, id)
 			}
 			s.count[id]++
 			known++
-		} else {
-			t.addUnknown(acc, w)
+		} else if t.addUnknownCached(acc, w, s) {
+			known++
 		}
 	})
 	for _, id := range s.touched {
@@ -330,6 +434,9 @@ func (t *wordTable) buildIndex() {
 			r = r[k+int(l):]
 		}
 		t.index = m
+		if t.grams != nil {
+			t.grams.buildIndex()
+		}
 		t.indexReady.Store(true)
 	})
 }
@@ -349,11 +456,132 @@ func (t *wordTable) scan(w string) (int32, bool) {
 	return id, found
 }
 
-// addUnknown adds the pseudo-random vector of a word outside the vocabulary.
-func (t *wordTable) addUnknown(acc []float32, w []byte) {
-	if oovScale == 0 || utf8.RuneCount(w) < 3 {
-		return
+// maxQueryCorrections bounds the unknown words of one query tried as
+// typos (each costs ~450 map lookups, and one index lookup if it has a
+// correction): a long query of made-up words stays cheap.
+const maxQueryCorrections = 16
+
+// minCorrectLen is the shortest unknown word (in runes) that is looked
+// for as a one-edit misspelling of a vocabulary word: shorter ones have too
+// many neighbours to pick from.
+const minCorrectLen = 5
+
+// correct finds the vocabulary word an unknown word is one edit away from
+// (a letter deleted, inserted, replaced, or two neighbours swapped, as in
+// Norvig's spelling corrector): the most frequent such word, if any. Only
+// letters a–z are tried as insertions and replacements. A misspelling
+// ("keybaord", "recipies", "gardning") then means what it was meant to.
+func (t *wordTable) correct(w []byte) (int32, bool) {
+	if !correctable(w) {
+		return 0, false
 	}
+	// Hundreds of lookups: the map, built now if a query got here first
+	// (~40 ms, once per process); each word's answer is kept (up to
+	// maxCorrections words) for the next query.
+	t.buildIndex()
+	t.corrMu.RLock()
+	id, seen := t.corr[string(w)]
+	t.corrMu.RUnlock()
+	if seen {
+		return id, id >= 0
+	}
+	id, ok := t.correct1(w)
+	if !ok {
+		id = -1
+	}
+	t.corrMu.Lock()
+	if t.corr == nil {
+		t.corr = map[string]int32{}
+	}
+	if len(t.corr) < maxCorrections {
+		t.corr[string(w)] = id
+	}
+	t.corrMu.Unlock()
+	return id, ok
+}
+
+// correctable reports whether correct looks at w: 5 to 32 letters a–z.
+func correctable(w []byte) bool {
+	return len(w) >= minCorrectLen && len(w) <= 32 && isLetters(w)
+}
+
+// maxCorrections bounds the memory of correct's answers (~1 MB).
+const maxCorrections = 20000
+
+// correct1 tries every word one edit away from w.
+func (t *wordTable) correct1(w []byte) (int32, bool) {
+	best, found := int32(0), false
+	var buf [34]byte
+	try := func(c []byte) {
+		if id, ok := t.index[string(c)]; ok && (!found || id < best) {
+			best, found = id, true
+		}
+	}
+	n := len(w)
+	for i := 0; i <= n; i++ {
+		if i < n { // deletion
+			try(append(append(buf[:0], w[:i]...), w[i+1:]...))
+		}
+		if i+1 < n { // transposition
+			c := append(buf[:0], w...)
+			c[i], c[i+1] = c[i+1], c[i]
+			try(c)
+		}
+		for ch := byte('a'); ch <= 'z'; ch++ {
+			if i < n && ch != w[i] { // replacement
+				c := append(buf[:0], w...)
+				c[i] = ch
+				try(c)
+			}
+			// insertion
+			c := append(append(append(buf[:0], w[:i]...), ch), w[i:]...)
+			try(c)
+		}
+	}
+	return best, found
+}
+
+// addUnknownCached is addUnknown through the worker's cache.
+func (t *wordTable) addUnknownCached(acc []float32, w []byte, s *scratch) bool {
+	if u, ok := s.unknown[string(w)]; ok {
+		for d, x := range u.v {
+			acc[d] += x
+		}
+		return u.known
+	}
+	if cap(s.tmp) < t.dims {
+		s.tmp = make([]float32, t.dims)
+	}
+	tmp := s.tmp[:t.dims]
+	clear(tmp)
+	known := t.addUnknown(tmp, w)
+	for d, x := range tmp {
+		acc[d] += x
+	}
+	if s.unknown == nil || len(s.unknown) >= maxUnknownCache {
+		s.unknown = make(map[string]unknownVec, 256)
+	}
+	s.unknown[string(w)] = unknownVec{v: append([]float32(nil), tmp...), known: known}
+	return known
+}
+
+// minGramShare is the share of an unknown word's n-grams that must be
+// known for its n-gram vector to stand for it: a misspelling or a compound
+// of real words has most of its n-grams in the table, a random string few.
+var minGramShare = 0.5
+
+// addUnknown adds the vector of a word outside the vocabulary: a
+// pseudo-random vector of its own, plus the mean of its character n-grams'
+// vectors when enough of them are known (it then counts as a known word,
+// so a text of such words alone still gets a vector).
+func (t *wordTable) addUnknown(acc []float32, w []byte) (known bool) {
+	if oovScale == 0 || utf8.RuneCount(w) < 3 {
+		return false
+	}
+	// Both parts: the n-grams place the word near the words it resembles,
+	// its own pseudo-random vector keeps it closest to itself (a rare name
+	// still matches its own occurrences better than its look-alikes').
+	known = t.addGrams(acc, w)
 	h := fnv.New64a()
 	h.Write(w)
 	seed := h.Sum64()
@@ -366,6 +594,103 @@ func (t *wordTable) addUnknown(acc []float32, w []byte) {
 		seed ^= seed << 17
 		acc[d] += f * (float32(seed>>40)/float32(1<<23) - 1)
 	}
+	return known
+}
+
+// addGrams adds the mean vector of w's known character n-grams (w wrapped
+// in < and >) and reports whether enough of them were known to do so.
+func (t *wordTable) addGrams(acc []float32, w []byte) bool {
+	g := t.grams
+	if g == nil {
+		return false
+	}
+	if !g.indexReady.Load() {
+		g.buildIndex()
+	}
+	var ids [256]int32
+	var found []int32
+	var total int
+	if isASCII(w) {
+		found, total = t.gramsASCII(w, ids[:0])
+	} else {
+		found, total = t.gramsRunes(w, ids[:0])
+	}
+	return t.addGramMean(acc, found, total)
+}
+
+// gramsASCII appends to found the ids of the known n-grams of <w>, w
+// ASCII (the common case: n-grams are byte slices), and counts them all.
+// Words longer than 64 bytes have none.
+func (t *wordTable) gramsASCII(w []byte, found []int32) ([]int32, int) {
+	if len(w) > 64 {
+		return found, 0
+	}
+	var bs [66]byte
+	b := append(append(append(bs[:0], '<'), w...), '>')
+	total := 0
+	for n := t.gramMinN; n <= t.gramMaxN; n++ {
+		for i := 0; i+n <= len(b); i++ {
+			total++
+			if id, ok := t.grams.index[string(b[i:i+n])]; ok && len(found) < cap(found) {
+				found = append(found, id)
+			}
+		}
+	}
+	return found, total
+}
+
+// gramsRunes is gramsASCII for any word: n-grams of runes. Words longer
+// than 64 runes have none.
+func (t *wordTable) gramsRunes(w []byte, found []int32) ([]int32, int) {
+	var rs [66]rune
+	r := append(rs[:0], '<')
+	for _, c := range string(w) {
+		if len(r) == len(rs)-1 {
+			return found, 0
+		}
+		r = append(r, c)
+	}
+	r = append(r, '>')
+	var buf [4 * 8]byte
+	total := 0
+	for n := t.gramMinN; n <= t.gramMaxN; n++ {
+		for i := 0; i+n <= len(r); i++ {
+			b := buf[:0]
+			for _, c := range r[i : i+n] {
+				b = utf8.AppendRune(b, c)
+			}
+			total++
+			if id, ok := t.grams.index[string(b)]; ok && len(found) < cap(found) {
+				found = append(found, id)
+			}
+		}
+	}
+	return found, total
+}
+
+// addGramMean adds the mean of the found n-grams' vectors, if they are
+// enough of the word's total.
+func (t *wordTable) addGramMean(acc []float32, found []int32, total int) bool {
+	if total == 0 || float64(len(found)) < minGramShare*float64(total) {
+		return false
+	}
+	// The mean, with a rare word's SIF weight (≈ 1).
+	wt := 1 / float32(len(found))
+	for _, id := range found {
+		t.grams.addRow(acc, int(id), wt*t.grams.scale[id])
+	}
+	return true
+}
+
+// isLetters reports whether b is ASCII letters only (digits and other
+// scripts are not corrected).
+func isLetters(b []byte) bool {
+	for _, c := range b {
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 func isASCII(b []byte) bool {

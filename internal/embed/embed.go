@@ -296,6 +296,28 @@ func (c *queryCache) put(k string, v []float32) {
 
 var queries sync.Map // Identity.String() → *queryCache
 
+// queryEmbedder is a provider that embeds a query otherwise than a note's
+// text (the built-in embedder corrects a query's typos).
+type queryEmbedder interface {
+	embedQuery(ctx context.Context, text string, known func(word string) bool) ([]float32, error)
+}
+
+// QueryIn embeds a query for a vault: as Query, but a provider that
+// corrects a query's unknown words leaves alone those known reports the
+// vault uses (its own jargon is no typo). Not cached: what the vault knows
+// changes.
+func QueryIn(ctx context.Context, p Provider, text string, known func(word string) bool) ([]float32, error) {
+	qe, ok := p.(queryEmbedder)
+	if !ok {
+		return Query(ctx, p, text)
+	}
+	v, err := qe.embedQuery(ctx, text, known)
+	if err != nil {
+		return nil, err
+	}
+	return Normalize(v), nil
+}
+
 // Query embeds one query text, with a small per-identity cache.
 func Query(ctx context.Context, p Provider, text string) ([]float32, error) {
 	key := p.Identity().String()

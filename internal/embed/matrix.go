@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"math"
+	"sync"
 )
 
 // Matrix holds unit vectors in memory, one row per chunk, grouped by note,
@@ -19,6 +20,12 @@ type Matrix struct {
 	noteOf []int32   // dense note index of each row
 	Notes  []int64   // note id of each dense note index
 	common []float32 // removed common component (RemoveCommon)
+
+	denseOnce sync.Once
+	dense     map[int64]int32 // note id → index in Notes (denseIndex)
+	meanOnce  sync.Once
+	mean      []float32 // the mean row (rowMean)
+	trace     float64   // 1 − |mean|²
 }
 
 // MatrixBuilder collects rows for a Matrix.
@@ -224,11 +231,140 @@ func (m *Matrix) NoteRows(note int64) []int {
 	return out
 }
 
+// ScoreStats describes the cosines of one query with the whole matrix: the
+// mean and standard deviation of every note's best cosine and how many
+// notes there were. Most notes are unrelated to any one
+// query, so these are (nearly) the null distribution a hit must stand out of.
+type ScoreStats struct {
+	N       int
+	Mean    float64
+	SD      float64
+	best    []float32 // per dense note: its best cosine
+	bestRow []int32   // per dense note: the row of that cosine (-1: none)
+	m       *Matrix
+}
+
+// Agreement tells whether the query's vector sees the given notes (the
+// first notes of the lexical ranking) as closer to it than the vault at
+// large: the sum of their cosines' z-scores divided by its standard
+// deviation under a query vector that knows nothing (a random direction).
+// For such a query the cosines of two rows a and b with it covary as a·b
+// (up to the common factor 1/d), so near-duplicate notes count as about
+// one and unrelated ones as many: the result is ≈ N(0, 1) whatever the
+// notes, and grows with real agreement. NaN when none of the notes has a
+// vector.
+func (st ScoreStats) Agreement(notes []int64) float64 {
+	if st.m == nil || st.bestRow == nil || st.SD <= 0 {
+		return math.NaN()
+	}
+	idx := st.m.denseIndex()
+	var rows []int
+	var sum float64
+	for _, id := range notes {
+		d, ok := idx[id]
+		if !ok || st.bestRow[d] < 0 {
+			continue
+		}
+		rows = append(rows, int(st.bestRow[d]))
+		sum += st.Z(st.best[d])
+	}
+	if len(rows) == 0 {
+		return math.NaN()
+	}
+	// Centred on the mean row ā: z-scores are deviations from the mean
+	// cosine, and the standard deviation they are in units of is, for a
+	// random direction, √(tr Σ / d) with tr Σ = mean |a − ā|² = 1 − |ā|²
+	// for unit rows. So Var(Σ z) = Σ_ij (a_i − ā)·(a_j − ā) / (1 − |ā|²).
+	mean, trace := st.m.rowMean()
+	c := make([]float32, len(mean))
+	for _, r := range rows {
+		for d, x := range st.m.Row(r) {
+			c[d] += x - mean[d]
+		}
+	}
+	v := float64(Dot(c, c)) / trace
+	if !(v > 0) {
+		return math.NaN()
+	}
+	return sum / math.Sqrt(v)
+}
+
+// rowMean returns the mean of the rows and 1 − its squared norm (the
+// total variance of unit rows), computed once.
+func (m *Matrix) rowMean() ([]float32, float64) {
+	m.meanOnce.Do(func() {
+		d := m.Dims
+		acc := make([]float64, d)
+		for r := 0; r < m.Rows; r++ {
+			for i, x := range m.Row(r) {
+				acc[i] += float64(x)
+			}
+		}
+		m.mean = make([]float32, d)
+		var sq float64
+		for i := range acc {
+			acc[i] /= float64(max(m.Rows, 1))
+			m.mean[i] = float32(acc[i])
+			sq += acc[i] * acc[i]
+		}
+		m.trace = max(1-sq, 1e-6)
+	})
+	return m.mean, m.trace
+}
+
+// denseIndex maps note id → dense note index, built on first use.
+func (m *Matrix) denseIndex() map[int64]int32 {
+	m.denseOnce.Do(func() {
+		m.dense = make(map[int64]int32, len(m.Notes))
+		for i, id := range m.Notes {
+			m.dense[id] = int32(i)
+		}
+	})
+	return m.dense
+}
+
+// Z is how many standard deviations s lies above the mean (0 when the
+// deviation is 0).
+func (st ScoreStats) Z(s float32) float64 {
+	if st.SD <= 0 {
+		return 0
+	}
+	return (float64(s) - st.Mean) / st.SD
+}
+
+func statsOf(xs []float32, skip func(i int) bool) ScoreStats {
+	var st ScoreStats
+	var sum, sq float64
+	for i, x := range xs {
+		if skip != nil && skip(i) {
+			continue
+		}
+		sum += float64(x)
+		sq += float64(x) * float64(x)
+		st.N++
+	}
+	if st.N == 0 {
+		return st
+	}
+	st.Mean = sum / float64(st.N)
+	if v := sq/float64(st.N) - st.Mean*st.Mean; v > 0 {
+		st.SD = math.Sqrt(v)
+	}
+	return st
+}
+
 // TopNotes returns the k notes whose best chunk is most similar to q, best
 // first; allow (when non-nil) filters notes by id.
 func (m *Matrix) TopNotes(q []float32, k int, allow func(note int64) bool) []NoteHit {
+	h, _ := m.TopNotesStats(q, k, allow)
+	return h
+}
+
+// TopNotesStats is TopNotes plus the statistics of every note's best cosine
+// (all notes, whatever allow says: the distribution is the vault's).
+func (m *Matrix) TopNotesStats(q []float32, k int, allow func(note int64) bool) ([]NoteHit, ScoreStats) {
 	if m == nil || m.Rows == 0 || k <= 0 || len(q) != m.Dims {
-		return nil
+		return nil, ScoreStats{}
 	}
 	q = m.project(q)
 	scores := make([]float32, m.Rows)
@@ -259,14 +395,22 @@ func (m *Matrix) TopNotes(q []float32, k int, allow func(note int64) bool) []Not
 		hit := NoteHit{Note: m.Notes[n], Chunk: m.Chunk[bestRow[n]], Score: s}
 		h.offer(hit, k)
 	}
-	return h.best()
+	st := statsOf(best, func(i int) bool { return bestRow[i] < 0 })
+	st.best, st.bestRow, st.m = best, bestRow, m
+	return h.best(), st
 }
 
 // TopChunks is TopNotes by section: the k rows closest to q, best first,
 // several of one note allowed (search_notes group_by section).
 func (m *Matrix) TopChunks(q []float32, k int, allow func(note int64) bool) []NoteHit {
+	h, _ := m.TopChunksStats(q, k, allow)
+	return h
+}
+
+// TopChunksStats is TopChunks plus the statistics of every note's best cosine.
+func (m *Matrix) TopChunksStats(q []float32, k int, allow func(note int64) bool) ([]NoteHit, ScoreStats) {
 	if m == nil || m.Rows == 0 || k <= 0 || len(q) != m.Dims {
-		return nil
+		return nil, ScoreStats{}
 	}
 	q = m.project(q)
 	scores := make([]float32, m.Rows)
@@ -283,7 +427,22 @@ func (m *Matrix) TopChunks(q []float32, k int, allow func(note int64) bool) []No
 		hit := NoteHit{Note: note, Chunk: m.Chunk[r], Score: s}
 		h.offer(hit, k)
 	}
-	return h.best()
+	// The statistics are the notes' (each note's best row), as TopNotesStats
+	// gives them: the agreement is a judgement on notes.
+	best := make([]float32, len(m.Notes))
+	bestRow := make([]int32, len(m.Notes))
+	for i := range best {
+		best[i] = float32(math.Inf(-1))
+		bestRow[i] = -1
+	}
+	for r, s := range scores {
+		if n := m.noteOf[r]; s > best[n] {
+			best[n], bestRow[n] = s, int32(r)
+		}
+	}
+	st := statsOf(best, func(i int) bool { return bestRow[i] < 0 })
+	st.best, st.bestRow, st.m = best, bestRow, m
+	return h.best(), st
 }
 
 type hitHeap []NoteHit

@@ -377,8 +377,13 @@ func (ix *Index) sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 			return nil, errs.Wrap(err, errs.CodeInternal, "cannot resolve links")
 		}
 		crashPoint("before-anchors")
-		if err := w.refreshAnchors(heal || opt.Reset || len(known) == 0); err != nil {
+		allAnchors := heal || opt.Reset || len(known) == 0
+		profiles := w.anchorsDirty // their note vectors embed the anchor text
+		if err := w.refreshAnchors(allAnchors); err != nil {
 			return nil, errs.Wrap(err, errs.CodeInternal, "cannot index anchor text")
+		}
+		if err := w.staleProfiles(profiles, allAnchors); err != nil {
+			return nil, err
 		}
 	}
 	if bulk {

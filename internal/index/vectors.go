@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/loci-dev/loci/internal/config"
 	"github.com/loci-dev/loci/internal/embed"
@@ -182,7 +183,11 @@ func (ix *Index) checkIdentity(ctx context.Context, conn *sql.Conn, reset bool) 
 	if !ok || sameSpace(stored, st.provider.Identity()) {
 		return nil
 	}
-	if !reset && st.settings.OnMismatch != "reembed" {
+	// The built-in embedder re-embeds a vault in seconds, with nothing to
+	// pay: an index made by an older version of it (another data file) is
+	// re-embedded rather than refused.
+	builtinUpgrade := stored.Provider == "builtin" && st.provider.Identity().Provider == "builtin"
+	if !reset && !builtinUpgrade && st.settings.OnMismatch != "reembed" {
 		return mismatchError(stored, st.provider.Identity())
 	}
 	return clearVectors(ctx, conn)
@@ -232,10 +237,123 @@ func TitleEmbedText(title, aliasesJSON string) string {
 	return title + ", " + strings.Join(al, ", ")
 }
 
+// Profile is what describes a note as a whole, the source of its note
+// vector: its title and aliases, its frontmatter description or summary,
+// its headings and its anchor text (what other notes say where they link
+// to it).
+type Profile struct {
+	Title       string
+	AliasesJSON string
+	Description string   // frontmatter description / summary values
+	Headings    []string // the note's own headings, in order, de-duplicated
+	Anchor      string   // anchor text (anchors_fts)
+}
+
+// ProfileParts chooses what of a Profile the note vector embeds (tuned on
+// the golden sets; docs/search.md "What was tried").
+var ProfileParts = struct{ Description, Headings, Anchor bool }{true, true, true}
+
+// Caps on the profile's parts, so a note with a huge description, hundreds
+// of headings or a hub with kilobytes of anchor text stays a bounded text
+// to embed.
+const (
+	maxProfileDescription = 2 << 10
+	maxProfileHeadings    = 2 << 10
+	maxProfileAnchor      = 4 << 10
+)
+
+// ProfileWeight is the weight of the rest of the profile (description,
+// headings, anchor text) against the title and aliases in the note vector:
+// the two are embedded apart and the note vector is
+// normalize(title + ProfileWeight × rest), so a hub's long, generic anchor
+// text cannot drown what its title says.
+var ProfileWeight = float32(0.5)
+
+// NoteEmbedText is the text a note's vector is made from: its title and
+// aliases, then the parts ProfileParts selects, one per line. The first
+// line (title and aliases) and the rest are embedded apart (see
+// ProfileWeight); rest is "" when there is none.
+func NoteEmbedText(p Profile) (title, rest string) {
+	title = TitleEmbedText(p.Title, p.AliasesJSON)
+	var b strings.Builder
+	line := func() {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+	}
+	if ProfileParts.Description && p.Description != "" {
+		b.WriteString(truncUTF8(p.Description, maxProfileDescription))
+	}
+	if ProfileParts.Headings && len(p.Headings) > 0 {
+		line()
+		n := 0
+		for i, h := range p.Headings {
+			if n += len(h) + 2; n > maxProfileHeadings {
+				break
+			}
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(h)
+		}
+	}
+	if ProfileParts.Anchor && p.Anchor != "" {
+		line()
+		b.WriteString(truncUTF8(p.Anchor, maxProfileAnchor))
+	}
+	return title, b.String()
+}
+
+// truncUTF8 cuts s to at most n bytes, at a rune boundary.
+func truncUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// profileVersion names the composition of the note vector's text. An
+// index whose note vectors were made otherwise (meta note_vector_text)
+// drops them on its next embedding pass, so they are remade (the texts
+// hash differently, so the cache cannot serve stale ones anyway).
+const profileVersion = "profile-1"
+
+// staleProfiles drops the note vectors of the notes whose anchor text was
+// rebuilt (all of them when all is set): their profile text may have
+// changed, and the next embedding pass remakes them (an unchanged profile
+// is a cache hit, a changed one costs one embedding).
+func (w *writer) staleProfiles(ids map[int64]bool, all bool) error {
+	if !ProfileParts.Anchor || (!all && len(ids) == 0) {
+		return nil
+	}
+	if all {
+		if _, err := w.tx.ExecContext(w.ctx, "DELETE FROM note_vectors"); err != nil {
+			return err
+		}
+	} else {
+		del, err := w.tx.PrepareContext(w.ctx, "DELETE FROM note_vectors WHERE note_id=?")
+		if err != nil {
+			return err
+		}
+		defer del.Close()
+		for id := range ids {
+			if _, err := del.ExecContext(w.ctx, id); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := w.tx.ExecContext(w.ctx, "INSERT INTO meta(key,value) VALUES('embed_complete','0') ON CONFLICT(key) DO UPDATE SET value='0'")
+	return err
+}
+
 type embedItem struct {
-	chunk, note int64 // chunk 0: a title
+	chunk, note int64 // chunk 0: a note (its profile)
 	hash        vecHash
 	text        string
+	rest        string // a note: the profile beyond the title (text), embedded apart
 }
 
 // passOptions tune one embedding pass.
@@ -278,6 +396,16 @@ func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bo
 			return nil, err
 		}
 	}
+	if v := ix.Meta(ctx, "note_vector_text"); v != profileVersion {
+		// Note vectors made from another text (an older loci embedded the
+		// title and aliases only): remake them all.
+		if _, err := conn.ExecContext(ctx, "DELETE FROM note_vectors"); err != nil {
+			return nil, err
+		}
+		if _, err := conn.ExecContext(ctx, "INSERT INTO meta(key,value) VALUES('note_vector_text',?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", profileVersion); err != nil {
+			return nil, err
+		}
+	}
 	// Work in pages of embedGroupSize texts, read by id: memory stays bounded
 	// and an interrupted run keeps the pages it wrote.
 	total := 0
@@ -294,8 +422,7 @@ func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bo
 	}{
 		{`SELECT c.id, c.note_id, c.heading_path, c.text FROM chunks c
 			WHERE c.id > ? AND NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id) ORDER BY c.id LIMIT ?`, false},
-		{`SELECT n.id, n.id, n.title, COALESCE(n.aliases,'') FROM notes n
-			WHERE n.id > ? AND NOT EXISTS (SELECT 1 FROM note_vectors v WHERE v.note_id = n.id) ORDER BY n.id LIMIT ?`, true},
+		{profileQuery(), true},
 	} {
 		last := int64(0)
 		for {
@@ -383,19 +510,70 @@ func readPage(ctx context.Context, conn queryer2, q string, title bool, last int
 	for rows.Next() {
 		var it embedItem
 		var a, b string
-		if err := rows.Scan(&it.chunk, &it.note, &a, &b); err != nil {
-			return nil, err
-		}
 		if title {
+			var desc, heads, anchor string
+			if err := rows.Scan(&it.chunk, &it.note, &a, &b, &desc, &heads, &anchor); err != nil {
+				return nil, err
+			}
 			it.chunk = 0
-			it.text = TitleEmbedText(a, b)
+			it.text, it.rest = NoteEmbedText(Profile{Title: a, AliasesJSON: b, Description: desc, Headings: headingsOf(heads, a), Anchor: anchor})
 		} else {
+			if err := rows.Scan(&it.chunk, &it.note, &a, &b); err != nil {
+				return nil, err
+			}
 			it.text = ChunkEmbedText(a, b)
 		}
-		it.hash = textHash(it.text)
+		if it.rest != "" {
+			// The cache key covers both parts and their weight.
+			it.hash = textHash(fmt.Sprintf("%s\x00%g\x00%s", it.text, ProfileWeight, it.rest))
+		} else {
+			it.hash = textHash(it.text)
+		}
 		page = append(page, it)
 	}
 	return page, rows.Err()
+}
+
+// profileQuery reads the notes without a note vector and what their
+// profile needs (only the parts ProfileParts selects: the headings are the
+// costliest to gather).
+func profileQuery() string {
+	desc, heads, anchor := `''`, `'[]'`, `''`
+	if ProfileParts.Description {
+		desc = `COALESCE((SELECT group_concat(p.value, '. ') FROM props p WHERE p.note_id = n.id AND p.key IN ('description','summary')), '')`
+	}
+	if ProfileParts.Headings {
+		heads = `COALESCE((SELECT json_group_array(c.heading_path) FROM (SELECT heading_path FROM chunks WHERE note_id = n.id ORDER BY seq) c), '[]')`
+	}
+	if ProfileParts.Anchor {
+		anchor = `COALESCE((SELECT a.anchor FROM anchors_fts a WHERE a.rowid = n.id), '')`
+	}
+	return `SELECT n.id, n.id, n.title, COALESCE(n.aliases,''), ` + desc + `, ` + heads + `, ` + anchor + `
+		FROM notes n
+		WHERE n.id > ? AND NOT EXISTS (SELECT 1 FROM note_vectors v WHERE v.note_id = n.id) ORDER BY n.id LIMIT ?`
+}
+
+// headingsOf turns a JSON array of the chunks' heading paths (JSON arrays
+// themselves, as text) into the note's distinct headings, in order, but
+// for one that repeats the title (an H1 often does).
+func headingsOf(pathsJSON, title string) []string {
+	var paths []string
+	if json.Unmarshal([]byte(pathsJSON), &paths) != nil {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range paths {
+		var hp []string
+		json.Unmarshal([]byte(p), &hp)
+		for _, h := range hp {
+			if h = strings.TrimSpace(h); h != "" && !seen[h] && !strings.EqualFold(h, title) {
+				seen[h] = true
+				out = append(out, h)
+			}
+		}
+	}
+	return out
 }
 
 func loadHashes(ctx context.Context, conn *sql.Conn) (map[vecHash]bool, error) {
@@ -426,7 +604,9 @@ func (ix *Index) embedGroup(ctx context.Context, conn *sql.Conn, group []embedIt
 	p := ix.emb.provider
 	var texts []string
 	var hashes []vecHash
+	var rests []int // per hash: the index in texts of its rest part, or -1
 	seen := map[vecHash]bool{}
+	var restText []string
 	for _, it := range group {
 		if cached[it.hash] || seen[it.hash] {
 			stats.Cached++
@@ -435,6 +615,16 @@ func (ix *Index) embedGroup(ctx context.Context, conn *sql.Conn, group []embedIt
 		seen[it.hash] = true
 		texts = append(texts, it.text)
 		hashes = append(hashes, it.hash)
+		restText = append(restText, it.rest)
+	}
+	// The rest parts go after every first part.
+	for _, r := range restText {
+		if r == "" {
+			rests = append(rests, -1)
+			continue
+		}
+		rests = append(rests, len(texts))
+		texts = append(texts, r)
 	}
 	var vecs [][]float32
 	if len(texts) > 0 {
@@ -443,7 +633,23 @@ func (ix *Index) embedGroup(ctx context.Context, conn *sql.Conn, group []embedIt
 		if err != nil {
 			return err
 		}
+		if len(vecs) != len(texts) {
+			return errs.New(errs.CodeEmbedMismatch, "the embedder returned %d vectors for %d texts", len(vecs), len(texts))
+		}
 		stats.Embedded += len(texts)
+		// A note's vector: its title's plus ProfileWeight × its rest's.
+		for j, r := range rests {
+			if r < 0 || len(vecs[r]) != len(vecs[j]) {
+				continue
+			}
+			v := embed.Normalize(append([]float32(nil), vecs[j]...))
+			rv := embed.Normalize(append([]float32(nil), vecs[r]...))
+			for d := range v {
+				v[d] += ProfileWeight * rv[d]
+			}
+			vecs[j] = v
+		}
+		vecs = vecs[:len(hashes)]
 	}
 	if lock != nil {
 		unlock, err := lock()
@@ -581,6 +787,11 @@ func (ix *Index) vectorsUsable(ctx context.Context) error {
 		return errs.New(errs.CodeEmbedUnavailable, "the index has no vectors yet; run `loci index` (embeddings are on by default) or use mode lexical")
 	}
 	if !sameSpace(stored, st.provider.Identity()) {
+		if stored.Provider == "builtin" && st.provider.Identity().Provider == "builtin" {
+			// An older built-in model: the next sync re-embeds (checkIdentity);
+			// until then search is lexical.
+			return errs.New(errs.CodeEmbedUnavailable, "the index holds vectors of an older built-in embedder (%s); the next sync (`loci index`) re-embeds them", stored)
+		}
 		return mismatchError(stored, st.provider.Identity())
 	}
 	return nil
@@ -715,7 +926,16 @@ func (ix *Index) EmbedQuery(ctx context.Context, text string) ([]float32, error)
 	if err := ix.vectorsUsable(ctx); err != nil {
 		return nil, err
 	}
-	return embed.Query(ctx, ix.emb.provider, text)
+	return embed.QueryIn(ctx, ix.emb.provider, text, func(w string) bool { return ix.vaultHasWord(ctx, w) })
+}
+
+// vaultHasWord reports whether a word occurs in the vault's notes (their
+// title, headings, text or tags; one FTS5 lookup): a query word the vault
+// uses is no typo, even if the embedder does not know it.
+func (ix *Index) vaultHasWord(ctx context.Context, w string) bool {
+	var one int
+	err := ix.DB.QueryRowContext(ctx, "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", `"`+strings.ReplaceAll(w, `"`, `""`)+`"`).Scan(&one)
+	return err == nil
 }
 
 func (ix *Index) vectorStatus(ctx context.Context) VectorStatus {

@@ -9,6 +9,17 @@ import (
 	"github.com/loci-dev/loci/internal/testutil"
 )
 
+const noiseMode = "hybrid+noise"
+
+// checkNoise fails if hybrid with random query vectors falls below lexical
+// by more than the noise of a golden set: the fusion guard's promise.
+func checkNoise(t *testing.T, reps map[string]*search.Report) {
+	t.Helper()
+	if l, n := reps[search.ModeLexical].Overall.NDCG10, reps[noiseMode].Overall.NDCG10; n < l-0.01 {
+		t.Errorf("hybrid with random query vectors: nDCG@10 %.3f, lexical %.3f", n, l)
+	}
+}
+
 // evalModes indexes a vault (with built-in embeddings) and runs a golden
 // set in each mode.
 func evalModes(t *testing.T, root, golden string) map[string]*search.Report {
@@ -18,11 +29,16 @@ func evalModes(t *testing.T, root, golden string) map[string]*search.Report {
 		t.Fatal(err)
 	}
 	ix := indexVault(t, root)
-	s := &search.Searcher{DB: ix.DB, Vectors: ix}
 	out := map[string]*search.Report{}
-	for _, mode := range []string{search.ModeLexical, search.ModeSemantic, search.ModeHybrid} {
+	// noiseMode is hybrid with random query vectors (search.NoisyVectors).
+	for _, mode := range []string{search.ModeLexical, search.ModeSemantic, search.ModeHybrid, noiseMode} {
+		s := &search.Searcher{DB: ix.DB, Vectors: ix}
+		m := mode
+		if mode == noiseMode {
+			s.Vectors, m = search.NoisyVectors{VectorSource: ix}, search.ModeHybrid
+		}
 		rep, err := search.Evaluate(context.Background(), gs, 10, func(ctx context.Context, q string) ([]string, error) {
-			r, err := s.Search(ctx, search.Query{Text: q, Limit: 10, Mode: mode})
+			r, err := s.Search(ctx, search.Query{Text: q, Limit: 10, Mode: m})
 			if err != nil {
 				return nil, err
 			}
@@ -38,7 +54,8 @@ func evalModes(t *testing.T, root, golden string) map[string]*search.Report {
 }
 
 // TestGoldenObsidianHelp keeps the committed golden set honest: hybrid must
-// beat lexical overall and on paraphrases.
+// beat lexical overall and on paraphrases, and not fall below it with
+// random query vectors.
 func TestGoldenObsidianHelp(t *testing.T) {
 	root := testutil.Corpus(t, "obsidian-help/en")
 	reps := evalModes(t, root, filepath.Join(testutil.RepoRoot(), "testdata", "golden", "obsidian-help-en.json"))
@@ -49,6 +66,12 @@ func TestGoldenObsidianHelp(t *testing.T) {
 	if hyb.ByCategory["paraphrase"].NDCG10 <= lex.ByCategory["paraphrase"].NDCG10 {
 		t.Errorf("paraphrases: hybrid %.3f vs lexical %.3f", hyb.ByCategory["paraphrase"].NDCG10, lex.ByCategory["paraphrase"].NDCG10)
 	}
+	checkNoise(t, reps)
+	anchor := evalModes(t, root, filepath.Join(testutil.RepoRoot(), "testdata", "golden", "obsidian-help-en-anchor.json"))
+	if l, h := anchor[search.ModeLexical].Overall.NDCG10, anchor[search.ModeHybrid].Overall.NDCG10; h < l {
+		t.Errorf("anchor set: hybrid nDCG@10 %.3f below lexical %.3f", h, l)
+	}
+	checkNoise(t, anchor)
 }
 
 // TestGoldenDBpedia is the proof: on dbpedia-entity-5k hybrid
@@ -62,6 +85,7 @@ func TestGoldenDBpedia(t *testing.T) {
 	if l, h := reps[search.ModeLexical].Overall.NDCG10, reps[search.ModeHybrid].Overall.NDCG10; h <= l {
 		t.Errorf("hybrid nDCG@10 %.3f does not beat lexical %.3f", h, l)
 	}
+	checkNoise(t, reps)
 }
 
 // TestGoldenFields: on the queries written from the notes' descriptions,

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -40,11 +41,17 @@ type Fusion struct {
 	// vector ranking (it keeps gibberish and off-topic queries from
 	// returning the "least unrelated" notes).
 	MinSimilarity float64 `json:"min_similarity"`
+	// AgreementFloor guards hybrid ranking against a vector side that
+	// knows nothing about the query (see agreementGate): the semantic
+	// weight is 0 when the vectors' agreement with the lexical ranking is
+	// at most this many standard deviations above chance, full from one
+	// more, linear between. Negative: no guard.
+	AgreementFloor float64 `json:"agreement_floor"`
 }
 
 // DefaultFusion is the fusion used when nothing is configured (chosen on
 // the golden sets; docs/search.md).
-var DefaultFusion = Fusion{K: 20, Lexical: 1, Semantic: 0.5, Graph: 0.5, MinSimilarity: 0.2}
+var DefaultFusion = Fusion{K: 20, Lexical: 1, Semantic: 0.5, Graph: 0.5, MinSimilarity: 0.2, AgreementFloor: 2}
 
 // withDefaults fills zero fields from DefaultFusion.
 func (f Fusion) withDefaults() Fusion {
@@ -62,6 +69,9 @@ func (f Fusion) withDefaults() Fusion {
 	}
 	if f.MinSimilarity == 0 {
 		f.MinSimilarity = DefaultFusion.MinSimilarity
+	}
+	if f.AgreementFloor == 0 {
+		f.AgreementFloor = DefaultFusion.AgreementFloor
 	}
 	return f
 }
@@ -87,6 +97,11 @@ type Explain struct {
 	Via []string `json:"via,omitempty"`
 	// Fused is the final score.
 	Fused float64 `json:"fused"`
+	// SemanticWeight is the weight the query's vector ranking had in the
+	// fusion (hybrid mode): the configured semantic weight, lowered down
+	// to 0 when the vectors did not agree with the lexical ranking (the
+	// fusion guard; docs/search.md).
+	SemanticWeight *float64 `json:"semantic_weight,omitempty"`
 }
 
 // seeds is how many top hits graph expansion starts from.
@@ -180,6 +195,8 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 		return n
 	}
 	more := false
+	semWeight := -1.0    // the vector ranking's weight, once known
+	var lexNotes []int64 // the lexical ranking's first distinct notes (agreementGate)
 	if mode != ModeSemantic && strict != "" {
 		hits, skipped, err := s.lexHits(ctx, lex, strict, relaxed, keep, cand, bySection)
 		if err != nil {
@@ -190,6 +207,9 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 			n := get(hits[i].note, hits[i].chunk)
 			n.lex, n.lexRank = &hits[i], i+1
 			n.score += f.Lexical / (f.K + float64(i+1))
+			if len(lexNotes) < agreementNotes && !slices.Contains(lexNotes, hits[i].note) {
+				lexNotes = append(lexNotes, hits[i].note)
+			}
 		}
 	}
 	if mode != ModeLexical && strings.TrimSpace(q.Text) != "" {
@@ -210,19 +230,22 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 			allow = func(id int64) bool { return (keep == nil || keep(id)) && !excluded[id] }
 		}
 		var vhits []embed.NoteHit
+		var st embed.ScoreStats
 		if bySection {
-			vhits = m.TopChunks(qv, cand+1, allow)
+			vhits, st = m.TopChunksStats(qv, cand+1, allow)
 		} else {
-			vhits = m.TopNotes(qv, cand+1, allow)
+			vhits, st = m.TopNotesStats(qv, cand+1, allow)
 		}
 		more = more || (len(vhits) > cand && float64(vhits[cand].Score) >= f.MinSimilarity)
+		wsem := f.Semantic * agreementGate(f, st, lexNotes)
+		semWeight = wsem
 		for i := range vhits {
 			if i == cand || float64(vhits[i].Score) < f.MinSimilarity {
 				break
 			}
 			n := get(vhits[i].Note, vhits[i].Chunk)
 			n.vec, n.vecRank = &vhits[i], i+1
-			n.score += f.Semantic / (f.K + float64(i+1))
+			n.score += wsem / (f.K + float64(i+1))
 		}
 	}
 	list := make([]*fusedNote, 0, len(notes))
@@ -286,6 +309,10 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 			}
 			for _, v := range n.via {
 				e.Via = append(e.Via, seedPaths[v])
+			}
+			if mode == ModeHybrid && semWeight >= 0 {
+				w := round6(semWeight)
+				e.SemanticWeight = &w
 			}
 			r.Explain = e
 		}
@@ -438,3 +465,31 @@ func (s *Searcher) excluded(ctx context.Context, terms []term) (map[int64]bool, 
 }
 
 func round6(f float64) float64 { return math.Round(f*1e6) / 1e6 }
+
+// agreementNotes is how many of the lexical ranking's first notes the
+// agreement is measured on.
+const agreementNotes = 10
+
+// agreementGate is the share (0 to 1) of the semantic weight a query's
+// vector ranking gets in hybrid fusion. The semantic side must not make a
+// query worse than lexical alone, and a vector that carries nothing about
+// the query (a model that does not know the vault's language or domain; in
+// the limit, a random direction) re-ranks the lexical hits at random. It
+// can be told apart by what it thinks of the lexical ranking's first
+// notes: a vector that understands the query finds them, as a group,
+// closer to it than the vault at large, while a random one does not. The
+// agreement (embed.ScoreStats.Agreement) is that group's excess cosine in
+// standard deviations of its value under a random query direction, so it
+// is ≈ N(0, 1) for noise whatever the vault or model. The gate is 0 up to
+// AgreementFloor, 1 from AgreementFloor+1, linear between. A query with no
+// lexical hit has nothing to protect: the vectors keep their full weight.
+func agreementGate(f Fusion, st embed.ScoreStats, lexNotes []int64) float64 {
+	if f.AgreementFloor < 0 || len(lexNotes) == 0 {
+		return 1
+	}
+	a := st.Agreement(lexNotes)
+	if math.IsNaN(a) {
+		return 0 // no vector to judge by: lexical alone
+	}
+	return min(1, max(0, a-f.AgreementFloor))
+}

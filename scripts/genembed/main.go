@@ -47,6 +47,8 @@ func main() {
 	out := flag.String("out", "internal/embed/data/words.bin", "output file")
 	n := flag.Int("words", 150000, "number of words kept (most frequent first)")
 	bits := flag.Int("bits", 4, "quantization: 8 or 4 bits per dimension")
+	nNgrams := flag.Int("ngrams", 50000, "character n-grams kept for out-of-vocabulary words (0: none)")
+	epochs := flag.Int("ngram-epochs", 5, "passes fitting the n-gram vectors to the word vectors")
 	flag.Parse()
 	if *bits != 8 && *bits != 4 {
 		fail(fmt.Errorf("-bits must be 8 or 4"))
@@ -118,6 +120,13 @@ func main() {
 				buf.WriteByte(byte(q[d]&0x0f) | byte(q[d+1]&0x0f)<<4)
 			}
 		}
+	}
+	if *nNgrams > 0 {
+		vecs := make([][]float64, len(words))
+		for i, w := range words {
+			vecs[i] = pkgData.Vectors[w][:dims]
+		}
+		writeNgrams(&buf, words, vecs, dims, *nNgrams, *epochs, *bits)
 	}
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		fail(err)
