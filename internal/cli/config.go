@@ -398,7 +398,7 @@ func (g *globals) showConfig() error {
 	sr := t.section("search")
 	d := search.DefaultFusion
 	num := func(key string, v, dv float64) {
-		if v == 0 || (key != "min_similarity" && key != "agreement_floor" && v < 0) {
+		if v == 0 || (key != "min_similarity" && key != "agreement_floor" && key != "lexical_margin" && v < 0) {
 			v = dv
 		}
 		sr.set(key, v, src("search."+key))
@@ -409,6 +409,7 @@ func (g *globals) showConfig() error {
 	num("graph_weight", c.Search.GraphWeight, d.Graph)
 	num("min_similarity", c.Search.MinSimilarity, d.MinSimilarity)
 	num("agreement_floor", c.Search.AgreementFloor, d.AgreementFloor)
+	num("lexical_margin", c.Search.LexicalMargin, d.LexicalMargin)
 
 	a := t.section("ai")
 	a.set("provider", firstNonEmpty(as.Provider, "none"), src("ai.provider"))

@@ -21,7 +21,7 @@ func newEvalCmd(g *globals) *cobra.Command {
 	var golden, mode string
 	var k int
 	var expand, noise bool
-	var rrfK, wLex, wSem, wGraph, agree float64
+	var rrfK, wLex, wSem, wGraph, agree, margin float64
 	cmd := &cobra.Command{
 		Use:   "eval --golden FILE [--vault DIR]",
 		Short: "Measure search quality on a golden set (nDCG, MRR, Hit@n, Recall)",
@@ -53,7 +53,7 @@ func newEvalCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(g.stderr, "loci: indexed %d notes in %s\n", res.Indexed, time.Since(t0).Round(time.Millisecond))
 			}
 			sc := vh.Index.SearchSettings()
-			f := search.Fusion{K: sc.RRFK, Lexical: sc.LexicalWeight, Semantic: sc.SemanticWeight, Graph: sc.GraphWeight, MinSimilarity: sc.MinSimilarity, AgreementFloor: sc.AgreementFloor}
+			f := search.Fusion{K: sc.RRFK, Lexical: sc.LexicalWeight, Semantic: sc.SemanticWeight, Graph: sc.GraphWeight, MinSimilarity: sc.MinSimilarity, AgreementFloor: sc.AgreementFloor, LexicalMargin: sc.LexicalMargin}
 			set := func(name string, dst *float64, v float64) {
 				if cmd.Flags().Changed(name) {
 					*dst = v
@@ -64,6 +64,7 @@ func newEvalCmd(g *globals) *cobra.Command {
 			set("semantic-weight", &f.Semantic, wSem)
 			set("graph-weight", &f.Graph, wGraph)
 			set("agreement-floor", &f.AgreementFloor, agree)
+			set("lexical-margin", &f.LexicalMargin, margin)
 			s := &search.Searcher{DB: vh.Index.DB, Vectors: vh.Index, Fusion: f}
 			if noise {
 				s.Vectors = search.NoisyVectors{VectorSource: vh.Index}
@@ -96,8 +97,9 @@ func newEvalCmd(g *globals) *cobra.Command {
 			}
 			fmt.Fprintf(g.stdout, "golden %s (%d queries), vault %s\n", golden, len(gs), vh.Vault.Root)
 			if m := modelOf(ctx, vh); m != "" && used != search.ModeLexical {
-				fmt.Fprintf(g.stdout, "vectors %s; fusion k=%g lexical=%g semantic=%g graph=%g\n", m, orDef(f.K, search.DefaultFusion.K),
-					orDef(f.Lexical, search.DefaultFusion.Lexical), orDef(f.Semantic, search.DefaultFusion.Semantic), orDef(f.Graph, search.DefaultFusion.Graph))
+				fmt.Fprintf(g.stdout, "vectors %s; fusion k=%g lexical=%g semantic=%g graph=%g agreement_floor=%g lexical_margin=%g\n", m, orDef(f.K, search.DefaultFusion.K),
+					orDef(f.Lexical, search.DefaultFusion.Lexical), orDef(f.Semantic, search.DefaultFusion.Semantic), orDef(f.Graph, search.DefaultFusion.Graph),
+					orZero(f.AgreementFloor, search.DefaultFusion.AgreementFloor), orZero(f.LexicalMargin, search.DefaultFusion.LexicalMargin))
 			}
 			fmt.Fprint(g.stdout, rep.Text())
 			return nil
@@ -112,6 +114,7 @@ func newEvalCmd(g *globals) *cobra.Command {
 	fl.Float64Var(&wLex, "lexical-weight", 0, "weight of the lexical ranking in fusion")
 	fl.Float64Var(&wSem, "semantic-weight", 0, "weight of the vector ranking in fusion")
 	fl.Float64Var(&wGraph, "graph-weight", 0, "share of a top hit's score its linked notes get")
+	fl.Float64Var(&margin, "lexical-margin", 0, "hybrid: a lexical hit gains this weight × its BM25 / the best hit's, at rank 1's share (default 0.25; negative: none)")
 	fl.Float64Var(&agree, "agreement-floor", 0, "hybrid guard: vectors agreeing with the lexical ranking at most this many standard deviations above chance get no weight (default 2; negative: no guard)")
 	// A test harness, not a user setting: query vectors replaced by noise
 	// (docs/search.md, "the fusion guard").
@@ -133,6 +136,15 @@ func modelOf(ctx context.Context, vh *ops.VaultHandle) string {
 		return id.String()
 	}
 	return ""
+}
+
+// orZero is v, or d when v is 0 (for settings where a negative value
+// means "off").
+func orZero(v, d float64) float64 {
+	if v == 0 {
+		return d
+	}
+	return v
 }
 
 func orDef(v, d float64) float64 {

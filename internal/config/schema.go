@@ -104,12 +104,13 @@ type Embed struct {
 // Search is the search section of the config file: the fusion of lexical
 // and vector rankings (reciprocal rank fusion) and graph expansion.
 type Search struct {
-	RRFK           float64 `yaml:"rrf_k" check:"nonneg"`           // RRF constant k (default 60)
+	RRFK           float64 `yaml:"rrf_k" check:"nonneg"`           // RRF constant k (default 20)
 	LexicalWeight  float64 `yaml:"lexical_weight" check:"nonneg"`  // weight of the BM25 ranking (default 1)
-	SemanticWeight float64 `yaml:"semantic_weight" check:"nonneg"` // weight of the vector ranking (default 1)
+	SemanticWeight float64 `yaml:"semantic_weight" check:"nonneg"` // weight of the vector ranking (default 0.5)
 	GraphWeight    float64 `yaml:"graph_weight" check:"nonneg"`    // share of a seed's score a linked note gets (default 0.5)
 	MinSimilarity  float64 `yaml:"min_similarity"`                 // cosine floor of the vector ranking (default 0.2; negative: none)
 	AgreementFloor float64 `yaml:"agreement_floor"`                // hybrid's guard against uninformative vectors (default 2; negative: none)
+	LexicalMargin  float64 `yaml:"lexical_margin"`                 // hybrid: weight of the lexical hits' BM25 relative to the best (default 0.25; negative: none)
 }
 
 // AI is the ai section; LOCI_AI_* variables override it (docs/ai.md).

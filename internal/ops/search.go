@@ -14,7 +14,7 @@ import (
 func SearcherFor(vh *VaultHandle) *search.Searcher {
 	sc := vh.Index.SearchSettings()
 	return &search.Searcher{DB: vh.Index.DB, Vectors: vh.Index,
-		Fusion: search.Fusion{K: sc.RRFK, Lexical: sc.LexicalWeight, Semantic: sc.SemanticWeight, Graph: sc.GraphWeight, MinSimilarity: sc.MinSimilarity, AgreementFloor: sc.AgreementFloor}}
+		Fusion: search.Fusion{K: sc.RRFK, Lexical: sc.LexicalWeight, Semantic: sc.SemanticWeight, Graph: sc.GraphWeight, MinSimilarity: sc.MinSimilarity, AgreementFloor: sc.AgreementFloor, LexicalMargin: sc.LexicalMargin}}
 }
 
 // SimilarNote is one note of find_similar.

@@ -30,8 +30,9 @@ type VectorSource interface {
 }
 
 // Fusion tunes hybrid ranking. A note's score is the reciprocal rank fusion
-// Lexical/(K+lexical rank) + Semantic/(K+vector rank); with graph expansion a
-// note linked from or to one of the top hits gains Graph × that hit's score.
+// Lexical/(K+lexical rank) + Semantic/(K+vector rank), plus the lexical
+// margin term (LexicalMargin); with graph expansion a note linked from or
+// to one of the top hits gains Graph × that hit's score.
 type Fusion struct {
 	K        float64 `json:"k"`
 	Lexical  float64 `json:"lexical_weight"`
@@ -47,11 +48,18 @@ type Fusion struct {
 	// at most this many standard deviations above chance, full from one
 	// more, linear between. Negative: no guard.
 	AgreementFloor float64 `json:"agreement_floor"`
+	// LexicalMargin gives back to the lexical side the margin that ranks
+	// alone throw away: each lexical hit gains Lexical × LexicalMargin ×
+	// (its BM25 / the best hit's BM25) / (K+1), so a note that wins the
+	// lexical ranking by a wide score margin is not overtaken on ranks
+	// alone, while lexical hits of near-equal scores are still reordered
+	// by the vectors. Negative: none.
+	LexicalMargin float64 `json:"lexical_margin"`
 }
 
 // DefaultFusion is the fusion used when nothing is configured (chosen on
 // the golden sets; docs/search.md).
-var DefaultFusion = Fusion{K: 20, Lexical: 1, Semantic: 0.5, Graph: 0.5, MinSimilarity: 0.2, AgreementFloor: 2}
+var DefaultFusion = Fusion{K: 20, Lexical: 1, Semantic: 0.5, Graph: 0.5, MinSimilarity: 0.2, AgreementFloor: 2, LexicalMargin: 0.25}
 
 // withDefaults fills zero fields from DefaultFusion.
 func (f Fusion) withDefaults() Fusion {
@@ -72,6 +80,9 @@ func (f Fusion) withDefaults() Fusion {
 	}
 	if f.AgreementFloor == 0 {
 		f.AgreementFloor = DefaultFusion.AgreementFloor
+	}
+	if f.LexicalMargin == 0 {
+		f.LexicalMargin = DefaultFusion.LexicalMargin
 	}
 	return f
 }
@@ -203,10 +214,17 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 			return nil, err
 		}
 		more = more || skipped || len(hits) > cand
+		best := 0.0 // the best BM25 of the lexical hits (scores are negated)
+		for i := range hits {
+			best = max(best, -hits[i].score)
+		}
 		for i := range hits {
 			n := get(hits[i].note, hits[i].chunk)
 			n.lex, n.lexRank = &hits[i], i+1
 			n.score += f.Lexical / (f.K + float64(i+1))
+			if f.LexicalMargin > 0 && best > 0 {
+				n.score += f.Lexical * f.LexicalMargin * (-hits[i].score / best) / (f.K + 1)
+			}
 			if len(lexNotes) < agreementNotes && !slices.Contains(lexNotes, hits[i].note) {
 				lexNotes = append(lexNotes, hits[i].note)
 			}
