@@ -17,7 +17,8 @@ import (
 // Model2Vec is a static embedding model distilled by Model2Vec
 // (github.com/MinishLab/model2vec) from a sentence transformer, read from a
 // folder the user brings: model.safetensors (the table, one row per
-// vocabulary id) and tokenizer.json (WordPiece), optionally config.json.
+// vocabulary id) and tokenizer.json (WordPiece; Unigram, BPE or WordLevel
+// through hfTokenizer), optionally config.json.
 // A text's vector is, as in Model2Vec's StaticModel.encode: tokenize
 // without special tokens, drop unknown tokens, keep the first 512 ids, take
 // the mean of their rows, L2-normalise. No network, no cgo; a table
@@ -25,7 +26,7 @@ import (
 type Model2Vec struct {
 	id    Identity
 	table *tensor2D
-	tok   *wordPiece
+	tok   m2vTokenizer
 	u     usage
 }
 
@@ -96,7 +97,7 @@ func loadModel2Vec(dir, stPath, tjPath string) (*Model2Vec, error) {
 	if err != nil {
 		return nil, m2vError(dir, "tokenizer.json", err)
 	}
-	tok, err := parseWordPiece(tjRaw)
+	tok, err := parseM2VTokenizer(tjRaw)
 	if err != nil {
 		return nil, m2vError(dir, "tokenizer.json", err)
 	}
@@ -190,7 +191,7 @@ func (m *Model2Vec) Embed(ctx context.Context, texts []string) ([][]float32, err
 func (m *Model2Vec) encode(text string, ids []int32) ([]float32, []int32) {
 	// StaticModel.tokenize cuts the text to max_length × the median token
 	// length in characters first (it bounds the work on a huge text).
-	if limit := m2vMaxTokens * max(m.tok.medianTokenLen, 1); len(text) > limit {
+	if limit := m2vMaxTokens * max(m.tok.medianLen(), 1); len(text) > limit {
 		n := 0
 		for i := range text {
 			if n == limit {
@@ -203,7 +204,7 @@ func (m *Model2Vec) encode(text string, ids []int32) ([]float32, []int32) {
 	ids = m.tok.tokenize(text, ids)
 	kept := ids[:0]
 	for _, id := range ids {
-		if id != m.tok.unkID {
+		if id != m.tok.unk() {
 			kept = append(kept, id)
 		}
 	}

@@ -219,11 +219,15 @@ func TestModel2VecRefusals(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "m")
 	writeModel(t, dir, "F32")
 	os.WriteFile(filepath.Join(dir, "tokenizer.json"), testTokenizerJSON("Unigram"), 0o644)
-	check("unigram", dir, `tokenizer model "Unigram" is not supported: only WordPiece`)
+	// A Unigram or BPE model with a WordPiece vocabulary map is damaged:
+	// the library's failure is an error, not a crash.
+	check("unigram with a map vocab", dir, `tokenizer.json: the tokenizer library failed on it`)
 	os.WriteFile(filepath.Join(dir, "tokenizer.json"), testTokenizerJSON("BPE"), 0o644)
-	check("bpe", dir, `"BPE" is not supported`)
-	os.WriteFile(filepath.Join(dir, "tokenizer.json"), bytes.Replace(testTokenizerJSON("WordPiece"), []byte(`"BertPreTokenizer"`), []byte(`"Metaspace"`), 1), 0o644)
-	check("metaspace", dir, `pre_tokenizer "Metaspace" is not supported`)
+	check("bpe without merges", dir, `tokenizer.json: the tokenizer library failed on it`)
+	os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(`{"model": {"type": "Nonesuch"}}`), 0o644)
+	check("unknown model", dir, `tokenizer.json`)
+	os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(`[1, 2`), 0o644)
+	check("not JSON", dir, `tokenizer.json`)
 
 	dir = filepath.Join(t.TempDir(), "m")
 	writeModel(t, dir, "F32")
@@ -371,5 +375,59 @@ func TestNormalizeASCII(t *testing.T) {
 		if fast := wp.normalizeASCII(s); fast+"e" != slow {
 			t.Errorf("%q: fast %q, general %q", s, fast, slow)
 		}
+	}
+}
+
+// TestModel2VecUnigram: a folder with a SentencePiece Unigram tokenizer
+// (XLM-R style: Metaspace pre-tokenizer, <s> … </s> added by its
+// post-processor) embeds, as Model2Vec does, the mean of its pieces' rows
+// without special tokens, unknown pieces dropped; several workers at once
+// give the same vectors.
+func TestModel2VecUnigram(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "potion-multi-tiny")
+	rows := make([][]float32, len(unigramVocab))
+	for i := range rows {
+		rows[i] = testRow(i + 1)
+	}
+	os.MkdirAll(dir, 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "model.safetensors"), safetensorsFile("embeddings", "F32", rows, nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "tokenizer.json"), unigramTokenizerJSON(), 0o644)
+	m, err := NewModel2Vec(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := func(pieces ...string) []float32 {
+		v := make([]float32, len(rows[0]))
+		for _, p := range pieces {
+			for k, x := range rows[slices.Index(unigramVocab, p)] {
+				v[k] += x / float32(len(pieces))
+			}
+		}
+		return Normalize(v)
+	}
+	texts := []string{"le chat", "the cats", "le ☃ chat"}
+	// "☃" is no piece: Metaspace makes it "▁☃", which is the piece "▁"
+	// and the unknown "☃", dropped.
+	want := [][]float32{mean("▁le", "▁chat"), mean("▁the", "▁cat", "s"), mean("▁le", "▁", "▁chat")}
+	var many []string
+	for range 40 {
+		many = append(many, texts...)
+	}
+	vs, err := m.Embed(context.Background(), many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vs {
+		w := want[i%len(texts)]
+		for k := range w {
+			if math.Abs(float64(v[k]-w[k])) > 1e-6 {
+				t.Fatalf("%q: %v, want %v", many[i], v, w)
+			}
+		}
+	}
+	if id := m.Identity(); id.Provider != "model2vec" || id.Dims != len(rows[0]) {
+		t.Errorf("identity %+v", id)
 	}
 }

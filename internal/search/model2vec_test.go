@@ -113,3 +113,77 @@ func TestModel2VecSearch(t *testing.T) {
 		t.Errorf("changed model: %v", err)
 	}
 }
+
+// TestModel2VecCrossLanguage: a multilingual static model (a SentencePiece
+// Unigram tokenizer, as the multilingual potion models have, whose pieces
+// for "cat", "chat" and "gato" share a row, as a multilingual model's
+// vectors bring a word's translations together) finds an English note
+// from a French or a Spanish query that shares no word with it.
+func TestModel2VecCrossLanguage(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "potion-multi-tiny")
+	pieces := []string{"<s>", "<pad>", "</s>", "<unk>", "▁", "▁the", "▁cat", "▁chat", "▁gato", "▁sleeps", "▁dort", "▁duerme", "▁el", "▁le",
+		"▁tomato", "▁tomate", "▁grows", "▁pousse", "▁crece", "▁la", "s"}
+	axis := map[string]int{"▁cat": 0, "▁chat": 0, "▁gato": 0, "▁sleeps": 0, "▁dort": 0, "▁duerme": 0,
+		"▁tomato": 1, "▁tomate": 1, "▁grows": 1, "▁pousse": 1, "▁crece": 1}
+	var vocab [][2]any
+	var data []byte
+	for i, p := range pieces {
+		vocab = append(vocab, [2]any{p, -float64(i) / 10})
+		row := make([]float32, 4)
+		if a, ok := axis[p]; ok {
+			row[a] = 1
+		} else {
+			row[3] = 1 // function words and the rest share one axis
+		}
+		for _, x := range row {
+			data = binary.LittleEndian.AppendUint32(data, math.Float32bits(x))
+		}
+	}
+	hb, _ := json.Marshal(map[string]any{"embeddings": map[string]any{"dtype": "F32", "shape": []int{len(pieces), 4}, "data_offsets": []int{0, len(data)}}})
+	st := append(append(binary.LittleEndian.AppendUint64(nil, uint64(len(hb))), hb...), data...)
+	meta := map[string]any{"type": "Metaspace", "replacement": "▁", "add_prefix_space": true, "prepend_scheme": "always"}
+	tj, _ := json.Marshal(map[string]any{
+		"version": "1.0", "truncation": nil, "padding": nil, "added_tokens": []any{},
+		"normalizer": map[string]any{"type": "Lowercase"}, "pre_tokenizer": meta, "post_processor": nil, "decoder": meta,
+		"model": map[string]any{"type": "Unigram", "unk_id": 3, "vocab": vocab, "byte_fallback": false},
+	})
+	os.MkdirAll(model, 0o755)
+	os.WriteFile(filepath.Join(model, "model.safetensors"), st, 0o644)
+	os.WriteFile(filepath.Join(model, "tokenizer.json"), tj, 0o644)
+	empty := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(empty, nil, 0o644)
+	t.Setenv("LOCI_CONFIG", empty)
+	t.Setenv("LOCI_EMBED_PROVIDER", "model2vec")
+	t.Setenv("LOCI_EMBED_MODEL_PATH", model)
+
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{
+		"Pets.md":   "# Pets\n\nThe cat sleeps.\n",
+		"Garden.md": "# Garden\n\nThe tomato grows.\n",
+	})
+	v, err := vault.Open(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.Open(context.Background(), v, index.Options{Dir: filepath.Join(t.TempDir(), "idx")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if _, err := ix.Sync(context.Background(), index.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s := &search.Searcher{DB: ix.DB, Vectors: ix}
+	ctx := context.Background()
+	for q, want := range map[string]string{"le chat dort": "Pets.md", "el gato duerme": "Pets.md", "la tomate pousse": "Garden.md", "El tomate crece": "Garden.md"} {
+		if lex, _ := s.Search(ctx, search.Query{Text: q, Mode: search.ModeLexical}); len(lex.Results) != 0 {
+			t.Fatalf("%q: lexical should find nothing: %v", q, paths(lex))
+		}
+		for _, mode := range []string{search.ModeSemantic, search.ModeHybrid} {
+			r, err := s.Search(ctx, search.Query{Text: q, Mode: mode})
+			if err != nil || len(r.Results) == 0 || r.Results[0].Path != want {
+				t.Errorf("%q %s: %v %v, want %s first", q, mode, paths(r), err, want)
+			}
+		}
+	}
+}
