@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -222,24 +221,6 @@ func (s *Searcher) lexical(ctx context.Context, q Query, terms []term) (*Respons
 // found fewer than want+1 notes (sections, when bySection). relaxedSkipped
 // reports that the relaxed pass was skipped because the strict one filled want.
 func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed string, keep func(int64) bool, want int, bySection bool) ([]hit, bool, error) {
-	expand := QEWeight > 0 && !bySection
-	var ext []term // the terms with their expansion words (QERelaxed)
-	if expand {
-		if !QERelaxed {
-			want = max(want, qeDepth)
-		}
-		if QERelaxed {
-			exp, err := s.qeTerms(ctx, terms)
-			if err != nil {
-				return nil, false, err
-			}
-			if len(exp) > 0 {
-				ext = append(slices.Clone(terms), exp...)
-				relaxed = relaxedExpr(relaxedCandidates(ext), ext)
-			}
-			expand = false
-		}
-	}
 	need := want + 1 // one more to know HasMore
 	var hits []hit
 	seen := map[int64]bool{}
@@ -257,11 +238,7 @@ func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed st
 		}
 		expr := pass.expr
 		if pass.matched == "any" {
-			if ext != nil {
-				expr = s.pruneCommon(ctx, ext, expr)
-			} else {
-				expr = s.pruneCommon(ctx, terms, expr)
-			}
+			expr = s.pruneCommon(ctx, terms, expr)
 		}
 		got, err := s.run(ctx, expr, terms, keep, need, seen, bySection)
 		if err != nil {
@@ -271,12 +248,6 @@ func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed st
 			got[i].matched = pass.matched
 		}
 		hits = append(hits, got...)
-	}
-	if expand {
-		var err error
-		if hits, err = s.expandQuery(ctx, terms, hits, keep); err != nil {
-			return nil, false, err
-		}
 	}
 	return hits, relaxedSkipped, nil
 }
