@@ -117,6 +117,8 @@ func TestWrongTypesAndValues(t *testing.T) {
 		{"negative count", "embed:\n  batch_size: -1\n", "embed.batch_size", "negative", ""},
 		{"negative cost", "ai:\n  daily_cost_usd: -2\n", "ai.daily_cost_usd", "negative", ""},
 		{"negative journal", "writes:\n  journal_max_bytes: -1\n", "writes.journal_max_bytes", "negative", ""},
+		{"long query prefix", "embed:\n  query_prefix: \"" + strings.Repeat("q", MaxEmbedPrefix+1) + "\"\n", "embed.query_prefix", "at most 256", ""},
+		{"long document prefix", "embed:\n  document_prefix: \"" + strings.Repeat("d", 5000) + "\"\n", "embed.document_prefix", "at most 256", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -97,8 +97,8 @@ type Embed struct {
 	// an onnx model folder's own prompts (config_sentence_transformers.json),
 	// none for the other providers; set (even to ""): this value. The
 	// builtin embedder ignores them.
-	QueryPrefix    *string `yaml:"query_prefix"`
-	DocumentPrefix *string `yaml:"document_prefix"`
+	QueryPrefix    *string `yaml:"query_prefix" check:"prefix"`
+	DocumentPrefix *string `yaml:"document_prefix" check:"prefix"`
 }
 
 // Search is the search section of the config file: the fusion of lexical

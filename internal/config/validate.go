@@ -354,6 +354,18 @@ func (w *walker) value(path, check string, line int, v reflect.Value) {
 		if _, err := ParseDuration(path, v.String()); err != nil {
 			w.add(path, line, "", "%q is not a positive duration (like 30s, 720h or 30d)", v.String())
 		}
+	case check == "prefix":
+		// A prefix goes before every text embedded: a long one, from a
+		// vault's file, would multiply what the user's provider bills.
+		if v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return
+			}
+			v = v.Elem()
+		}
+		if n := len(v.String()); n > MaxEmbedPrefix {
+			w.add(path, line, "", "is %d bytes; a prefix is at most %d", n, MaxEmbedPrefix)
+		}
 	case check == "nonneg":
 		if (v.CanInt() && v.Int() < 0) || (v.CanFloat() && v.Float() < 0) {
 			w.add(path, line, "", "must not be negative")
@@ -371,6 +383,10 @@ func (w *walker) value(path, check string, line int, v reflect.Value) {
 		}
 	}
 }
+
+// MaxEmbedPrefix bounds embed.query_prefix and embed.document_prefix
+// (models' prefixes are a few words: "query: ", "search_document: ").
+const MaxEmbedPrefix = 256
 
 // vaultIndexDirProblem says what is wrong with an index_dir read from a
 // vault's own config ("" if nothing): it must be a relative path without
