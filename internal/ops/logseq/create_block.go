@@ -27,6 +27,9 @@ func (in *CreateBlockIn) Validate() error {
 	if _, err := in.Etag(); err != nil {
 		return err
 	}
+	if err := checkGuarded(&in.Guard, in.Parent, in.Sibling); err != nil {
+		return err
+	}
 	return in.Check()
 }
 

@@ -13,7 +13,7 @@ import (
 
 // DeleteBlockIn is the input of delete_block.
 type DeleteBlockIn struct {
-	UUID string `json:"uuid" jsonschema:"the block's uuid; its children are deleted with it"`
+	UUID string `json:"uuid" jsonschema:"the block's uuid, or its page#path address from get_page (then if_match, the page etag, is required)"`
 	ops.Guard
 	ops.WriteOpts
 }
@@ -24,6 +24,9 @@ func (in *DeleteBlockIn) Validate() error {
 		return err
 	}
 	if _, err := in.Etag(); err != nil {
+		return err
+	}
+	if err := checkGuarded(&in.Guard, in.UUID); err != nil {
 		return err
 	}
 	return in.Check()
@@ -63,7 +66,7 @@ func deleteBlockScope(ctx context.Context, env *ops.Env, in *DeleteBlockIn) auth
 		return ""
 	}
 	d := newOutline(rel, string(b))
-	if i, ok := d.find(cleanUUID(in.UUID)); ok && hasChildren(d, i) {
+	if i, err := findBlock(d, in.UUID); err == nil && hasChildren(d, i) {
 		return auth.ScopeDestructive
 	}
 	return ""
@@ -80,7 +83,7 @@ func deleteBlock(ctx context.Context, env *ops.Env, in *DeleteBlockIn) (*BlockWr
 		return nil, err
 	}
 	want, _ := in.Etag()
-	uuid := strings.ToLower(cleanUUID(in.UUID))
+	uuid := normRef(in.UUID)
 	return ops.Idempotent(ctx, env, vh, "delete_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
 		res, err := ops.RunWrite(ctx, env, ops.WriteSpec{Op: "delete_block", Vault: vh, Opts: &in.WriteOpts, Locks: []string{rel}, GuardPath: rel, GuardEtag: want, Build: func(s *ops.Stage) error {
 			f, d, err := readOutline(s, rel, want)

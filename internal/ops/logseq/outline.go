@@ -110,6 +110,25 @@ func (d *outlineDoc) find(uuid string) (int, bool) {
 	return 0, false
 }
 
+// at returns the block at a child-index path, counted as get_page counts
+// (every block of the parse, the page-properties block included).
+func (d *outlineDoc) at(path []int) (int, bool) {
+	p := -1
+	for _, n := range path {
+		var kids []int
+		for i, b := range d.blocks {
+			if b.parent == p {
+				kids = append(kids, i)
+			}
+		}
+		if n >= len(kids) {
+			return 0, false
+		}
+		p = kids[n]
+	}
+	return p, p >= 0
+}
+
 // children returns the direct children of block p (-1: top level), without
 // the page-properties block.
 func (d *outlineDoc) children(p int) []int {

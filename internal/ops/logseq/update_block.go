@@ -12,7 +12,7 @@ import (
 
 // UpdateBlockIn is the input of update_block.
 type UpdateBlockIn struct {
-	UUID             string            `json:"uuid" jsonschema:"the block's uuid (its id:: property)"`
+	UUID             string            `json:"uuid" jsonschema:"the block's uuid (its id:: property), or its page#path address from get_page (then if_match, the page etag, is required)"`
 	Content          string            `json:"content,omitempty" jsonschema:"the block's new text without the bullet (default: keep it); its properties and children stay"`
 	Properties       map[string]string `json:"properties,omitempty" cli:"property" jsonschema:"properties to set; an empty value removes one (id:: cannot be changed)"`
 	RemoveProperties []string          `json:"remove_properties,omitempty" cli:"remove-property" jsonschema:"properties to remove"`
@@ -37,6 +37,9 @@ func (in *UpdateBlockIn) Validate() error {
 		}
 	}
 	if _, err := in.Etag(); err != nil {
+		return err
+	}
+	if err := checkGuarded(&in.Guard, in.UUID); err != nil {
 		return err
 	}
 	return in.Check()
@@ -64,7 +67,7 @@ func updateBlock(ctx context.Context, env *ops.Env, in *UpdateBlockIn) (*BlockWr
 		return nil, err
 	}
 	want, _ := in.Etag()
-	uuid := strings.ToLower(cleanUUID(in.UUID))
+	uuid := normRef(in.UUID)
 	return ops.Idempotent(ctx, env, vh, "update_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
 		line := 0
 		res, err := ops.RunWrite(ctx, env, ops.WriteSpec{Op: "update_block", Vault: vh, Opts: &in.WriteOpts, Locks: []string{rel}, GuardPath: rel, GuardEtag: want, Build: func(s *ops.Stage) error {

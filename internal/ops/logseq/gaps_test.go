@@ -1,0 +1,79 @@
+package logseq_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/ops/logseq"
+	"github.com/loci-dev/loci/internal/ops/opstest"
+)
+
+// Issue 18: blocks written by hand in Logseq have no id::, and the block
+// tools must still reach them.
+const lsPlain = "- Alpha\n\t- Alpha one\n\t- Alpha two\n\t\t- deep\n- Beta\n  note:: x\n"
+
+func TestBlocksWithoutIDByAddress(t *testing.T) {
+	env := opstest.WriteEnv(t, map[string]string{
+		"graph/logseq/config.edn": "{:meta/version 1}\n",
+		"graph/pages/Projects.md": lsPlain,
+		"graph/pages/Other.md":    "- elsewhere\n  id:: 33333333-0000-4000-8000-000000000001\n",
+	})
+	page := opstest.Call[logseq.GetPageOut](t, env, "get_page", `{"name":"Projects"}`)
+	if page.Etag == "" || len(page.Blocks) != 2 || page.Blocks[0].Address != "Projects#0" || page.Blocks[0].Children[1].Address != "Projects#0.1" ||
+		page.Blocks[0].Children[1].Children[0].Address != "Projects#0.1.0" || page.Blocks[1].Address != "Projects#1" {
+		t.Fatalf("addresses: %s", opstest.JS(page))
+	}
+	if other := opstest.Call[logseq.GetPageOut](t, env, "get_page", `{"name":"Other"}`); other.Blocks[0].Address != "33333333-0000-4000-8000-000000000001" {
+		t.Errorf("a block with id:: is addressed by its uuid: %+v", other.Blocks[0])
+	}
+	b := opstest.Call[logseq.GetBlockOut](t, env, "get_block", `{"uuid":"Projects#0.1"}`)
+	if b.Content != "Alpha two" || b.UUID != "" || b.Address != "Projects#0.1" || len(b.Parents) != 1 || len(b.Children) != 1 || b.Children[0].Address != "Projects#0.1.0" {
+		t.Errorf("get_block by address: %s", opstest.JS(b))
+	}
+	opstest.WantCode(t, env, "get_block", `{"uuid":"Projects#7"}`, errs.CodeBlockNotFound)
+	opstest.WantCode(t, env, "get_block", `{"uuid":"Nowhere#0"}`, errs.CodeNotFound)
+
+	// Writes by address need the page etag.
+	opstest.WantCode(t, env, "update_block", `{"uuid":"Projects#0.1","content":"x"}`, errs.CodeInvalidInput)
+	etag := page.Etag
+	opstest.Call[logseq.BlockWriteOut](t, env, "update_block", `{"uuid":"Projects#0.1","if_match":"`+etag+`","content":"Alpha two, edited","properties":{"status":"done"},"apply":true}`)
+	want := "- Alpha\n\t- Alpha one\n\t- Alpha two, edited\n\t  status:: done\n\t\t- deep\n- Beta\n  note:: x\n"
+	if got := opstest.ReadFile(t, env, "graph/pages/Projects.md"); got != want {
+		t.Fatalf("update by address (no id:: added):\n%q\nwant\n%q", got, want)
+	}
+	// The old etag is stale now: the same address fails instead of editing
+	// whatever block sits there today.
+	opstest.WantCode(t, env, "update_block", `{"uuid":"Projects#0.1","if_match":"`+etag+`","content":"y","apply":true}`, errs.CodeEtagMismatch)
+	opstest.WantCode(t, env, "delete_block", `{"uuid":"Projects#0","if_match":"`+etag+`","apply":true}`, errs.CodeEtagMismatch)
+
+	etag = opstest.EtagOf(t, env, "graph/pages/Projects.md")
+	opstest.WantCode(t, env, "update_block", `{"uuid":"Projects#0.9","if_match":"`+etag+`","content":"y","apply":true}`, errs.CodeBlockNotFound)
+	// create_block under an address parent; the parent gets no id::.
+	nb := opstest.Call[logseq.BlockWriteOut](t, env, "create_block", `{"parent":"Projects#1","if_match":"`+etag+`","content":"Beta child","apply":true}`)
+	want += "\t- Beta child\n\t  id:: " + nb.UUID + "\n"
+	if got := opstest.ReadFile(t, env, "graph/pages/Projects.md"); got != want {
+		t.Fatalf("create_block under an address:\n%q\nwant\n%q", got, want)
+	}
+	// move_block: Beta (with its child) before Alpha one, both by address.
+	etag = opstest.EtagOf(t, env, "graph/pages/Projects.md")
+	opstest.WantCode(t, env, "move_block", `{"uuid":"Projects#0","parent":"Projects#0.1","if_match":"`+etag+`","apply":true}`, errs.CodeConflict)
+	opstest.WantCode(t, env, "move_block", `{"uuid":"Projects#0","parent":"Other#0","if_match":"`+etag+`","apply":true}`, errs.CodeInvalidInput)
+	opstest.Call[logseq.BlockWriteOut](t, env, "move_block", `{"uuid":"Projects#1","sibling":"Projects#0.0","position":"before","if_match":"`+etag+`","apply":true}`)
+	want = "- Alpha\n\t- Beta\n\t  note:: x\n\t\t- Beta child\n\t\t  id:: " + nb.UUID + "\n\t- Alpha one\n\t- Alpha two, edited\n\t  status:: done\n\t\t- deep\n"
+	if got := opstest.ReadFile(t, env, "graph/pages/Projects.md"); got != want {
+		t.Fatalf("move_block by address:\n%q\nwant\n%q", got, want)
+	}
+	// delete_block by address, by path instead of name.
+	etag = opstest.EtagOf(t, env, "graph/pages/Projects.md")
+	opstest.Call[logseq.BlockWriteOut](t, env, "delete_block", `{"uuid":"graph/pages/Projects.md#0.2","if_match":"`+etag+`","apply":true}`)
+	want = strings.Replace(want, "\t- Alpha two, edited\n\t  status:: done\n\t\t- deep\n", "", 1)
+	if got := opstest.ReadFile(t, env, "graph/pages/Projects.md"); got != want {
+		t.Fatalf("delete_block by address:\n%q\nwant\n%q", got, want)
+	}
+	if n := strings.Count(opstest.ReadFile(t, env, "graph/pages/Projects.md"), "id::"); n != 1 {
+		t.Errorf("only the created block has an id::, got %d", n)
+	}
+	opstest.WantCode(t, env, "update_block", `{"uuid":"#0","if_match":"`+etag+`","content":"y"}`, errs.CodeInvalidInput)
+	opstest.WantCode(t, env, "update_block", `{"uuid":"Projects#a.b","if_match":"`+etag+`","content":"y"}`, errs.CodeInvalidInput)
+}
