@@ -2,7 +2,9 @@ package logseq
 
 import (
 	"context"
+	"strings"
 
+	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/noteedit"
 	"github.com/loci-dev/loci/internal/ops"
 )
@@ -39,7 +41,7 @@ func CreateBlock() ops.Def[CreateBlockIn, BlockWriteOut] {
 		Name:  "create_block",
 		Title: "Create a Logseq block",
 		Description: "Add a block to a Logseq page: at the top level of a page, under a parent block, or before/after a sibling (position first, last, before, after), " +
-			"with properties. Written in the file's own indentation; the block gets an id:: uuid (returned) so it can be addressed later. Preview by default.",
+			"with properties. A page named by a date whose journal does not exist yet is created, as create_page would. Written in the file's own indentation; the block gets an id:: uuid (returned) so it can be addressed later. Preview by default.",
 		Annotations: ops.Annotations{},
 		CLI:         ops.CLI{Use: "create-block", Text: textBlockWrite, Short: "Add a block to a Logseq page (preview; --apply writes it)"},
 		Errors:      logseqErrors,
@@ -51,6 +53,10 @@ func CreateBlock() ops.Def[CreateBlockIn, BlockWriteOut] {
 
 func createBlock(ctx context.Context, env *ops.Env, in *CreateBlockIn) (*BlockWriteOut, error) {
 	vh, rel, err := anchorPage(ctx, env, in.Vault, &in.BlockAnchor)
+	if errs.Code(err) == errs.CodeNotFound && in.Page != "" {
+		// A journal day nobody wrote yet: the block creates its page.
+		vh, rel, err = newJournalPage(ctx, env, in.Vault, in.Page, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +65,17 @@ func createBlock(ctx context.Context, env *ops.Env, in *CreateBlockIn) (*BlockWr
 	return ops.Idempotent(ctx, env, vh, "create_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
 		line := 0
 		res, err := ops.RunWrite(ctx, env, ops.WriteSpec{Op: "create_block", Vault: vh, Opts: &in.WriteOpts, Locks: []string{rel}, GuardPath: rel, GuardEtag: want, Build: func(s *ops.Stage) error {
+			if f, err := s.Read(rel); err != nil {
+				return err
+			} else if !f.Exists {
+				if want != "" {
+					return errs.New(errs.CodeEtagMismatch, "%s does not exist yet, so it has no etag", rel).With("path", rel)
+				}
+				line = 1
+				s.Main = rel
+				s.Create(rel, strings.Join(blockLines("", in.Content, in.Properties, uuid), "\n")+"\n")
+				return nil
+			}
 			f, d, err := readOutline(s, rel, want)
 			if err != nil {
 				return err

@@ -14,7 +14,7 @@ import (
 
 // CreatePageIn is the input of create_page.
 type CreatePageIn struct {
-	Name       string            `json:"name" jsonschema:"the page name; a/b makes a namespaced page (file a___b.md)"`
+	Name       string            `json:"name" jsonschema:"the page name; a/b makes a namespaced page (file a___b.md); a date (2026-11-25, or in the graph's journal title format) makes a journal page in journals/"`
 	Graph      string            `json:"graph,omitempty" jsonschema:"vault-relative folder of the Logseq graph, when the vault holds several (default: the first)"`
 	Properties map[string]string `json:"properties,omitempty" cli:"property" jsonschema:"page properties, written as key:: value lines at the top"`
 	Blocks     []string          `json:"blocks,omitempty" cli:"block" jsonschema:"top-level blocks, in order: each one's text without the bullet (several lines allowed)"`
@@ -38,6 +38,7 @@ func CreatePage() ops.Def[CreatePageIn, ops.WriteResult] {
 		Name:  "create_page",
 		Title: "Create a Logseq page",
 		Description: "Create a page in the vault's Logseq graph (pages/ folder; namespaces a/b become a___b.md) with page properties and top-level blocks. " +
+			"A date name (2026-11-25, or the graph's journal title format such as Nov 25th, 2026) creates that day's journal in journals/, named by :journal/file-name-format of logseq/config.edn (default yyyy_MM_dd). " +
 			"Fails with conflict when a page of that name (or alias) exists. Preview by default.",
 		Annotations: ops.Annotations{},
 		CLI:         ops.CLI{Use: "create-page", Args: []string{"name"}, Text: ops.TextWrite, Short: "Create a Logseq page (preview; --apply writes it)"},
@@ -59,6 +60,9 @@ func createPage(ctx context.Context, env *ops.Env, in *CreatePageIn) (*ops.Write
 	}
 	file, _ := pageFileName(in.Name)
 	rel := path.Join(g, "pages", file)
+	if day, ok := journalDay(in.Name, graphJournalFormats(vh, g)); ok {
+		rel = journalRel(g, graphJournalFormats(vh, g), day)
+	}
 	if rel, err = w.Target(rel); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/logseq"
 	"github.com/loci-dev/loci/internal/ops/opstest"
 )
@@ -76,4 +77,59 @@ func TestBlocksWithoutIDByAddress(t *testing.T) {
 	}
 	opstest.WantCode(t, env, "update_block", `{"uuid":"#0","if_match":"`+etag+`","content":"y"}`, errs.CodeInvalidInput)
 	opstest.WantCode(t, env, "update_block", `{"uuid":"Projects#a.b","if_match":"`+etag+`","content":"y"}`, errs.CodeInvalidInput)
+}
+
+func TestJournalPages(t *testing.T) {
+	env := opstest.WriteEnv(t, map[string]string{
+		"graph/logseq/config.edn": "{:meta/version 1}\n",
+		"graph/pages/Loci.md":     "- a page\n",
+	})
+	out := opstest.Call[ops.WriteResult](t, env, "create_page", `{"name":"2026-11-25","blocks":["first entry"],"apply":true}`)
+	if out.Path != "graph/journals/2026_11_25.md" || opstest.ReadFile(t, env, out.Path) != "- first entry\n" {
+		t.Fatalf("create_page with a date: %+v", out)
+	}
+	if p := opstest.Call[logseq.GetPageOut](t, env, "get_page", `{"name":"2026-11-25"}`); p.Kind != "journal" || p.Path != out.Path {
+		t.Errorf("the new journal reads back as one: %+v", p)
+	}
+	opstest.WantCode(t, env, "create_page", `{"name":"Nov 25th, 2026","apply":true}`, errs.CodeConflict)
+	// The default title format names a journal too.
+	out = opstest.Call[ops.WriteResult](t, env, "create_page", `{"name":"Dec 1st, 2026","apply":true}`)
+	if out.Path != "graph/journals/2026_12_01.md" {
+		t.Errorf("title-format date: %+v", out)
+	}
+	// Not dates: ordinary pages.
+	for name, want := range map[string]string{"2026-13-01": "graph/pages/2026-13-01.md", "Dec 1, 2026": "graph/pages/Dec 1, 2026.md"} {
+		if out := opstest.Call[ops.WriteResult](t, env, "create_page", `{"name":"`+name+`"}`); out.Path != want {
+			t.Errorf("%s: %s, want %s", name, out.Path, want)
+		}
+	}
+	// create_block on a journal day that has no page yet creates it.
+	b := opstest.Call[logseq.BlockWriteOut](t, env, "create_block", `{"page":"2026-11-26","content":"met Ada","apply":true}`)
+	if b.Path != "graph/journals/2026_11_26.md" || opstest.ReadFile(t, env, b.Path) != "- met Ada\n  id:: "+b.UUID+"\n" {
+		t.Fatalf("create_block on a new journal: %+v %q", b, opstest.ReadFile(t, env, b.Path))
+	}
+	b2 := opstest.Call[logseq.BlockWriteOut](t, env, "create_block", `{"page":"2026-11-26","content":"then Bob","apply":true}`)
+	if got := opstest.ReadFile(t, env, b.Path); got != "- met Ada\n  id:: "+b.UUID+"\n- then Bob\n  id:: "+b2.UUID+"\n" {
+		t.Errorf("second block on the journal: %q", got)
+	}
+	opstest.WantCode(t, env, "create_block", `{"page":"No such page","content":"x"}`, errs.CodeNotFound)
+}
+
+func TestJournalFileNameFormat(t *testing.T) {
+	env := opstest.WriteEnv(t, map[string]string{
+		"graph/logseq/config.edn": "{:meta/version 1\n ;; :journal/file-name-format \"yyyy\"\n :journal/page-title-format \"EEEE, dd.MM.yyyy\"\n :journal/file-name-format \"yyyy-MM-dd\"}\n",
+		"graph/pages/Loci.md":     "- a page\n",
+	})
+	out := opstest.Call[ops.WriteResult](t, env, "create_page", `{"name":"2026_11_25","apply":true}`)
+	if out.Path != "graph/journals/2026-11-25.md" {
+		t.Errorf("file-name-format yyyy-MM-dd: %+v", out)
+	}
+	out = opstest.Call[ops.WriteResult](t, env, "create_page", `{"name":"Friday, 27.11.2026"}`)
+	if out.Path != "graph/journals/2026-11-27.md" {
+		t.Errorf("the graph's title format: %+v", out)
+	}
+	// A title in the default format is no date for this graph.
+	if out := opstest.Call[ops.WriteResult](t, env, "create_page", `{"name":"Nov 27th, 2026"}`); out.Path != "graph/pages/Nov 27th, 2026.md" {
+		t.Errorf("default title format in a graph with another: %+v", out)
+	}
 }
