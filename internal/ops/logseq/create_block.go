@@ -73,7 +73,7 @@ func createBlock(ctx context.Context, env *ops.Env, in *CreateBlockIn) (*BlockWr
 				}
 				line = 1
 				s.Main = rel
-				s.Create(rel, strings.Join(blockLines("", in.Content, in.Properties, uuid), "\n")+"\n")
+				s.Create(rel, strings.Join(blockLines("", "\t", in.Content, in.Properties, uuid), "\n")+"\n")
 				return nil
 			}
 			f, d, err := readOutline(s, rel, want)
@@ -87,7 +87,7 @@ func createBlock(ctx context.Context, env *ops.Env, in *CreateBlockIn) (*BlockWr
 			if at > 0 && at == len(d.Lines) && len(d.Lines) > 0 && !d.EOL {
 				d.EOL = true
 			}
-			d.Lines = noteedit.Splice(d.Lines, at, at, blockLines(indent, in.Content, in.Properties, uuid))
+			d.Lines = noteedit.Splice(d.Lines, at, at, blockLines(indent, d.unit, in.Content, in.Properties, uuid))
 			line = at + 1
 			s.Main = rel
 			s.Put(f, d.Text())

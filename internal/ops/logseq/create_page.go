@@ -99,7 +99,7 @@ func createPage(ctx context.Context, env *ops.Env, in *CreatePageIn) (*ops.Write
 				lines = append(lines, "")
 			}
 			for _, b := range in.Blocks {
-				lines = append(lines, blockLines("", b, nil, "")...)
+				lines = append(lines, blockLines("", "\t", b, nil, "")...)
 			}
 			if len(lines) == 0 {
 				lines = []string{"-"}

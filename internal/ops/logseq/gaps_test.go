@@ -133,3 +133,37 @@ func TestJournalFileNameFormat(t *testing.T) {
 		t.Errorf("default title format in a graph with another: %+v", out)
 	}
 }
+
+// Child bullets in a block's text are written in the page's own
+// indentation: tabs in a tab-indented page, never "\t\t\t  - x".
+func TestChildBulletsKeepTheFileIndentation(t *testing.T) {
+	tabs := "- Top\n  id:: 44444444-0000-4000-8000-000000000001\n\t- Child\n\t  id:: 44444444-0000-4000-8000-000000000002\n"
+	spaces := "- Top\n  id:: 55555555-0000-4000-8000-000000000001\n    - Child\n      id:: 55555555-0000-4000-8000-000000000002\n"
+	env := opstest.WriteEnv(t, map[string]string{
+		"graph/logseq/config.edn": "{:meta/version 1}\n",
+		"graph/pages/Tabs.md":     tabs,
+		"graph/pages/Spaces.md":   spaces,
+	})
+	content := `"New\n- grandchild\n  more of it\n  - great\n\t- great two\n- grandchild two\n` + "```" + `\n- not a bullet\n` + "```" + `"`
+	out := opstest.Call[logseq.BlockWriteOut](t, env, "create_block", `{"parent":"44444444-0000-4000-8000-000000000002","content":`+content+`,"apply":true}`)
+	want := tabs + "\t\t- New\n\t\t  id:: " + out.UUID + "\n\t\t\t- grandchild\n\t\t\t  more of it\n\t\t\t\t- great\n\t\t\t\t- great two\n\t\t\t- grandchild two\n\t\t\t  ```\n\t\t\t  - not a bullet\n\t\t\t  ```\n"
+	if got := opstest.ReadFile(t, env, "graph/pages/Tabs.md"); got != want {
+		t.Fatalf("tabs:\n%q\nwant\n%q", got, want)
+	}
+	if strings.Contains(opstest.ReadFile(t, env, "graph/pages/Tabs.md"), "\t  - grandchild") {
+		t.Fatal("mixed tabs and spaces before a bullet")
+	}
+	if b := opstest.Call[logseq.GetBlockOut](t, env, "get_block", `{"uuid":"`+out.UUID+`"}`); len(b.Children) != 2 || len(b.Children[0].Children) != 2 || b.Content != "New" {
+		t.Errorf("the child bullets parse as children: %s", opstest.JS(b))
+	}
+	out = opstest.Call[logseq.BlockWriteOut](t, env, "create_block", `{"parent":"55555555-0000-4000-8000-000000000002","content":"New\n- kid\n\t- grandkid","apply":true}`)
+	want = spaces + "        - New\n          id:: " + out.UUID + "\n            - kid\n                - grandkid\n"
+	if got := opstest.ReadFile(t, env, "graph/pages/Spaces.md"); got != want {
+		t.Fatalf("four spaces:\n%q\nwant\n%q", got, want)
+	}
+	// update_block's new text follows the same rule.
+	opstest.Call[logseq.BlockWriteOut](t, env, "update_block", `{"uuid":"44444444-0000-4000-8000-000000000001","content":"Top\n- first kid","apply":true}`)
+	if got := opstest.ReadFile(t, env, "graph/pages/Tabs.md"); !strings.HasPrefix(got, "- Top\n  id:: 44444444-0000-4000-8000-000000000001\n\t- first kid\n\t- Child\n") {
+		t.Errorf("update_block with a child line:\n%q", got)
+	}
+}

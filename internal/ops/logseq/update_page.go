@@ -94,7 +94,7 @@ func updatePage(ctx context.Context, env *ops.Env, in *UpdatePageIn) (*ops.Write
 				at, indent := d.insertAt(-1, -1, "last")
 				var add []string
 				for _, b := range in.Append {
-					add = append(add, blockLines(indent, b, nil, "")...)
+					add = append(add, blockLines(indent, d.unit, b, nil, "")...)
 				}
 				// A page holding only the empty placeholder block gets it replaced.
 				if kids := d.children(-1); len(kids) == 1 && strings.TrimSpace(strings.TrimLeft(d.Lines[d.blocks[kids[0]].line], " \t-")) == "" &&
