@@ -185,8 +185,8 @@ func blockLines(indent, unit, content string, props map[string]string, uuid stri
 func bodyLines(indent, unit string, text []string) []string {
 	var out []string
 	width := func(ws string) int { return len(strings.ReplaceAll(ws, "\t", "  ")) } // a tab counts as two spaces
-	var stack []int       // input indentation widths of the open child bullets
-	cur, curWS := indent, "" // the bullet the next continuation line belongs to
+	var stack []int                                                                 // input indentation widths of the open child bullets
+	cur, curWS := indent, ""                                                        // the bullet the next continuation line belongs to
 	fence := false
 	for _, l := range text {
 		t := strings.TrimLeft(l, " \t")
