@@ -167,3 +167,38 @@ func TestChildBulletsKeepTheFileIndentation(t *testing.T) {
 		t.Errorf("update_block with a child line:\n%q", got)
 	}
 }
+
+// delete_block with recursive false lifts the children into the block's
+// place, one level up, in the page's indentation.
+func TestDeleteBlockKeepingChildren(t *testing.T) {
+	env := logseqEnv(t)
+	out := opstest.Call[logseq.BlockWriteOut](t, env, "delete_block", `{"uuid":"11111111-0000-4000-8000-000000000001","recursive":false,"apply":true}`)
+	want := "type:: [[Tool]]\nalias:: loci engine\n\n" +
+		"- Child A\n  id:: 11111111-0000-4000-8000-000000000002\n" +
+		"\t- Grandchild\n\t  id:: 11111111-0000-4000-8000-000000000003\n" +
+		"- Child B\n  status:: draft\n  id:: 11111111-0000-4000-8000-000000000004\n" +
+		"- Top two\n  id:: 11111111-0000-4000-8000-000000000005\n"
+	if got := opstest.ReadFile(t, env, "graph/pages/Loci.md"); got != want {
+		t.Fatalf("lifted children:\n%q\nwant\n%q", got, want)
+	}
+	if len(out.Warnings) != 0 {
+		t.Errorf("the grandchild's reference survives: %v", out.Warnings)
+	}
+	if b := opstest.Call[logseq.GetBlockOut](t, env, "get_block", `{"uuid":"11111111-0000-4000-8000-000000000003"}`); len(b.Parents) != 1 || b.Parents[0].UUID != "11111111-0000-4000-8000-000000000002" {
+		t.Errorf("grandchild after the lift: %+v", b.Parents)
+	}
+	// A nested block in a space-indented page; a leaf behaves as before.
+	opstest.Call[logseq.BlockWriteOut](t, env, "delete_block", `{"uuid":"22222222-0000-4000-8000-000000000001","recursive":false,"apply":true}`)
+	if got := opstest.ReadFile(t, env, "graph/pages/Spaces.md"); got != "- S1a\n  id:: 22222222-0000-4000-8000-000000000002\n- S2\n" {
+		t.Errorf("spaces: %q", got)
+	}
+	opstest.Call[logseq.BlockWriteOut](t, env, "delete_block", `{"uuid":"22222222-0000-4000-8000-000000000002","recursive":false,"apply":true}`)
+	if got := opstest.ReadFile(t, env, "graph/pages/Spaces.md"); got != "- S2\n" {
+		t.Errorf("leaf: %q", got)
+	}
+	// The default is still recursive.
+	opstest.Call[logseq.BlockWriteOut](t, env, "delete_block", `{"uuid":"11111111-0000-4000-8000-000000000002","apply":true}`)
+	if got := opstest.ReadFile(t, env, "graph/pages/Loci.md"); strings.Contains(got, "Grandchild") {
+		t.Errorf("recursive default: %q", got)
+	}
+}
