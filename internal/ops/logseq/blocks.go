@@ -53,7 +53,11 @@ func typeSchemas() map[reflect.Type]*jsonschema.Schema {
 			Items:       &jsonschema.Schema{Type: "object"},
 		}
 		s.PropertyOrder = append(s.PropertyOrder, "children")
-		schemaMap = map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[BlockNode](): s}
+		props := &jsonschema.Schema{
+			Type:                 "object",
+			AdditionalProperties: &jsonschema.Schema{Types: []string{"string", "number", "boolean"}},
+		}
+		schemaMap = map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[BlockNode](): s, reflect.TypeFor[Props](): props}
 	})
 	return schemaMap
 }

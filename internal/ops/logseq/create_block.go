@@ -12,8 +12,8 @@ import (
 // CreateBlockIn is the input of create_block.
 type CreateBlockIn struct {
 	BlockAnchor
-	Content    string            `json:"content" jsonschema:"the block's text without the bullet (several lines allowed; a line starting with - makes a child block)"`
-	Properties map[string]string `json:"properties,omitempty" cli:"property" jsonschema:"block properties (key:: value lines); an id:: uuid is always added so the block can be addressed"`
+	Content    string `json:"content" jsonschema:"the block's text without the bullet (several lines allowed; a line starting with - makes a child block)"`
+	Properties Props  `json:"properties,omitempty" cli:"property" jsonschema:"block properties (key:: value lines); an id:: uuid is always added so the block can be addressed"`
 	ops.Guard
 	ops.WriteOpts
 }
@@ -47,6 +47,7 @@ func CreateBlock() ops.Def[CreateBlockIn, BlockWriteOut] {
 		Errors:      logseqErrors,
 		Example:     `{"parent": "6745a1b2-0000-4000-8000-000000000001", "position": "last", "content": "A new child block", "properties": {"status": "draft"}}`,
 		Toolset:     ops.ToolsetWrites,
+		TypeSchemas: typeSchemas(),
 		Handler:     createBlock,
 	}
 }

@@ -14,10 +14,10 @@ import (
 
 // CreatePageIn is the input of create_page.
 type CreatePageIn struct {
-	Name       string            `json:"name" jsonschema:"the page name; a/b makes a namespaced page (file a___b.md); a date (2026-11-25, or in the graph's journal title format) makes a journal page in journals/"`
-	Graph      string            `json:"graph,omitempty" jsonschema:"vault-relative folder of the Logseq graph, when the vault holds several (default: the first)"`
-	Properties map[string]string `json:"properties,omitempty" cli:"property" jsonschema:"page properties, written as key:: value lines at the top"`
-	Blocks     []string          `json:"blocks,omitempty" cli:"block" jsonschema:"top-level blocks, in order: each one's text without the bullet (several lines allowed)"`
+	Name       string   `json:"name" jsonschema:"the page name; a/b makes a namespaced page (file a___b.md); a date (2026-11-25, or in the graph's journal title format) makes a journal page in journals/"`
+	Graph      string   `json:"graph,omitempty" jsonschema:"vault-relative folder of the Logseq graph, when the vault holds several (default: the first)"`
+	Properties Props    `json:"properties,omitempty" cli:"property" jsonschema:"page properties, written as key:: value lines at the top"`
+	Blocks     []string `json:"blocks,omitempty" cli:"block" jsonschema:"top-level blocks, in order: each one's text without the bullet (several lines allowed)"`
 	ops.WriteOpts
 }
 
@@ -45,6 +45,7 @@ func CreatePage() ops.Def[CreatePageIn, ops.WriteResult] {
 		Errors:      logseqErrors,
 		Example:     `{"name": "Reading/2026", "properties": {"tags": "reading"}, "blocks": ["How to Take Smart Notes", "The Art of Doing Science"]}`,
 		Toolset:     ops.ToolsetWrites,
+		TypeSchemas: typeSchemas(),
 		Handler:     createPage,
 	}
 }

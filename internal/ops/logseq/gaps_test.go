@@ -202,3 +202,28 @@ func TestDeleteBlockKeepingChildren(t *testing.T) {
 		t.Errorf("recursive default: %q", got)
 	}
 }
+
+// Property values may be JSON numbers and booleans, written as Logseq
+// writes them.
+func TestNumberAndBooleanProperties(t *testing.T) {
+	env := logseqEnv(t)
+	out := opstest.Call[ops.WriteResult](t, env, "create_page", `{"name":"Book","properties":{"rating":5,"done":true,"price":12.50,"big":1e3,"title":"Dune"},"apply":true}`)
+	if got := opstest.ReadFile(t, env, out.Path); got != "big:: 1000\ndone:: true\nprice:: 12.50\nrating:: 5\ntitle:: Dune\n" {
+		t.Errorf("create_page: %q", got)
+	}
+	b := opstest.Call[logseq.BlockWriteOut](t, env, "create_block", `{"page":"Book","content":"ch 1","properties":{"read":false,"pages":42},"apply":true}`)
+	if got := opstest.ReadFile(t, env, out.Path); !strings.Contains(got, "- ch 1\n  pages:: 42\n  read:: false\n  id:: "+b.UUID+"\n") {
+		t.Errorf("create_block: %q", got)
+	}
+	opstest.Call[logseq.BlockWriteOut](t, env, "update_block", `{"uuid":"11111111-0000-4000-8000-000000000004","properties":{"status":true,"rank":-3},"apply":true}`)
+	if got := opstest.ReadFile(t, env, "graph/pages/Loci.md"); !strings.Contains(got, "\t- Child B\n\t  status:: true\n\t  rank:: -3\n\t  id::") {
+		t.Errorf("update_block: %q", got)
+	}
+	opstest.Call[ops.WriteResult](t, env, "update_page", `{"name":"Book","properties":{"rating":4},"apply":true}`)
+	if got := opstest.ReadFile(t, env, out.Path); !strings.HasPrefix(got, "big:: 1000\ndone:: true\nprice:: 12.50\nrating:: 4\n") {
+		t.Errorf("update_page: %q", got)
+	}
+	for _, bad := range []string{`{"x":null}`, `{"x":[1]}`, `{"x":{"a":1}}`} {
+		opstest.WantCode(t, env, "update_page", `{"name":"Book","properties":`+bad+`}`, errs.CodeInvalidInput)
+	}
+}

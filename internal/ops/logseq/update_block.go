@@ -12,10 +12,10 @@ import (
 
 // UpdateBlockIn is the input of update_block.
 type UpdateBlockIn struct {
-	UUID             string            `json:"uuid" jsonschema:"the block's uuid (its id:: property), or its page#path address from get_page (then if_match, the page etag, is required)"`
-	Content          string            `json:"content,omitempty" jsonschema:"the block's new text without the bullet (default: keep it); its properties and children stay; a line starting with - adds a child block"`
-	Properties       map[string]string `json:"properties,omitempty" cli:"property" jsonschema:"properties to set; an empty value removes one (id:: cannot be changed)"`
-	RemoveProperties []string          `json:"remove_properties,omitempty" cli:"remove-property" jsonschema:"properties to remove"`
+	UUID             string   `json:"uuid" jsonschema:"the block's uuid (its id:: property), or its page#path address from get_page (then if_match, the page etag, is required)"`
+	Content          string   `json:"content,omitempty" jsonschema:"the block's new text without the bullet (default: keep it); its properties and children stay; a line starting with - adds a child block"`
+	Properties       Props    `json:"properties,omitempty" cli:"property" jsonschema:"properties to set; an empty value removes one (id:: cannot be changed)"`
+	RemoveProperties []string `json:"remove_properties,omitempty" cli:"remove-property" jsonschema:"properties to remove"`
 	ops.Guard
 	ops.WriteOpts
 }
@@ -57,6 +57,7 @@ func UpdateBlock() ops.Def[UpdateBlockIn, BlockWriteOut] {
 		Errors:      logseqErrors,
 		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001", "properties": {"status": "done"}}`,
 		Toolset:     ops.ToolsetWrites,
+		TypeSchemas: typeSchemas(),
 		Handler:     updateBlock,
 	}
 }
