@@ -227,3 +227,30 @@ func TestNumberAndBooleanProperties(t *testing.T) {
 		opstest.WantCode(t, env, "update_page", `{"name":"Book","properties":`+bad+`}`, errs.CodeInvalidInput)
 	}
 }
+
+// Addresses and journal formats are input too: they never reach outside
+// the graph's pages.
+func TestHostileAddressesAndFormats(t *testing.T) {
+	env := opstest.WriteEnv(t, map[string]string{
+		"graph/logseq/config.edn": "{:journal/file-name-format \"'../../../'yyyy\"}\n",
+		"graph/pages/P.md":        "- a\n",
+		"Note.md":                 "- not a page\n",
+	})
+	etag := opstest.EtagOf(t, env, "graph/pages/P.md")
+	for _, addr := range []string{"../../etc/passwd.md#0", "/etc/passwd.md#0", "Note.md#0", "graph/logseq/config.edn#0"} {
+		code, _ := opstest.CallErr(t, env, "update_block", `{"uuid":`+opstest.JS(addr)+`,"if_match":"`+etag+`","content":"x","apply":true}`)
+		if code == "" {
+			t.Errorf("%s: no error", addr)
+		}
+		code, _ = opstest.CallErr(t, env, "get_block", `{"uuid":`+opstest.JS(addr)+`}`)
+		if code == "" {
+			t.Errorf("get_block %s: no error", addr)
+		}
+	}
+	if got := opstest.ReadFile(t, env, "Note.md"); got != "- not a page\n" {
+		t.Errorf("Note.md changed: %q", got)
+	}
+	// A file-name format with path parts stays one file name in journals/
+	// (here a hidden one, which the write policy refuses).
+	opstest.WantCode(t, env, "create_page", `{"name":"2026-11-25"}`, errs.CodePathDenied)
+}
