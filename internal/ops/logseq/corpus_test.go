@@ -61,6 +61,9 @@ func TestLogseqCorpus(t *testing.T) {
 					len(strings.Split(after, "\n")) != len(strings.Split(before, "\n"))+1 {
 					t.Errorf("%s: update by address %s:\n%s", p.Path, c.Address, after)
 				}
+				if b := opstest.Call[logseq.GetBlockOut](t, env, "get_block", `{"uuid":`+opstest.JS(c.Address)+`}`); b.Content != c.Content || b.Properties["reviewed"] != "true" {
+					t.Errorf("%s: the block at %s after the update: %+v", p.Path, c.Address, b)
+				}
 				edited = true
 				break
 			}

@@ -254,3 +254,27 @@ func TestHostileAddressesAndFormats(t *testing.T) {
 	// (here a hidden one, which the write policy refuses).
 	opstest.WantCode(t, env, "create_page", `{"name":"2026-11-25"}`, errs.CodePathDenied)
 }
+
+// A page whose properties sit in a first bullet: get_page's addresses and
+// the editor count blocks the same way.
+func TestAddressesWithBulletedPageProperties(t *testing.T) {
+	text := "- title:: Bulleted\n  type:: x\n- One\n\t- One a\n- Two\n"
+	env := opstest.WriteEnv(t, map[string]string{
+		"graph/logseq/config.edn": "{}\n",
+		"graph/pages/Bulleted.md": text,
+	})
+	page := opstest.Call[logseq.GetPageOut](t, env, "get_page", `{"path":"graph/pages/Bulleted.md"}`)
+	var oneA string
+	for _, b := range page.Blocks {
+		if b.Content == "One" && len(b.Children) == 1 {
+			oneA = b.Children[0].Address
+		}
+	}
+	if oneA == "" {
+		t.Fatalf("blocks: %s", opstest.JS(page.Blocks))
+	}
+	opstest.Call[logseq.BlockWriteOut](t, env, "update_block", `{"uuid":`+opstest.JS(oneA)+`,"if_match":"`+page.Etag+`","content":"One A","apply":true}`)
+	if got := opstest.ReadFile(t, env, "graph/pages/Bulleted.md"); got != strings.Replace(text, "One a", "One A", 1) {
+		t.Errorf("update of %s:\n%q", oneA, got)
+	}
+}
