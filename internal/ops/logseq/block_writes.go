@@ -14,8 +14,8 @@ import (
 type BlockAnchor struct {
 	Page     string `json:"page,omitempty" jsonschema:"the page (by name) to put the block in, at its top level"`
 	Path     string `json:"path,omitempty" jsonschema:"the page file (vault-relative path), instead of page"`
-	Parent   string `json:"parent,omitempty" jsonschema:"uuid of the block to put it under, as a child"`
-	Sibling  string `json:"sibling,omitempty" jsonschema:"uuid of the block to put it next to"`
+	Parent   string `json:"parent,omitempty" jsonschema:"uuid (or page#path address from get_page) of the block to put it under, as a child"`
+	Sibling  string `json:"sibling,omitempty" jsonschema:"uuid (or page#path address from get_page) of the block to put it next to"`
 	Position string `json:"position,omitempty" jsonschema:"first or last (default) among the page's or parent's blocks; before or after (default) the sibling"`
 }
 
@@ -60,7 +60,7 @@ func (a *BlockAnchor) check() error {
 // BlockWriteOut is the output of the block operations.
 type BlockWriteOut struct {
 	ops.WriteResult
-	UUID string `json:"uuid" jsonschema:"the block's uuid (for create_block: the new block's)"`
+	UUID string `json:"uuid" jsonschema:"the block's uuid or the address it was given by (for create_block: the new block's uuid)"`
 	Line int    `json:"line,omitempty" jsonschema:"1-based line of the block in its page after the change"`
 }
 
@@ -77,8 +77,15 @@ func readOutline(s *ops.Stage, rel, want string) (*ops.NoteFile, *outlineDoc, er
 	return f, newOutline(rel, f.Text), nil
 }
 
-// blockPage finds the page file holding a block (from the index).
+// blockPage finds the page file holding a block (from the index, or the
+// page named by a page#path address).
 func blockPage(ctx context.Context, env *ops.Env, vault, uuid string) (*ops.VaultHandle, string, error) {
+	if page, _, ok := parseAddress(uuid); ok && isAddress(uuid) {
+		if strings.HasSuffix(strings.ToLower(page), ".md") {
+			return pageFor(ctx, env, vault, "", page)
+		}
+		return pageFor(ctx, env, vault, page, "")
+	}
 	vh, err := logseqVault(ctx, env, vault)
 	if err != nil {
 		return nil, "", err
@@ -100,8 +107,16 @@ func blockPage(ctx context.Context, env *ops.Env, vault, uuid string) (*ops.Vaul
 	return vh, rel, err
 }
 
-// findBlock locates a block in a page read under its lock.
+// findBlock locates a block (by uuid or page#path address) in a page read
+// under its lock.
 func findBlock(d *outlineDoc, uuid string) (int, error) {
+	if _, path, ok := parseAddress(uuid); ok && isAddress(uuid) {
+		if i, ok := d.at(path); ok {
+			return i, nil
+		}
+		return 0, errs.New(errs.CodeBlockNotFound, "no block at %s in %s (the page changed since it was read?); read it again with get_page", uuid, d.Rel).
+			With("uuid", uuid).With("path", d.Rel)
+	}
 	i, ok := d.find(cleanUUID(uuid))
 	if !ok {
 		return 0, errs.New(errs.CodeBlockNotFound, "block %s is no longer in %s (the page changed since it was indexed); read it again", cleanUUID(uuid), d.Rel).
@@ -123,7 +138,27 @@ func anchorPage(ctx context.Context, env *ops.Env, vault string, a *BlockAnchor)
 
 // anchorAt returns where a block goes in d, and its indentation.
 func anchorAt(d *outlineDoc, a *BlockAnchor) (int, string, error) {
+	return anchorAtLine(d, a, -1)
+}
+
+// anchorAtLine is anchorAt with the parent or sibling given by its bullet
+// line (0-based) when line >= 0.
+func anchorAtLine(d *outlineDoc, a *BlockAnchor, line int) (int, string, error) {
 	parent, sibling := -1, -1
+	if line >= 0 {
+		for i, b := range d.blocks {
+			if b.line == line {
+				if a.Parent != "" {
+					parent = i
+				} else {
+					sibling = i
+				}
+				at, indent := d.insertAt(parent, sibling, a.Position)
+				return at, indent, nil
+			}
+		}
+		return 0, "", errs.New(errs.CodeBlockNotFound, "the target block is no longer in %s; read it again", d.Rel).With("path", d.Rel)
+	}
 	switch {
 	case a.Parent != "":
 		i, err := findBlock(d, a.Parent)

@@ -14,10 +14,10 @@ import (
 
 // CreatePageIn is the input of create_page.
 type CreatePageIn struct {
-	Name       string            `json:"name" jsonschema:"the page name; a/b makes a namespaced page (file a___b.md)"`
-	Graph      string            `json:"graph,omitempty" jsonschema:"vault-relative folder of the Logseq graph, when the vault holds several (default: the first)"`
-	Properties map[string]string `json:"properties,omitempty" cli:"property" jsonschema:"page properties, written as key:: value lines at the top"`
-	Blocks     []string          `json:"blocks,omitempty" cli:"block" jsonschema:"top-level blocks, in order: each one's text without the bullet (several lines allowed)"`
+	Name       string   `json:"name" jsonschema:"the page name; a/b makes a namespaced page (file a___b.md); a date (2026-11-25, or in the graph's journal title format) makes a journal page in journals/"`
+	Graph      string   `json:"graph,omitempty" jsonschema:"vault-relative folder of the Logseq graph, when the vault holds several (default: the first)"`
+	Properties Props    `json:"properties,omitempty" cli:"property" jsonschema:"page properties, written as key:: value lines at the top"`
+	Blocks     []string `json:"blocks,omitempty" cli:"block" jsonschema:"top-level blocks, in order: each one's text without the bullet (several lines allowed)"`
 	ops.WriteOpts
 }
 
@@ -38,12 +38,14 @@ func CreatePage() ops.Def[CreatePageIn, ops.WriteResult] {
 		Name:  "create_page",
 		Title: "Create a Logseq page",
 		Description: "Create a page in the vault's Logseq graph (pages/ folder; namespaces a/b become a___b.md) with page properties and top-level blocks. " +
+			"A date name (2026-11-25, or the graph's journal title format such as Nov 25th, 2026) creates that day's journal in journals/, named by :journal/file-name-format of logseq/config.edn (default yyyy_MM_dd). " +
 			"Fails with conflict when a page of that name (or alias) exists. Preview by default.",
 		Annotations: ops.Annotations{},
 		CLI:         ops.CLI{Use: "create-page", Args: []string{"name"}, Text: ops.TextWrite, Short: "Create a Logseq page (preview; --apply writes it)"},
 		Errors:      logseqErrors,
 		Example:     `{"name": "Reading/2026", "properties": {"tags": "reading"}, "blocks": ["How to Take Smart Notes", "The Art of Doing Science"]}`,
 		Toolset:     ops.ToolsetWrites,
+		TypeSchemas: typeSchemas(),
 		Handler:     createPage,
 	}
 }
@@ -59,6 +61,9 @@ func createPage(ctx context.Context, env *ops.Env, in *CreatePageIn) (*ops.Write
 	}
 	file, _ := pageFileName(in.Name)
 	rel := path.Join(g, "pages", file)
+	if day, ok := journalDay(in.Name, graphJournalFormats(vh, g)); ok {
+		rel = journalRel(g, graphJournalFormats(vh, g), day)
+	}
 	if rel, err = w.Target(rel); err != nil {
 		return nil, err
 	}
@@ -95,7 +100,7 @@ func createPage(ctx context.Context, env *ops.Env, in *CreatePageIn) (*ops.Write
 				lines = append(lines, "")
 			}
 			for _, b := range in.Blocks {
-				lines = append(lines, blockLines("", b, nil, "")...)
+				lines = append(lines, blockLines("", "\t", b, nil, "")...)
 			}
 			if len(lines) == 0 {
 				lines = []string{"-"}

@@ -12,7 +12,7 @@ import (
 
 // GetBlockIn is the input of get_block.
 type GetBlockIn struct {
-	UUID  string `json:"uuid" jsonschema:"the block uuid (its id:: property), with or without (( ))"`
+	UUID  string `json:"uuid" jsonschema:"the block uuid (its id:: property), with or without (( )), or its page#path address from get_page"`
 	Depth int    `json:"depth,omitempty" jsonschema:"levels of children to return: 1 = direct children only (default: all levels)"`
 	Vault string `json:"vault,omitempty" jsonschema:"vault name (default: the first)"`
 }
@@ -34,7 +34,8 @@ type BlockParent struct {
 
 // GetBlockOut is the output of get_block.
 type GetBlockOut struct {
-	UUID         string            `json:"uuid" jsonschema:"the block uuid"`
+	UUID         string            `json:"uuid,omitempty" jsonschema:"the block uuid, when it has one"`
+	Address      string            `json:"address" jsonschema:"the block's address for the block tools: its uuid, else page#path"`
 	Page         string            `json:"page" jsonschema:"vault-relative path of the page holding the block"`
 	PageName     string            `json:"page_name" jsonschema:"name of that page"`
 	Content      string            `json:"content" jsonschema:"the block text"`
@@ -64,13 +65,33 @@ func GetBlock() ops.Def[GetBlockIn, GetBlockOut] {
 				return nil, err
 			}
 			uuid := cleanUUID(in.UUID)
-			noteID, seq, err := vh.Index.BlockByUUID(ctx, uuid)
-			if err != nil {
-				return nil, err
-			}
-			blocks, err := vh.Index.BlocksOf(ctx, noteID)
-			if err != nil {
-				return nil, err
+			var noteID int64
+			var seq int
+			var blocks []index.BlockRow
+			if pg, path, ok := parseAddress(in.UUID); ok && isAddress(in.UUID) {
+				uuid = strings.TrimSpace(in.UUID)
+				name, p := pg, ""
+				if strings.HasSuffix(strings.ToLower(pg), ".md") {
+					name, p = "", pg
+				}
+				n, _, err := findPage(ctx, vh, name, p)
+				if err != nil {
+					return nil, err
+				}
+				if blocks, err = vh.Index.BlocksOf(ctx, n.ID); err != nil {
+					return nil, err
+				}
+				noteID = n.ID
+				if seq, ok = seqAt(blocks, path); !ok {
+					return nil, errs.New(errs.CodeBlockNotFound, "no block at %s in %s; read the page again with get_page", uuid, n.Path).With("uuid", uuid)
+				}
+			} else {
+				if noteID, seq, err = vh.Index.BlockByUUID(ctx, uuid); err != nil {
+					return nil, err
+				}
+				if blocks, err = vh.Index.BlocksOf(ctx, noteID); err != nil {
+					return nil, err
+				}
 			}
 			bySeq := map[int]index.BlockRow{}
 			for _, b := range blocks {
@@ -86,7 +107,7 @@ func GetBlock() ops.Def[GetBlockIn, GetBlockOut] {
 				// A block of a fenced page is not there.
 				return nil, errs.New(errs.CodeBlockNotFound, "no block has id %s", uuid).With("uuid", uuid)
 			}
-			out := &GetBlockOut{UUID: b.UUID, Page: pagePath, PageName: pageName, Content: b.Content, Properties: blockProps(b), Line: b.Line, EndLine: b.EndLine, Parents: []BlockParent{}}
+			out := &GetBlockOut{UUID: b.UUID, Address: blockAddress(pageName, b.UUID, blockPaths(blocks)[b.Seq]), Page: pagePath, PageName: pageName, Content: b.Content, Properties: blockProps(b), Line: b.Line, EndLine: b.EndLine, Parents: []BlockParent{}}
 			for p, hops := b.ParentSeq, 0; p >= 0 && hops < len(blocks); hops++ {
 				pb, ok := bySeq[p]
 				if !ok {
@@ -95,9 +116,12 @@ func GetBlock() ops.Def[GetBlockIn, GetBlockOut] {
 				out.Parents = append([]BlockParent{{UUID: pb.UUID, Content: preview(pb.Content, 120), Line: pb.Line}}, out.Parents...)
 				p = pb.ParentSeq
 			}
-			out.Children = blockTree(blocks, b.Seq, in.Depth)
-			if out.ReferencedBy, err = vh.Index.BlockRefs(ctx, b.UUID); err != nil {
-				return nil, err
+			out.Children = blockTree(blocks, b.Seq, in.Depth, pageName)
+			out.ReferencedBy = []index.BlockRef{}
+			if b.UUID != "" {
+				if out.ReferencedBy, err = vh.Index.BlockRefs(ctx, b.UUID); err != nil {
+					return nil, err
+				}
 			}
 			out.ReferencedBy = ops.Visible(fence, out.ReferencedBy, func(r index.BlockRef) string { return r.Path })
 			return out, nil
@@ -112,7 +136,7 @@ func textBlock(o any) string {
 	for i, p := range out.Parents {
 		fmt.Fprintf(&b, "%s- %s\n", strings.Repeat("  ", i), p.Content)
 	}
-	writeBlocks(&b, []BlockNode{{BlockInfo: BlockInfo{UUID: out.UUID, Content: out.Content}, Children: out.Children}}, len(out.Parents))
+	writeBlocks(&b, []BlockNode{{BlockInfo: BlockInfo{UUID: out.UUID, Address: out.Address, Content: out.Content}, Children: out.Children}}, len(out.Parents))
 	if len(out.ReferencedBy) > 0 {
 		b.WriteString("referenced by:\n")
 		for _, r := range out.ReferencedBy {

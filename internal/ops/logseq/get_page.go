@@ -33,6 +33,7 @@ type GetPageOut struct {
 	Name       string         `json:"name" jsonschema:"the page name"`
 	Path       string         `json:"path" jsonschema:"vault-relative path of the page file"`
 	Kind       string         `json:"kind" jsonschema:"page or journal"`
+	Etag       string         `json:"etag" jsonschema:"etag of the page file: pass it as if_match when editing a block by its page#path address"`
 	Match      string         `json:"match,omitempty" jsonschema:"how name was resolved: path, filename, alias or title"`
 	Aliases    []string       `json:"aliases,omitempty" jsonschema:"alias:: names of the page"`
 	Tags       []string       `json:"tags,omitempty" jsonschema:"tags of the page (tags:: and inline #tags)"`
@@ -46,7 +47,7 @@ func GetPage() ops.Def[GetPageIn, GetPageOut] {
 	return ops.Def[GetPageIn, GetPageOut]{
 		Name:  "get_page",
 		Title: "Get a Logseq page",
-		Description: "A Logseq page as a block tree: page properties, aliases, tags and nested blocks, each with its uuid (if any), content, properties and line. " +
+		Description: "A Logseq page as a block tree: page properties, aliases, tags and nested blocks, each with its uuid (if any), its address for the block tools (the uuid, else page#path), content, properties and line. " +
 			"Find the page by name (case-insensitive; aliases, namespaces like a/b, journal dates like 2026-11-20) or by path; limit nesting with depth.",
 		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
 		CLI:         ops.CLI{Use: "page", Args: []string{"name"}, Text: textPage},
@@ -66,8 +67,8 @@ func GetPage() ops.Def[GetPageIn, GetPageOut] {
 			if err != nil {
 				return nil, err
 			}
-			out := &GetPageOut{Name: n.Title, Path: n.Path, Kind: n.Kind, Match: match, Aliases: n.Aliases, Tags: n.Tags, Properties: n.Frontmatter, BlockCount: len(blocks)}
-			out.Blocks = blockTree(blocks, -1, in.Depth)
+			out := &GetPageOut{Name: n.Title, Path: n.Path, Etag: n.Etag, Kind: n.Kind, Match: match, Aliases: n.Aliases, Tags: n.Tags, Properties: n.Frontmatter, BlockCount: len(blocks)}
+			out.Blocks = blockTree(blocks, -1, in.Depth, n.Title)
 			return out, nil
 		},
 	}
@@ -76,7 +77,7 @@ func GetPage() ops.Def[GetPageIn, GetPageOut] {
 func textPage(o any) string {
 	out := o.(*GetPageOut)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s  (%s, %d blocks)\n", out.Name, out.Path, out.BlockCount)
+	fmt.Fprintf(&b, "%s  (%s, %d blocks, etag %s)\n", out.Name, out.Path, out.BlockCount, out.Etag)
 	writeBlocks(&b, out.Blocks, 0)
 	return b.String()
 }

@@ -11,7 +11,7 @@ import (
 
 // MoveBlockIn is the input of move_block.
 type MoveBlockIn struct {
-	UUID string `json:"uuid" jsonschema:"the block to move (with its children); its uuid and every id:: below it stay"`
+	UUID string `json:"uuid" jsonschema:"the block to move (with its children), by uuid or page#path address from get_page (then if_match, the page etag, is required); every id:: stays"`
 	BlockAnchor
 	ops.Guard
 	ops.WriteOpts
@@ -26,6 +26,9 @@ func (in *MoveBlockIn) Validate() error {
 		return err
 	}
 	if _, err := in.Etag(); err != nil {
+		return err
+	}
+	if err := checkGuarded(&in.Guard, in.UUID, in.Parent, in.Sibling); err != nil {
 		return err
 	}
 	return in.Check()
@@ -57,7 +60,7 @@ func moveBlock(ctx context.Context, env *ops.Env, in *MoveBlockIn) (*BlockWriteO
 		return nil, err
 	}
 	want, _ := in.Etag()
-	uuid := strings.ToLower(cleanUUID(in.UUID))
+	uuid := normRef(in.UUID)
 	return ops.Idempotent(ctx, env, vh, "move_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
 		line := 0
 		res, err := ops.RunWrite(ctx, env, ops.WriteSpec{Op: "move_block", Vault: vh, Opts: &in.WriteOpts, Locks: []string{src, dst}, GuardPath: src, GuardEtag: want, Build: func(s *ops.Stage) error {
@@ -80,8 +83,29 @@ func moveBlock(ctx context.Context, env *ops.Env, in *MoveBlockIn) (*BlockWriteO
 					inside[u] = true
 				}
 			}
+			// An address anchor names a block of the page as read: find it
+			// before the cut (its bullet line, shifted by the cut after it).
+			anchorLine := -1
 			for _, u := range []string{in.Parent, in.Sibling} {
-				if u != "" && inside[strings.ToLower(cleanUUID(u))] && src == dst {
+				if u == "" {
+					continue
+				}
+				if isAddress(u) {
+					if src != dst {
+						return errs.New(errs.CodeInvalidInput, "address the target block on another page by its uuid, not %s (if_match guards the moved block's page only)", u).With("uuid", u)
+					}
+					j, err := findBlock(sd, u)
+					if err != nil {
+						return err
+					}
+					if j >= i && sd.blocks[j].line < b.subEnd {
+						return errs.New(errs.CodeConflict, "block %s cannot move next to or under itself or one of its children", uuid).With("uuid", uuid)
+					}
+					anchorLine = sd.blocks[j].line
+					if anchorLine >= b.subEnd {
+						anchorLine -= b.subEnd - b.line
+					}
+				} else if inside[strings.ToLower(cleanUUID(u))] && src == dst {
 					return errs.New(errs.CodeConflict, "block %s cannot move next to or under itself or one of its children", uuid).With("uuid", uuid)
 				}
 			}
@@ -96,7 +120,7 @@ func moveBlock(ctx context.Context, env *ops.Env, in *MoveBlockIn) (*BlockWriteO
 				}
 				td = newOutline(dst, tf.Text)
 			}
-			at, indent, err := anchorAt(td, &in.BlockAnchor)
+			at, indent, err := anchorAtLine(td, &in.BlockAnchor, anchorLine)
 			if err != nil {
 				return err
 			}

@@ -110,6 +110,25 @@ func (d *outlineDoc) find(uuid string) (int, bool) {
 	return 0, false
 }
 
+// at returns the block at a child-index path, counted as get_page counts
+// (every block of the parse, the page-properties block included).
+func (d *outlineDoc) at(path []int) (int, bool) {
+	p := -1
+	for _, n := range path {
+		var kids []int
+		for i, b := range d.blocks {
+			if b.parent == p {
+				kids = append(kids, i)
+			}
+		}
+		if n >= len(kids) {
+			return 0, false
+		}
+		p = kids[n]
+	}
+	return p, p >= 0
+}
+
 // children returns the direct children of block p (-1: top level), without
 // the page-properties block.
 func (d *outlineDoc) children(p int) []int {
@@ -132,9 +151,8 @@ func newUUID() string {
 }
 
 // blockLines renders a new block: its first line after the bullet, the
-// properties (sorted, id:: last), then the rest of its text, each
-// continuation line indented two spaces past the bullet.
-func blockLines(indent, content string, props map[string]string, uuid string) []string {
+// properties (sorted, id:: last), then the rest of its text (see bodyLines).
+func blockLines(indent, unit, content string, props map[string]string, uuid string) []string {
 	text := noteedit.ContentLines(content)
 	first := ""
 	if len(text) > 0 {
@@ -155,12 +173,50 @@ func blockLines(indent, content string, props map[string]string, uuid string) []
 	if uuid != "" {
 		out = append(out, indent+"  id:: "+uuid)
 	}
+	return append(out, bodyLines(indent, unit, text)...)
+}
+
+// bodyLines renders the lines of a block's text after its first line:
+// continuation lines two spaces past the bullet, and lines starting with
+// "- " as child blocks, nested by their own indentation (any mix of tabs
+// and spaces in the input) and written one unit of the file's indentation
+// per level, so a tab-indented page stays tab-indented. Lines inside a
+// ``` fence are continuation lines whatever they start with.
+func bodyLines(indent, unit string, text []string) []string {
+	var out []string
+	width := func(ws string) int { return len(strings.ReplaceAll(ws, "\t", "  ")) } // a tab counts as two spaces
+	var stack []int                                                                 // input indentation widths of the open child bullets
+	cur, curWS := indent, ""                                                        // the bullet the next continuation line belongs to
+	fence := false
 	for _, l := range text {
-		if l == "" {
+		t := strings.TrimLeft(l, " \t")
+		ws := l[:len(l)-len(t)]
+		switch {
+		case t == "":
 			out = append(out, "")
-		} else {
-			out = append(out, indent+"  "+l)
+			continue
+		case !fence && (strings.HasPrefix(t, "- ") || t == "-"):
+			w := width(ws)
+			for len(stack) > 0 && stack[len(stack)-1] >= w {
+				stack = stack[:len(stack)-1]
+			}
+			stack = append(stack, w)
+			cur, curWS = indent+strings.Repeat(unit, len(stack)), ws
+			out = append(out, strings.TrimRight(cur+t, " "))
+			continue
 		}
+		if strings.HasPrefix(t, "```") {
+			fence = !fence
+		}
+		// A continuation line keeps its indentation past its bullet's.
+		rest := t
+		if strings.HasPrefix(l, curWS) {
+			rest = strings.TrimPrefix(strings.TrimPrefix(l[len(curWS):], "  "), "\t")
+			if len(stack) == 0 {
+				rest = l
+			}
+		}
+		out = append(out, cur+"  "+rest)
 	}
 	return out
 }

@@ -24,6 +24,10 @@ func TestDeleteBlockScope(t *testing.T) {
 	if res.Err == nil || res.Err.Code != errs.CodeForbidden {
 		t.Fatalf("recursive delete as a writer: %+v", res.Err)
 	}
+	// Lifting the children up is no recursive delete.
+	if res := call(writer, `{"uuid":"22222222-0000-4000-8000-000000000001","recursive":false}`); res.Err != nil {
+		t.Fatalf("delete keeping the children, as a writer: %v", res.Err)
+	}
 	// S1a is a leaf.
 	if res := call(writer, `{"uuid":"22222222-0000-4000-8000-000000000002","apply":true}`); res.Err != nil {
 		t.Fatalf("leaf delete: %v", res.Err)

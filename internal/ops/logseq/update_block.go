@@ -12,10 +12,10 @@ import (
 
 // UpdateBlockIn is the input of update_block.
 type UpdateBlockIn struct {
-	UUID             string            `json:"uuid" jsonschema:"the block's uuid (its id:: property)"`
-	Content          string            `json:"content,omitempty" jsonschema:"the block's new text without the bullet (default: keep it); its properties and children stay"`
-	Properties       map[string]string `json:"properties,omitempty" cli:"property" jsonschema:"properties to set; an empty value removes one (id:: cannot be changed)"`
-	RemoveProperties []string          `json:"remove_properties,omitempty" cli:"remove-property" jsonschema:"properties to remove"`
+	UUID             string   `json:"uuid" jsonschema:"the block's uuid (its id:: property), or its page#path address from get_page (then if_match, the page etag, is required)"`
+	Content          string   `json:"content,omitempty" jsonschema:"the block's new text without the bullet (default: keep it); its properties and children stay; a line starting with - adds a child block"`
+	Properties       Props    `json:"properties,omitempty" cli:"property" jsonschema:"properties to set; an empty value removes one (id:: cannot be changed)"`
+	RemoveProperties []string `json:"remove_properties,omitempty" cli:"remove-property" jsonschema:"properties to remove"`
 	ops.Guard
 	ops.WriteOpts
 }
@@ -39,6 +39,9 @@ func (in *UpdateBlockIn) Validate() error {
 	if _, err := in.Etag(); err != nil {
 		return err
 	}
+	if err := checkGuarded(&in.Guard, in.UUID); err != nil {
+		return err
+	}
 	return in.Check()
 }
 
@@ -54,6 +57,7 @@ func UpdateBlock() ops.Def[UpdateBlockIn, BlockWriteOut] {
 		Errors:      logseqErrors,
 		Example:     `{"uuid": "6745a1b2-0000-4000-8000-000000000001", "properties": {"status": "done"}}`,
 		Toolset:     ops.ToolsetWrites,
+		TypeSchemas: typeSchemas(),
 		Handler:     updateBlock,
 	}
 }
@@ -64,7 +68,7 @@ func updateBlock(ctx context.Context, env *ops.Env, in *UpdateBlockIn) (*BlockWr
 		return nil, err
 	}
 	want, _ := in.Etag()
-	uuid := strings.ToLower(cleanUUID(in.UUID))
+	uuid := normRef(in.UUID)
 	return ops.Idempotent(ctx, env, vh, "update_block", in, &in.WriteOpts, func() (*BlockWriteOut, error) {
 		line := 0
 		res, err := ops.RunWrite(ctx, env, ops.WriteSpec{Op: "update_block", Vault: vh, Opts: &in.WriteOpts, Locks: []string{rel}, GuardPath: rel, GuardEtag: want, Build: func(s *ops.Stage) error {
@@ -77,7 +81,7 @@ func updateBlock(ctx context.Context, env *ops.Env, in *UpdateBlockIn) (*BlockWr
 				return err
 			}
 			b := d.blocks[i]
-			d.Lines = noteedit.Splice(d.Lines, b.line, b.end, rewriteBlock(d.Lines[b.line:b.end], b.indent, in))
+			d.Lines = noteedit.Splice(d.Lines, b.line, b.end, rewriteBlock(d.Lines[b.line:b.end], b.indent, d.unit, in))
 			line = b.line + 1
 			s.Main = rel
 			s.Put(f, d.Text())
@@ -92,7 +96,7 @@ func updateBlock(ctx context.Context, env *ops.Env, in *UpdateBlockIn) (*BlockWr
 
 // rewriteBlock returns a block's own lines with new text and/or properties.
 // Lines that do not change keep their bytes; id:: is never touched.
-func rewriteBlock(own []string, indent string, in *UpdateBlockIn) []string {
+func rewriteBlock(own []string, indent, unit string, in *UpdateBlockIn) []string {
 	first := own[0]
 	afterBullet := strings.TrimPrefix(strings.TrimPrefix(first[len(indent):], "-"), " ")
 	type prop struct {
@@ -159,14 +163,7 @@ func rewriteBlock(own []string, indent string, in *UpdateBlockIn) []string {
 	if in.Content != "" {
 		text := noteedit.ContentLines(in.Content)
 		head = strings.TrimRight(indent+"- "+text[0], " ")
-		body = nil
-		for _, l := range text[1:] {
-			if l == "" {
-				body = append(body, "")
-			} else {
-				body = append(body, indent+"  "+l)
-			}
-		}
+		body = bodyLines(indent, unit, text[1:])
 	} else if firstIsProp {
 		// A block made only of properties keeps its first one on the bullet line.
 		if len(kept) == 0 {

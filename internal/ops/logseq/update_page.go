@@ -12,10 +12,10 @@ import (
 
 // UpdatePageIn is the input of update_page.
 type UpdatePageIn struct {
-	Name       string            `json:"name,omitempty" jsonschema:"the page name (case-insensitive; aliases and journal dates like 2026-11-20 work too)"`
-	Path       string            `json:"path,omitempty" jsonschema:"vault-relative path of the page file, instead of name"`
-	Append     []string          `json:"append,omitempty" cli:"append" jsonschema:"top-level blocks to add at the end of the page: each one's text without the bullet"`
-	Properties map[string]string `json:"properties,omitempty" cli:"property" jsonschema:"page properties to set; an empty value removes the property"`
+	Name       string   `json:"name,omitempty" jsonschema:"the page name (case-insensitive; aliases and journal dates like 2026-11-20 work too)"`
+	Path       string   `json:"path,omitempty" jsonschema:"vault-relative path of the page file, instead of name"`
+	Append     []string `json:"append,omitempty" cli:"append" jsonschema:"top-level blocks to add at the end of the page: each one's text without the bullet"`
+	Properties Props    `json:"properties,omitempty" cli:"property" jsonschema:"page properties to set; an empty value removes the property"`
 	ops.Guard
 	ops.WriteOpts
 }
@@ -49,6 +49,7 @@ func UpdatePage() ops.Def[UpdatePageIn, ops.WriteResult] {
 		Errors:      logseqErrors,
 		Example:     `{"name": "Loci", "append": ["Tried the write operations"], "properties": {"status": "active"}}`,
 		Toolset:     ops.ToolsetWrites,
+		TypeSchemas: typeSchemas(),
 		Handler:     updatePage,
 	}
 }
@@ -94,7 +95,7 @@ func updatePage(ctx context.Context, env *ops.Env, in *UpdatePageIn) (*ops.Write
 				at, indent := d.insertAt(-1, -1, "last")
 				var add []string
 				for _, b := range in.Append {
-					add = append(add, blockLines(indent, b, nil, "")...)
+					add = append(add, blockLines(indent, d.unit, b, nil, "")...)
 				}
 				// A page holding only the empty placeholder block gets it replaced.
 				if kids := d.children(-1); len(kids) == 1 && strings.TrimSpace(strings.TrimLeft(d.Lines[d.blocks[kids[0]].line], " \t-")) == "" &&
