@@ -149,6 +149,14 @@ func setTaskStatus(ctx context.Context, env *ops.Env, in *SetTaskStatusIn) (*ops
 		if ln > len(lines) || (ln == len(lines) && lines[ln-1] == "") {
 			return errs.New(errs.CodeConflict, "line %d is past the end of %s", ln, rel).With("line", ln).With("path", rel).With("reason", "not_a_task")
 		}
+		// Only what the parser calls a task: not a checkbox in a code
+		// block or in the frontmatter, nor a child line of a Logseq block.
+		if !isTaskLine(f.Text, rel, outline, ln) {
+			return errs.New(errs.CodeConflict, "line %d of %s is not a task", ln, rel).With("line", ln).With("path", rel).With("reason", "not_a_task")
+		}
+		if outline && target.marker == "" && target.status == "" {
+			return errs.New(errs.CodeInvalidInput, "status %q is not a Logseq marker: use done, open, in_progress, waiting, cancelled or a marker (TODO, DOING, DONE...)", in.Status).With("status", in.Status)
+		}
 		warn, err := retask(&lines, ln-1, target, outline, now)
 		if err != nil {
 			return errs.New(errs.CodeConflict, "line %d of %s is not a task: %v", ln, rel, err).With("line", ln).With("path", rel).With("reason", "not_a_task")
@@ -160,6 +168,17 @@ func setTaskStatus(ctx context.Context, env *ops.Env, in *SetTaskStatusIn) (*ops
 		s.Put(f, strings.Join(lines, "\n"))
 		return nil
 	})
+}
+
+// isTaskLine reports whether the parser finds a task on line ln of text.
+func isTaskLine(text, rel string, outline bool, ln int) bool {
+	d := markdown.Parse([]byte(text), markdown.Options{Path: rel, Logseq: outline})
+	for _, t := range d.Tasks {
+		if t.Line == ln {
+			return true
+		}
+	}
+	return false
 }
 
 // blockLine finds the bullet line (1-based) of the block whose id:: is uuid.

@@ -17,6 +17,7 @@ var taskFiles = map[string]string{
 	"Projects/Atlas.md":       "---\ntags: [work]\n---\n# Atlas\n\n- [ ] ship v1 📅 2026-11-25 ⏫\n- [x] kickoff ✅ 2026-11-01\n- [ ] write docs 📅 2026-11-18\n- [-] old idea\n",
 	"Home.md":                 "# Home\n\n- [ ] fix sink\n- [/] paint wall 📅 2026-12-24 🔽 ^paint\n- [ ] weekly review 🔁 every week 📅 2026-11-20\nnot a task\n",
 	"graph/logseq/config.edn": "{:meta/version 1}\n",
+	"code.md":                 "---\n- [ ] not: a task\n---\n```\n- [ ] in code\n```\n",
 	"graph/pages/Garden.md":   "- TODO [#A] plant bulbs\n  DEADLINE: <2026-11-22 Sun>\n  id:: 6561f2c0-0000-4000-8000-0000000000aa\n- LATER prune roses\n- DOING water\n  :LOGBOOK:\n  CLOCK: [2026-11-20 Fri 09:15:30]\n  :END:\n- DONE mulch\n",
 }
 
@@ -122,8 +123,10 @@ func TestSetTaskStatusObsidian(t *testing.T) {
 	if len(rec.Warnings) != 1 || !strings.Contains(rec.Warnings[0], "🔁") {
 		t.Errorf("recurring warning: %v", rec.Warnings)
 	}
-	// Not a task, past the end, bogus input.
-	for _, in := range []string{`{"path": "Home.md", "line": 6, "status": "done"}`, `{"path": "Home.md", "line": 1, "status": "done"}`, `{"path": "Home.md", "line": 99, "status": "done"}`} {
+	// Not a task (plain text, a heading, a checkbox in a code block or in
+	// the frontmatter), past the end, bogus input.
+	for _, in := range []string{`{"path": "Home.md", "line": 6, "status": "done"}`, `{"path": "Home.md", "line": 1, "status": "done"}`, `{"path": "Home.md", "line": 99, "status": "done"}`,
+		`{"path": "code.md", "line": 5, "status": "done"}`, `{"path": "code.md", "line": 2, "status": "done"}`} {
 		d := opstest.WantCode(t, env, "set_task_status", in, errs.CodeConflict)
 		if d["reason"] != "not_a_task" {
 			t.Errorf("%s: details %v", in, d)
@@ -174,6 +177,7 @@ func TestSetTaskStatusLogseq(t *testing.T) {
 		t.Errorf("list after writes: %s", got)
 	}
 	opstest.WantCode(t, env, "set_task_status", `{"block": "6561f2c0-0000-4000-8000-0000000000ff", "status": "done"}`, errs.CodeBlockNotFound)
+	opstest.WantCode(t, env, "set_task_status", `{"path": "`+p+`", "line": 4, "status": "?"}`, errs.CodeInvalidInput)
 	d := opstest.WantCode(t, env, "set_task_status", `{"path": "`+p+`", "line": 2, "status": "done"}`, errs.CodeConflict)
 	if d["reason"] != "not_a_task" {
 		t.Errorf("details %v", d)
@@ -193,3 +197,10 @@ func TestSetTaskStatusHugeLine(t *testing.T) {
 	}
 }
 
+func TestSetTaskStatusKeepsCRLFAndBOM(t *testing.T) {
+	env := opstest.WriteEnv(t, map[string]string{"w.md": "\ufeff# W\r\n\r\n- [x] done ✅ 2026-11-01 ^w1\r\n- [ ] b\r\n"})
+	opstest.Call[ops.WriteResult](t, env, "set_task_status", `{"note": "W", "line": 3, "status": "open", "apply": true}`)
+	if got := opstest.ReadFile(t, env, "w.md"); got != "\ufeff# W\r\n\r\n- [ ] done ^w1\r\n- [ ] b\r\n" {
+		t.Errorf("got %q", got)
+	}
+}
