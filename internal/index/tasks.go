@@ -19,7 +19,6 @@ type TaskRow struct {
 	Done      string `json:"done,omitempty" jsonschema:"done date (✅), YYYY-MM-DD"`
 	Priority  string `json:"priority,omitempty" jsonschema:"highest, high, medium, low or lowest"`
 	Block     string `json:"block,omitempty" jsonschema:"the Logseq block's id:: (uuid), when it has one"`
-	Kind      string `json:"-"`
 }
 
 // TaskFilter narrows Tasks in SQL; path globs, statuses and fences are
@@ -34,7 +33,7 @@ type TaskFilter struct {
 
 // Tasks returns the tasks of the index, by due date (none last), path and line.
 func (ix *Index) Tasks(ctx context.Context, f TaskFilter) ([]TaskRow, error) {
-	q := `SELECT n.path, n.title, n.kind, t.line, t.status, t.marker, t.text, t.due, t.scheduled, t.start, t.done, t.priority, t.block_uuid
+	q := `SELECT n.path, n.title, t.line, t.status, t.marker, t.text, t.due, t.scheduled, t.start, t.done, t.priority, t.block_uuid
 		FROM tasks t JOIN notes n ON n.id = t.note_id WHERE 1`
 	var args []any
 	if tag := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(f.Tag), "#")); tag != "" {
@@ -58,7 +57,7 @@ func (ix *Index) Tasks(ctx context.Context, f TaskFilter) ([]TaskRow, error) {
 	var out []TaskRow
 	for rows.Next() {
 		var r TaskRow
-		if err := rows.Scan(&r.Path, &r.Title, &r.Kind, &r.Line, &r.Status, &r.Marker, &r.Text, &r.Due, &r.Scheduled, &r.Start, &r.Done, &r.Priority, &r.Block); err != nil {
+		if err := rows.Scan(&r.Path, &r.Title, &r.Line, &r.Status, &r.Marker, &r.Text, &r.Due, &r.Scheduled, &r.Start, &r.Done, &r.Priority, &r.Block); err != nil {
 			return nil, err
 		}
 		out = append(out, r)

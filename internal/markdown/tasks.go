@@ -157,6 +157,13 @@ func LogseqMarkerSpan(line string) (start, end int, marker string, ok bool) {
 	for i < len(line) && isSpace(line[i]) {
 		i++
 	}
+	// A heading block ("- ## TODO x") keeps its marker after the hashes.
+	if h := strings.IndexFunc(line[i:], func(r rune) bool { return r != '#' }); h > 0 && h <= 6 && isSpace(line[i+h]) {
+		i += h
+		for i < len(line) && isSpace(line[i]) {
+			i++
+		}
+	}
 	j := i
 	for j < len(line) && !isSpace(line[j]) {
 		j++

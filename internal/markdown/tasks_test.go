@@ -81,6 +81,9 @@ func TestTaskSpans(t *testing.T) {
 		{"- TODO a", "TODO", 2},
 		{"\t  - DOING x", "DOING", 5},
 		{"- todo a", "", 0},
+		{"- ## DONE heading", "DONE", 5},
+		{"- ####### TODO x", "", 0},
+		{"- ##", "", 0},
 		{"TODO a", "", 0},
 	} {
 		s, _, m, _ := LogseqMarkerSpan(c.line)

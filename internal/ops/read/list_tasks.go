@@ -36,7 +36,7 @@ func (in *ListTasksIn) Validate() error {
 	}
 	for _, d := range []struct{ name, v string }{{"due_from", in.DueFrom}, {"due_to", in.DueTo}} {
 		if _, err := TaskDay(d.v, time.Now()); err != nil {
-			return errs.Wrap(err, errs.CodeInvalidInput, d.name+": "+err.Error()).With(d.name, d.v)
+			return errs.New(errs.CodeInvalidInput, "%s: %v", d.name, err).With(d.name, d.v)
 		}
 	}
 	return ops.CheckLimit(in.Limit, 1000)

@@ -204,3 +204,12 @@ func TestSetTaskStatusKeepsCRLFAndBOM(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+func TestSetTaskStatusLogseqHeading(t *testing.T) {
+	env := opstest.WriteEnv(t, map[string]string{"logseq/config.edn": "{}\n", "pages/H.md": "- ## TODO heading task\n\t- [ ] not a logseq task\n"})
+	opstest.Call[ops.WriteResult](t, env, "set_task_status", `{"path": "pages/H.md", "line": 1, "status": "done", "apply": true}`)
+	if got := opstest.ReadFile(t, env, "pages/H.md"); got != "- ## DONE heading task\n\t- [ ] not a logseq task\n" {
+		t.Errorf("got %q", got)
+	}
+	opstest.WantCode(t, env, "set_task_status", `{"path": "pages/H.md", "line": 2, "status": "done"}`, errs.CodeConflict)
+}
