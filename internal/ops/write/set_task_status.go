@@ -33,6 +33,8 @@ func (in *SetTaskStatusIn) Validate() error {
 		return errs.New(errs.CodeInvalidInput, "pass line or block, not both")
 	case in.Line < 0 || in.Line > 10_000_000:
 		return errs.New(errs.CodeInvalidInput, "line must be a 1-based line number").With("line", in.Line)
+	case len(in.Status) > 32:
+		return errs.New(errs.CodeInvalidInput, "status is too long: use done, open or a marker")
 	case len(in.Block) > 200 || strings.ContainsAny(in.Block, " \t\r\n"):
 		return errs.New(errs.CodeInvalidInput, "block must be a Logseq block uuid").With("block", in.Block)
 	case in.Line != 0:

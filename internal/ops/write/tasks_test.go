@@ -134,7 +134,8 @@ func TestSetTaskStatusObsidian(t *testing.T) {
 	}
 	for _, in := range []string{`{"path": "Home.md", "line": 3, "status": "finished"}`, `{"path": "Home.md", "line": 3, "status": "]"}`,
 		`{"path": "Home.md", "status": "done"}`, `{"line": 3, "status": "done"}`, `{"path": "Home.md", "line": -1, "status": "done"}`,
-		`{"path": "Home.md", "line": 3, "block": "x", "status": "done"}`, `{"path": "Home.md", "line": 3, "status": ""}`} {
+		`{"path": "Home.md", "line": 3, "block": "x", "status": "done"}`, `{"path": "Home.md", "line": 3, "status": ""}`,
+		`{"path": "Home.md", "line": 3, "status": "` + strings.Repeat("x", 1<<20) + `"}`} {
 		opstest.WantCode(t, env, "set_task_status", in, errs.CodeInvalidInput)
 	}
 	opstest.WantCode(t, env, "set_task_status", `{"path": "../x.md", "line": 1, "status": "done", "apply": true}`, errs.CodePathDenied)
