@@ -171,7 +171,7 @@ func TestMigrateV2Anchors(t *testing.T) {
 	ix := openTest(t, root)
 	mustSync(t, ix, SyncOptions{})
 	// Back to what v2 wrote.
-	for _, q := range []string{"DROP TABLE descriptions_fts", "DROP TABLE anchors_fts", "ALTER TABLE links DROP COLUMN context", "PRAGMA user_version = 2"} {
+	for _, q := range append(taskFieldsDown, "DROP TABLE descriptions_fts", "DROP TABLE anchors_fts", "ALTER TABLE links DROP COLUMN context", "PRAGMA user_version = 2") {
 		if _, err := ix.DB.Exec(q); err != nil {
 			t.Fatal(q, err)
 		}

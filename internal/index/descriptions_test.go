@@ -104,7 +104,7 @@ func TestMigrateV3Descriptions(t *testing.T) {
 		want = append(want, fmt.Sprint(id, d))
 	}
 	rows.Close()
-	for _, q := range []string{"DROP TABLE descriptions_fts", "PRAGMA user_version = 3"} {
+	for _, q := range append(taskFieldsDown, "DROP TABLE descriptions_fts", "PRAGMA user_version = 3") {
 		if _, err := ix.DB.Exec(q); err != nil {
 			t.Fatal(q, err)
 		}

@@ -8,7 +8,7 @@ import (
 // SchemaVersion is stored in PRAGMA user_version. Bump it and append a
 // migration when the schema changes; an index written by a newer loci is
 // refused with a message that says to run `loci index --reset`.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // FTSTableArgs is the FTS5 declaration of chunks_fts (shared with the
 // benchmark's bare-insert baseline so both measure the same table).
@@ -152,7 +152,26 @@ INSERT INTO meta(key, value) SELECT 'sync_incomplete', 'sync' WHERE EXISTS (SELE
 	`
 CREATE VIRTUAL TABLE descriptions_fts USING ` + DescriptionsTableArgs + `;
 `,
+	// 4 → 5: task fields (see Tasks in query.go). The columns start empty;
+	// an index with notes is marked for a healing sync, which re-parses
+	// every note and rewrites its tasks (see writer.relink).
+	migrationTaskFields,
 }
+
+// migrationTaskFields adds the parsed fields of a task: its marker as
+// written, its dates, priority and Logseq block id. Self-contained (it
+// only alters tasks and sets the healing flag), so it can be renumbered.
+const migrationTaskFields = `
+ALTER TABLE tasks ADD COLUMN marker TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN due TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN scheduled TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN start TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN done TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN priority TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN block_uuid TEXT NOT NULL DEFAULT '';
+INSERT INTO meta(key, value) SELECT 'sync_incomplete', 'sync' WHERE EXISTS (SELECT 1 FROM notes)
+	ON CONFLICT(key) DO NOTHING;
+`
 
 // migrationFill[i], when set, runs in the transaction of migrations[i],
 // after its SQL: data a migration derives in Go.

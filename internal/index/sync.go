@@ -325,6 +325,9 @@ func (ix *Index) sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 				if err := w.relink(p.prev.id, p.file.Rel, p.doc.Links); err != nil {
 					return nil, err
 				}
+				if err := w.retask(p.prev.id, p.doc.Tasks); err != nil {
+					return nil, err
+				}
 				crashPoint("relink")
 			}
 		default:
@@ -640,7 +643,7 @@ var writerSQL = map[string]string{
 	"tag":       `INSERT INTO tags(note_id,tag,tag_key,line,source) VALUES(?,?,?,?,?)`,
 	"alias":     `INSERT INTO aliases(note_id,alias,alias_key) VALUES(?,?,?)`,
 	"prop":      `INSERT INTO props(note_id,key,value) VALUES(?,?,?)`,
-	"task":      `INSERT INTO tasks(note_id,line,status,text) VALUES(?,?,?,?)`,
+	"task":      `INSERT INTO tasks(note_id,line,status,text,marker,due,scheduled,start,done,priority,block_uuid) VALUES(?,?,?,?,?,?,?,?,?,?,?)`,
 	"block":     `INSERT INTO blocks(note_id,seq,uuid,parent_seq,depth,line,end_line,content,properties) VALUES(?,?,?,?,?,?,?,?,?)`,
 	"anchor":    `INSERT INTO block_anchors(note_id,anchor,line) VALUES(?,?,?)`,
 	"fail":      `INSERT INTO failures(path,error,at) VALUES(?,?,?) ON CONFLICT(path) DO UPDATE SET error=excluded.error, at=excluded.at`,
@@ -811,6 +814,25 @@ func (w *writer) relink(id int64, rel string, links []markdown.Link) error {
 	w.queueLinks(id, rel, links)
 	w.pending++
 	return nil
+}
+
+// addTasks inserts the tasks of note id.
+func (w *writer) addTasks(id int64, tasks []markdown.Task) error {
+	for _, t := range tasks {
+		if err := w.add("task", id, t.Line, t.Status, t.Text, t.Marker, t.Due, t.Scheduled, t.Start, t.Done, t.Priority, t.Block); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// retask rewrites the tasks of an unchanged note during a healing sync
+// (an index migrated from before the task fields has them empty).
+func (w *writer) retask(id int64, tasks []markdown.Task) error {
+	if _, err := w.tx.ExecContext(w.ctx, "DELETE FROM tasks WHERE note_id=?", id); err != nil {
+		return err
+	}
+	return w.addTasks(id, tasks)
 }
 
 func (w *writer) queueLinks(id int64, rel string, links []markdown.Link) {
@@ -994,10 +1016,8 @@ func (w *writer) upsert(p parsed) (int64, bool, error) {
 			}
 		}
 	}
-	for _, t := range d.Tasks {
-		if err := w.add("task", id, t.Line, t.Status, t.Text); err != nil {
-			return 0, false, err
-		}
+	if err := w.addTasks(id, d.Tasks); err != nil {
+		return 0, false, err
 	}
 	for i, b := range d.Blocks {
 		props := ""

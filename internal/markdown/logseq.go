@@ -313,6 +313,14 @@ func (ls *logseq) line(c string, i int) {
 			return
 		}
 	}
+	if b.stage == 1 && b.nContent > 0 && b.blanks == 0 {
+		if _, _, ok := logseqDateLine(c); ok {
+			// SCHEDULED / DEADLINE under the first line: properties may
+			// still follow (Logseq writes id:: after them).
+			b.add(c, i)
+			return
+		}
+	}
 	if b.nContent == 0 && b.blanks == 0 {
 		ls.firstLine(c, ln)
 		b.stage = 1
@@ -356,7 +364,8 @@ func (ls *logseq) firstLine(c string, ln int) {
 	}
 	word, rest, _ := strings.Cut(t, " ")
 	if status := markerStatus(word); status != "" {
-		d.Tasks = append(d.Tasks, Task{Line: ln, Status: status, Text: trimSpace(rest)})
+		text := trimSpace(rest)
+		d.Tasks = append(d.Tasks, Task{Line: ln, Status: status, Text: text, Marker: word, Priority: logseqPriority(text)})
 	}
 }
 
@@ -411,6 +420,7 @@ func (ls *logseq) end() {
 	blk := &d.Blocks[b.idx]
 	blk.Content = strings.Join(b.lines, "\n")
 	blk.EndLine = b.last + 1
+	defer ls.taskFields(blk, b)
 	if len(b.props) == 0 {
 		return
 	}
@@ -435,6 +445,25 @@ func (ls *logseq) end() {
 		case "alias", "id", "title":
 		default:
 			ls.p.typedLinksProp(pr)
+		}
+	}
+}
+
+// taskFields gives the task that starts block blk (if any) its
+// SCHEDULED / DEADLINE dates and its block id.
+func (ls *logseq) taskFields(blk *Block, b *lsBlock) {
+	d := ls.p.doc
+	if len(d.Tasks) == 0 {
+		return
+	}
+	t := &d.Tasks[len(d.Tasks)-1]
+	if t.Line < blk.Line || t.Line > blk.EndLine || t.Block != "" || t.Due != "" || t.Scheduled != "" {
+		return
+	}
+	t.Block = blk.UUID
+	for _, l := range b.lines[min(1, len(b.lines)):] {
+		if f, date, ok := logseqDateLine(l); ok {
+			setField(t, f, date)
 		}
 	}
 }

@@ -177,7 +177,12 @@ func (p *parser) parseMarkdown() {
 				}
 			}
 			if status, text, ok := checkboxTask(line); ok {
-				p.doc.Tasks = append(p.doc.Tasks, Task{Line: ln, Status: status, Text: text})
+				t := Task{Line: ln, Status: status, Text: text}
+				if _, _, r, ok := CheckboxSpan(line); ok {
+					t.Marker = string(r)
+				}
+				obsidianFields(&t)
+				p.doc.Tasks = append(p.doc.Tasks, t)
 			}
 		}
 		p.sc.scanLine(line, ln)

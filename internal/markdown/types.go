@@ -96,6 +96,20 @@ type Task struct {
 	Line   int    `json:"line"`
 	Status string `json:"status"` // "todo", "done", "cancelled", "in_progress", or the raw char/marker lower-cased
 	Text   string `json:"text"`
+	// Marker is the status as written: the checkbox character (" ", "x",
+	// "-", ...) or the Logseq marker ("TODO", "DONE", ...).
+	Marker string `json:"marker"`
+	// Due, Scheduled, Start and Done are YYYY-MM-DD dates: Obsidian Tasks
+	// emoji fields (📅 ⏳ 🛫 ✅) or Logseq DEADLINE / SCHEDULED lines.
+	Due       string `json:"due,omitempty"`
+	Scheduled string `json:"scheduled,omitempty"`
+	Start     string `json:"start,omitempty"`
+	Done      string `json:"done,omitempty"`
+	// Priority is highest, high, medium, low or lowest (Obsidian Tasks
+	// emoji; Logseq [#A] [#B] [#C] are high, medium, low).
+	Priority string `json:"priority,omitempty"`
+	// Block is the Logseq block's id:: property, when it has one.
+	Block string `json:"block,omitempty"`
 }
 
 // BlockID is an Obsidian block anchor: a line ending in " ^id".

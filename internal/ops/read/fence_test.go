@@ -107,6 +107,7 @@ func TestReadFenceNeverLeaks(t *testing.T) {
 		{"recent_notes", `{"limit": 100}`},
 		{"find_similar", `{"path": "Public/p1.md", "limit": 50}`},
 		{"find_broken_links", `{}`},
+		{"list_tasks", `{"status": "all"}`},
 		{"suggest_typed_links", `{"path_glob": "**"}`},
 		{"frontmatter_validate", `{"required": ["title"]}`},
 		{"index_status", `{}`},
@@ -334,6 +335,7 @@ func TestWritesHonourReadFences(t *testing.T) {
 		{"write_note", `{"path": "HR/Nothing.md", "content": "x"}`},    // does not
 		{"write_note", `{"path": "Private/Diary.md", "content": "x"}`}, // outside the principal's read_paths
 		{"edit_note", `{"path": "HR/Salaries.md", "patches": [{"op": "set_frontmatter", "key": "k", "value": "v"}]}`},
+		{"set_task_status", `{"path": "HR/Salaries.md", "line": 7, "status": "done"}`},
 	} {
 		js, e := callAs(t, env, p, in.op, in.in)
 		if e == nil || e.Code != errs.CodePathDenied || e.Details["reason"] != "read_fence" {

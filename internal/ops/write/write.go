@@ -18,6 +18,7 @@ func Ops() []ops.Tool {
 		DeleteNote(),
 		ImproveFrontmatter(),
 		RelocateNote(),
+		SetTaskStatus(),
 		Undo(),
 		WriteHistory(),
 	}
