@@ -28,5 +28,6 @@ func Ops() []ops.Tool {
 		ListFrontmatterValues(),
 		FrontmatterValidate(),
 		InspectACL(),
+		GetCapabilities(),
 	}
 }
