@@ -3,9 +3,12 @@ package read_test
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/loci-dev/loci/internal/ai"
 	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
@@ -67,6 +70,20 @@ func TestGetCapabilitiesObsidian(t *testing.T) {
 	env.Limits = ops.NewLimiter(ops.LimitSettings{Read: ops.Rate{PerMinute: 60}, Concurrency: 4}, nil)
 	if c := capsAs(t, env, nil); c.Limits.Rates == nil || c.Limits.Rates.ReadPerMinute != 60 || c.Limits.Rates.Concurrency != 4 {
 		t.Errorf("rates: %+v", c.Limits.Rates)
+	}
+}
+
+func TestGetCapabilitiesAI(t *testing.T) {
+	env := opstest.FixtureEnv(t, map[string]string{"Note.md": "# Note\n"})
+	// Nothing is sent to the provider: get_capabilities only reads the settings.
+	env.AI = ai.New(ai.Settings{Provider: "openai-compatible", BaseURL: "http://127.0.0.1:9/v1", Model: "fake-1", Timeout: time.Second}, filepath.Join(t.TempDir(), ".loci"))
+	c := opstest.Call[read.Capabilities](t, env, "get_capabilities", `{}`)
+	if !c.AI.Enabled || !c.AI.Chat || !c.AI.Allowed || c.AI.Provider != "openai-compatible" {
+		t.Errorf("AI on: %+v", c.AI)
+	}
+	reader := &auth.Principal{Name: "reader", Scopes: []auth.Scope{auth.ScopeRead}, Via: auth.ViaToken}
+	if a := capsAs(t, env, reader); !a.AI.Enabled || a.AI.Allowed {
+		t.Errorf("AI on, caller without the ai scope: %+v", a.AI)
 	}
 }
 

@@ -140,7 +140,7 @@ func getCapabilities(ctx context.Context, env *ops.Env, in *GetCapabilitiesIn) (
 	}
 	out := &Capabilities{
 		Version: ops.Version, Vault: vh.Name, GraphKind: graphKind(vh.Vault), LogseqGraphs: vh.Vault.Graphs(),
-		QueryLanguages: []string{},
+		QueryLanguages: append([]string{}, ops.QueryLanguages...),
 	}
 	if p.IsOwner() || p.Has(auth.ScopeAdmin) {
 		out.Root, out.IndexPath = vh.Vault.Root, st.IndexPath
