@@ -26,6 +26,9 @@ type Alias struct {
 	// Within is the array field whose items take the alias ("patches":
 	// each patch); "" is the top level of the input.
 	Within string
+	// Type is the JSON type the alias takes: string, boolean, object or
+	// array (the CLI's hidden alias flags follow it).
+	Type string
 	// Seed names the document the alias comes from.
 	Seed string
 	// Note says how the value is converted, when it is not copied as is.
@@ -52,22 +55,22 @@ type aliasRule struct {
 // seedAliases is the table of every alias, in the order docs/tools.md
 // lists them.
 var seedAliases = []aliasRule{
-	{ops: []string{"get_page", "update_page", "delete_page"}, Alias: Alias{Name: "page_name", Canonical: "name", Seed: SeedLogseq}},
-	{ops: []string{"create_block"}, Alias: Alias{Name: "page_name", Canonical: "page", Seed: SeedLogseq}},
-	{ops: []string{"get_block", "update_block", "delete_block", "move_block"}, Alias: Alias{Name: "block_uuid", Canonical: "uuid", Seed: SeedLogseq}},
-	{ops: []string{"get_block"}, Alias: Alias{Name: "include_children", Canonical: "depth", Seed: SeedLogseq,
+	{ops: []string{"get_page", "update_page", "delete_page"}, Alias: Alias{Name: "page_name", Type: "string", Canonical: "name", Seed: SeedLogseq}},
+	{ops: []string{"create_block"}, Alias: Alias{Name: "page_name", Type: "string", Canonical: "page", Seed: SeedLogseq}},
+	{ops: []string{"get_block", "update_block", "delete_block", "move_block"}, Alias: Alias{Name: "block_uuid", Type: "string", Canonical: "uuid", Seed: SeedLogseq}},
+	{ops: []string{"get_block"}, Alias: Alias{Name: "include_children", Type: "boolean", Canonical: "depth", Seed: SeedLogseq,
 		Note:    "true is loci's default (every level of children); false becomes depth 1 (direct children only: loci always returns the block's first level)",
 		convert: boolTo("depth", nil, 1)}},
-	{ops: []string{"get_page"}, Alias: Alias{Name: "include_blocks", Canonical: "depth", Seed: SeedLogseq,
+	{ops: []string{"get_page"}, Alias: Alias{Name: "include_blocks", Type: "boolean", Canonical: "depth", Seed: SeedLogseq,
 		Note:    "true is loci's default (the whole block tree); false becomes depth 1 (top-level blocks only: loci always returns them)",
 		convert: boolTo("depth", nil, 1)}},
-	{ops: []string{"search_notes"}, Alias: Alias{Name: "include_blocks", Canonical: "group_by", Seed: SeedLogseq,
+	{ops: []string{"search_notes"}, Alias: Alias{Name: "include_blocks", Type: "boolean", Canonical: "group_by", Seed: SeedLogseq,
 		Note:    `true becomes group_by "section" (one result per section; a Logseq block's uuid is in block_uuid); false is the default, one result per note`,
 		convert: boolTo("group_by", "section", nil)}},
-	{ops: []string{"update_block"}, Alias: Alias{Name: "replace_content", Seed: SeedLogseq,
+	{ops: []string{"update_block"}, Alias: Alias{Name: "replace_content", Type: "boolean", Seed: SeedLogseq,
 		Note:    "true is what loci always does (content replaces the block's text) and is dropped; false is refused, since loci has no append mode for a block's text",
 		convert: refuseFalse("replace_content", "update_block always replaces the block's text with content; to add text, pass the old text with the addition, or create_block a child")}},
-	{ops: []string{"delete_page"}, Alias: Alias{Name: "force", Seed: SeedLogseq,
+	{ops: []string{"delete_page"}, Alias: Alias{Name: "force", Type: "boolean", Seed: SeedLogseq,
 		Note: "accepted and dropped: delete_page always moves the page to .trash/ (undo restores it) and warns about pages that still link to it",
 		convert: func(v any) (map[string]any, error) {
 			if _, ok := v.(bool); !ok {
@@ -75,15 +78,15 @@ var seedAliases = []aliasRule{
 			}
 			return nil, nil
 		}}},
-	{Alias: Alias{Name: "reindex_after_apply", Canonical: "reindex", Seed: SeedAILSS}},
-	{ops: []string{"relocate_note"}, Alias: Alias{Name: "overwrite", Seed: SeedAILSS,
+	{Alias: Alias{Name: "reindex_after_apply", Type: "boolean", Canonical: "reindex", Seed: SeedAILSS}},
+	{ops: []string{"relocate_note"}, Alias: Alias{Name: "overwrite", Type: "boolean", Seed: SeedAILSS,
 		Note:    "false (the default in both) is dropped; true is refused: relocate_note never replaces an existing note",
 		convert: refuseTrue("overwrite", "relocate_note never replaces an existing note; delete_note the target first (it stays undoable), then relocate")}},
-	{ops: []string{"edit_note"}, Alias: Alias{Name: "lines", Canonical: "content", Within: "patches", Seed: SeedAILSS,
+	{ops: []string{"edit_note"}, Alias: Alias{Name: "lines", Type: "array", Canonical: "content", Within: "patches", Seed: SeedAILSS,
 		Note:    "a list of lines, joined with newlines into content (a string is taken as is)",
 		convert: linesToContent}},
-	{ops: []string{"ai_metadata"}, Alias: Alias{Name: "key", Canonical: "name", Within: "fields", Seed: SeedIndx}},
-	{Alias: Alias{Name: "scope", Canonical: "paths, glob, tag, query, max_notes, note, include_linked", Seed: SeedIndx,
+	{ops: []string{"ai_metadata"}, Alias: Alias{Name: "key", Type: "string", Canonical: "name", Within: "fields", Seed: SeedIndx}},
+	{Alias: Alias{Name: "scope", Type: "object", Canonical: "paths, glob, tag, query, max_notes, note, include_linked", Seed: SeedIndx,
 		Note:    `an object {kind, ...} flattened into loci's scope fields: paths {paths}, glob {path_glob → glob}, tag {tag}, query {q → query, limit → max_notes}, note {path → note, include_linked}; mode and filters of a query scope are refused`,
 		convert: scopeToFields}},
 }

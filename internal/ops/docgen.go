@@ -84,7 +84,7 @@ Operations marked *writes* change the vault. They preview by default (` + "`appl
 			}
 		}
 		if len(op.Aliases) > 0 {
-			b.WriteString("\n**Aliases** (other tools' names, accepted and rewritten; see [aliases.md](aliases.md))\n\n| alias | loci field | from | conversion |\n| --- | --- | --- | --- |\n")
+			b.WriteString("\n**Aliases** (other tools' names, accepted and rewritten; see [aliases.md](aliases.md))\n\n| alias | type | loci field | from | conversion |\n| --- | --- | --- | --- | --- |\n")
 			for _, a := range op.Aliases {
 				name := "`" + a.Name + "`"
 				if a.Within != "" {
@@ -98,7 +98,7 @@ Operations marked *writes* change the vault. They preview by default (` + "`appl
 				if note == "" {
 					note = "same value"
 				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, canon, a.Seed, cell(note))
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", name, a.Type, canon, a.Seed, cell(note))
 			}
 		}
 		b.WriteString("\n**Output**\n\n| field | type | description |\n| --- | --- | --- |\n")
