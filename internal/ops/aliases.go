@@ -85,6 +85,7 @@ var seedAliases = []aliasRule{
 	{ops: []string{"edit_note"}, Alias: Alias{Name: "lines", Type: "array", Canonical: "content", Within: "patches", Seed: SeedAILSS,
 		Note:    "a list of lines, joined with newlines into content (a string is taken as is)",
 		convert: linesToContent}},
+	{ops: []string{"ai_metadata", "ai_tag"}, Alias: Alias{Name: "apply_mode", Type: "string", Canonical: "mode", Seed: SeedIndx}},
 	{ops: []string{"ai_metadata"}, Alias: Alias{Name: "key", Type: "string", Canonical: "name", Within: "fields", Seed: SeedIndx}},
 	{Alias: Alias{Name: "scope", Type: "object", Canonical: "paths, glob, tag, query, max_notes, note, include_linked", Seed: SeedIndx,
 		Note:    `an object {kind, ...} flattened into loci's scope fields: paths {paths}, glob {path_glob → glob}, tag {tag}, query {q → query, limit → max_notes}, note {path → note, include_linked}; mode and filters of a query scope are refused`,

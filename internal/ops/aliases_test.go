@@ -44,6 +44,8 @@ var aliasCases = []struct {
 	{"edit_note", "lines", `{"path":"a.md","patches":[{"op":"insert_lines","line":1,"lines":["a","b"]}]}`, `{"path":"a.md","patches":[{"op":"insert_lines","line":1,"content":"a\nb"}]}`},
 	{"edit_note", "lines", `{"path":"a.md","patches":[{"op":"replace_lines","start_line":1,"lines":"one"}]}`, `{"path":"a.md","patches":[{"op":"replace_lines","start_line":1,"content":"one"}]}`},
 	{"ai_metadata", "key", `{"paths":["a.md"],"fields":[{"key":"status","type":"string"}]}`, `{"paths":["a.md"],"fields":[{"name":"status","type":"string"}]}`},
+	{"ai_metadata", "apply_mode", `{"paths":["a.md"],"fields":[{"name":"s","type":"string"}],"apply_mode":"overwrite"}`, `{"paths":["a.md"],"fields":[{"name":"s","type":"string"}],"mode":"overwrite"}`},
+	{"ai_tag", "apply_mode", `{"paths":["a.md"],"apply_mode":"replace"}`, `{"paths":["a.md"],"mode":"replace"}`},
 	{"ai_metadata", "scope", `{"scope":{"kind":"paths","paths":["a.md"]},"fields":[{"name":"s","type":"string"}]}`, `{"paths":["a.md"],"fields":[{"name":"s","type":"string"}]}`},
 	{"ai_ask", "scope", `{"question":"q","scope":{"kind":"glob","path_glob":"Specs/**"}}`, `{"question":"q","glob":"Specs/**"}`},
 	{"ai_ask", "scope", `{"question":"q","scope":{"kind":"tag","tag":"x"}}`, `{"question":"q","tag":"x"}`},
