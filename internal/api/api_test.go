@@ -727,3 +727,21 @@ func TestIdempotencyKeyHeader(t *testing.T) {
 		t.Errorf("a read with the header: %v %v", resp.StatusCode, err)
 	}
 }
+
+// TestSeedAliasesOverREST: the seeds' parameter names work on the REST
+// surface (AILSS's reindex_after_apply, the Logseq skill's page_name), and
+// an alias disagreeing with its field is validation_failed.
+func TestSeedAliasesOverREST(t *testing.T) {
+	f := newFixture(t)
+	var w ops.WriteResult
+	f.do(t, "POST", "/v1/ops/write_note", `{"path":"Inbox/alias.md","content":"# Alias\n","apply":true,"reindex_after_apply":false}`).into(t, &w)
+	if !w.Applied {
+		t.Errorf("write_note with reindex_after_apply: %+v", w)
+	}
+	r := f.do(t, "POST", "/v1/ops/write_note", `{"path":"Inbox/alias2.md","content":"x","reindex_after_apply":false,"reindex":true}`)
+	r.wantErr(t, 400, errs.CodeInvalidInput)
+	if r.Error == nil || !strings.Contains(r.Error.Message, "reindex_after_apply (an alias of reindex) and reindex disagree") {
+		t.Errorf("conflict message: %+v", r.Error)
+	}
+	f.do(t, "POST", "/v1/ops/write_note", `{"path":"Inbox/alias3.md","content":"x","reindex_afterapply":false}`).wantErr(t, 400, errs.CodeInvalidInput)
+}

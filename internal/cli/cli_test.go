@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/testutil"
 )
@@ -258,11 +260,16 @@ func TestQueryUpgradesOldIndex(t *testing.T) {
 	defer db.Close()
 	var want int
 	db.QueryRow("SELECT COUNT(*) FROM descriptions_fts").Scan(&want)
-	if _, err := db.Exec("DROP TABLE descriptions_fts; PRAGMA user_version = 3"); err != nil {
+	// Back to schema v3: without the descriptions (v4) and the task fields (v5).
+	var down strings.Builder
+	for _, c := range []string{"marker", "due", "scheduled", "start", "done", "priority", "block_uuid"} {
+		fmt.Fprintf(&down, "ALTER TABLE tasks DROP COLUMN %s; ", c)
+	}
+	if _, err := db.Exec(down.String() + "DROP TABLE descriptions_fts; PRAGMA user_version = 3"); err != nil {
 		t.Fatal(err)
 	}
 	out, errOut, code := run(t, "status", "--vault", v, "--format", "json")
-	if code != 0 || !strings.Contains(errOut, "upgraded the index") || !strings.Contains(errOut, "schema v4") || strings.Contains(errOut, "first time") {
+	if code != 0 || !strings.Contains(errOut, "upgraded the index") || !strings.Contains(errOut, fmt.Sprintf("schema v%d", index.SchemaVersion)) || strings.Contains(errOut, "first time") {
 		t.Fatalf("status: code %d\n%s\n%s", code, out, errOut)
 	}
 	var got int

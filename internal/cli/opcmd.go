@@ -72,9 +72,17 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 	for _, r := range op.InputSchema.Required {
 		required[r] = true
 	}
+	// A field an alias flag can fill (get_block's uuid: --block-uuid) is
+	// left to the schema's check.
+	aliased := map[string]bool{}
+	for _, a := range op.Aliases {
+		if a.Within == "" {
+			aliased[a.Canonical] = true
+		}
+	}
 	minArgs := 0
 	for _, a := range op.CLI.Args {
-		if !required[a] {
+		if !required[a] || aliased[a] {
 			break
 		}
 		minArgs++
@@ -114,6 +122,26 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 			jsonFlags[f.json] = true
 		}
 	}
+	// The seed documents' names (ops.Alias) work as hidden flags too:
+	// --page-name, --block-uuid, --reindex-after-apply, --scope '{...}'.
+	aliasFlags := map[string]string{} // flag → alias
+	for _, a := range op.Aliases {
+		name := strings.ReplaceAll(a.Name, "_", "-")
+		if a.Within != "" || fs.Lookup(name) != nil || aliasFlags[name] != "" {
+			continue
+		}
+		switch a.Type {
+		case "string":
+			values["alias:"+a.Name] = fs.String(name, "", "alias of "+a.Canonical)
+		case "boolean":
+			values["alias:"+a.Name] = fs.Bool(name, false, "alias")
+		default:
+			values["alias:"+a.Name] = fs.String(name, "", "alias (JSON)")
+			jsonFlags["alias:"+a.Name] = true
+		}
+		fs.MarkHidden(name)
+		aliasFlags[name] = a.Name
+	}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		in := map[string]any{}
 		for i, a := range op.CLI.Args {
@@ -128,6 +156,19 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 		}
 		var flagErr error
 		cmd.Flags().Visit(func(pf *pflag.Flag) {
+			if alias := aliasFlags[pf.Name]; alias != "" {
+				v := reflect.ValueOf(values["alias:"+alias]).Elem().Interface()
+				if jsonFlags["alias:"+alias] {
+					parsed, err := jsonFlag(cmd, pf.Name, v.(string))
+					if err != nil {
+						flagErr = err
+						return
+					}
+					v = parsed
+				}
+				in[alias] = v
+				return
+			}
 			for _, f := range fields {
 				if f.flag != pf.Name {
 					continue

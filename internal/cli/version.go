@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/loci-dev/loci/internal/ops"
 )
 
 func init() {
@@ -18,6 +20,7 @@ func init() {
 			Version = b.Version
 		}
 	}
+	ops.Version = Version // get_capabilities reports it
 }
 
 // BuildInfo is what `loci version` reports: the module version (a tag for

@@ -83,6 +83,24 @@ Operations marked *writes* change the vault. They preview by default (` + "`appl
 				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", name, typeText(p), req, cell(p.Description))
 			}
 		}
+		if len(op.Aliases) > 0 {
+			b.WriteString("\n**Aliases** (other tools' names, accepted and rewritten; see [aliases.md](aliases.md))\n\n| alias | type | loci field | from | conversion |\n| --- | --- | --- | --- | --- |\n")
+			for _, a := range op.Aliases {
+				name := "`" + a.Name + "`"
+				if a.Within != "" {
+					name = "`" + a.Within + "[]." + a.Name + "`"
+				}
+				canon := "—"
+				if a.Canonical != "" {
+					canon = "`" + strings.ReplaceAll(a.Canonical, ", ", "`, `") + "`"
+				}
+				note := a.Note
+				if note == "" {
+					note = "same value"
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", name, a.Type, canon, a.Seed, cell(note))
+			}
+		}
 		b.WriteString("\n**Output**\n\n| field | type | description |\n| --- | --- | --- |\n")
 		for _, name := range propertyNames(op.OutputSchema) {
 			p := op.OutputSchema.Properties[name]

@@ -71,6 +71,9 @@ type Op struct {
 	// Family is the family that registered the operation (read, logseq,
 	// write, aiops).
 	Family string
+	// Aliases are the other tools' parameter names the decoder accepts
+	// (aliases.go); the input schema keeps loci's names only.
+	Aliases []Alias
 	// scopeFor, when set, raises the scope for one decoded input (a
 	// write_note that replaces an existing note is destructive).
 	scopeFor    func(ctx context.Context, env *Env, in any) auth.Scope
@@ -138,6 +141,7 @@ func (r *Registry) Register(family string, tools ...Tool) {
 	for _, t := range tools {
 		op := t.build()
 		op.Family = family
+		attachAliases(op)
 		if _, dup := r.ops[op.Name]; dup {
 			panic("ops: duplicate operation " + op.Name)
 		}
@@ -221,8 +225,20 @@ func (op *Op) Decode(raw json.RawMessage) (any, error) {
 	if err := json.Unmarshal(raw, &generic); err != nil {
 		return nil, errs.New(errs.CodeInvalidInput, "arguments are not valid JSON: %v", err)
 	}
-	if _, ok := generic.(map[string]any); !ok {
+	obj, ok := generic.(map[string]any)
+	if !ok {
 		return nil, errs.New(errs.CodeInvalidInput, "arguments must be a JSON object")
+	}
+	if len(op.Aliases) > 0 {
+		changed, err := op.applyAliases(obj)
+		if err != nil {
+			return nil, errs.As(err).With("operation", op.Name)
+		}
+		if changed {
+			if raw, err = json.Marshal(obj); err != nil {
+				return nil, errs.New(errs.CodeInvalidInput, "arguments: %v", err)
+			}
+		}
 	}
 	if err := op.resolved.Validate(generic); err != nil {
 		return nil, errs.New(errs.CodeInvalidInput, "invalid arguments for %s: %s", op.Name, cleanSchemaErr(err)).With("operation", op.Name)

@@ -29,5 +29,6 @@ func Ops() []ops.Tool {
 		FrontmatterValidate(),
 		InspectACL(),
 		ListTasks(),
+		GetCapabilities(),
 	}
 }
