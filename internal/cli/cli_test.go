@@ -120,7 +120,7 @@ func TestIndexThenQuery(t *testing.T) {
 	out, _, _ = run(t, "status", "--vault", v, "--format", "json")
 	var st map[string]any
 	json.Unmarshal([]byte(out), &st)
-	if st["notes"] != float64(16) || st["schema_version"] != float64(4) {
+	if st["notes"] != float64(16) || st["schema_version"] != float64(index.SchemaVersion) {
 		t.Errorf("status: %s", out)
 	}
 	if fe, _ := st["frontmatter_errors"].([]any); len(fe) != 1 {
