@@ -10,21 +10,27 @@ go test -count=1 ./...
 # A fixed number of executions per target (not a duration): the same work on
 # any machine, and no end-of-time race in the fuzzing coordinator (a timed
 # run occasionally ends with a spurious "context deadline exceeded").
+FUZZTIME_SET="${FUZZTIME:-}"
 FUZZTIME="${FUZZTIME:-100000x}"
+# Targets whose every execution is heavy (building and checking a whole
+# model) run fewer executions, unless FUZZTIME is given.
+declare -A HEAVY=([FuzzONNXModel]=10000x)
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for pkg in $(go list ./...); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
   for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
-    echo "fuzz $pkg $target ($FUZZTIME)"
-    if ! go test -run='^$' -fuzz="^${target}\$" -fuzztime="$FUZZTIME" "$pkg" >"$log" 2>&1; then
+    n="$FUZZTIME"
+    if [ -z "${FUZZTIME_SET:-}" ] && [ -n "${HEAVY[$target]:-}" ]; then n="${HEAVY[$target]}"; fi
+    echo "fuzz $pkg $target ($n)"
+    if ! go test -run='^$' -fuzz="^${target}\$" -fuzztime="$n" "$pkg" >"$log" 2>&1; then
       # A real finding names a failing input under testdata/fuzz; anything
       # else (the coordinator's deadline race) is retried once.
       if grep -q "testdata/fuzz/" "$log" || ! grep -q "context deadline exceeded" "$log"; then
         cat "$log"; exit 1
       fi
       echo "  retrying $target after a fuzzing-engine deadline race"
-      go test -run='^$' -fuzz="^${target}\$" -fuzztime="$FUZZTIME" "$pkg" >"$log" 2>&1 || { cat "$log"; exit 1; }
+      go test -run='^$' -fuzz="^${target}\$" -fuzztime="$n" "$pkg" >"$log" 2>&1 || { cat "$log"; exit 1; }
     fi
   done
 done
