@@ -64,11 +64,11 @@ func (e Evaluator) Eval(ctx context.Context, db *sql.DB, q string, limit int) (*
 	ev := &evaluator{ctx: ctx, db: db, now: now()}
 	// Check the whole tree before touching the index, so an unsupported
 	// construct anywhere fails fast with no partial work.
-	pageOnly, err := check(root)
+	pageOnly, refs, err := check(root)
 	if err != nil {
 		return nil, err
 	}
-	if err := ev.load(pageOnly); err != nil {
+	if err := ev.load(pageOnly, refs); err != nil {
 		return nil, err
 	}
 	set, err := ev.eval(root)
@@ -105,13 +105,15 @@ var pageLevel = map[string]bool{"page-property": true, "namespace": true, "page-
 
 var blockLevel = map[string]bool{"task": true, "todo": true, "priority": true, "property": true, "between": true, "page": true}
 
-// check validates the tree and reports whether every filter is page-level.
-func check(n *node) (pageOnly bool, err error) {
+// check validates the tree and reports whether every filter is page-level
+// and whether it has references (which need the links and tags read).
+func check(n *node) (pageOnly, refs bool, err error) {
 	pageOnly = true
 	var walk func(n *node) error
 	walk = func(n *node) error {
 		if n.kind != nList {
 			pageOnly = false
+			refs = refs || n.kind == nRef || n.kind == nTag
 			if n.kind == nAtom && n.text == "" {
 				return invalid("empty expression")
 			}
@@ -150,9 +152,9 @@ func check(n *node) (pageOnly bool, err error) {
 		return unsupported("(" + op + ")")
 	}
 	if err := walk(n); err != nil {
-		return false, err
+		return false, false, err
 	}
-	return pageOnly, nil
+	return pageOnly, refs, nil
 }
 
 func checkArgs(op string, args []*node) error {
@@ -210,7 +212,7 @@ type evaluator struct {
 	names map[string][]int64
 }
 
-func (ev *evaluator) load(pageOnly bool) error {
+func (ev *evaluator) load(pageOnly, refs bool) error {
 	ev.pages = map[int64]*page{}
 	ev.names = map[string][]int64{}
 	var ids []int64
@@ -301,6 +303,9 @@ func (ev *evaluator) load(pageOnly bool) error {
 	})
 	if err != nil {
 		return err
+	}
+	if !refs {
+		return nil
 	}
 	// References: links and tags, given to the block whose own lines hold them.
 	owner := func(note int64, line int) *block {
@@ -440,11 +445,20 @@ func (ev *evaluator) fill(out []bool, m func(item) bool) {
 // block's own lines) and blocks of pages tagged name.
 func (ev *evaluator) refMatcher(name string) func(item) bool {
 	k := strings.ToLower(strings.TrimSpace(name))
-	return func(it item) bool {
-		if ev.pages[it.note].tags[k] {
-			return true
+	// An alias names the page it belongs to: references to either match.
+	keys := []string{k}
+	for _, id := range ev.names[k] {
+		if t := strings.ToLower(ev.pages[id].title); t != k {
+			keys = append(keys, t)
 		}
-		return it.block != nil && it.block.refs[k]
+	}
+	return func(it item) bool {
+		for _, k := range keys {
+			if ev.pages[it.note].tags[k] || it.block != nil && it.block.refs[k] {
+				return true
+			}
+		}
+		return false
 	}
 }
 

@@ -27,13 +27,13 @@ var fixture = map[string]string{
 		"  id:: 6500aaaa-0000-4000-8000-000000000001\n" +
 		"- px2 notes about [[Alice]]\n" +
 		"  - px3 DOING review with #urgent\n",
-	"pages/Alice.md": "type:: person\n\n" +
+	"pages/Alice.md": "type:: person\nalias:: Al\n\n" +
 		"- al1 DONE call [[Project X]]\n" +
 		"- al2 LATER [#B] lunch\n" +
 		"  owner:: [[Bob]], [[Carol]]\n" +
 		"  effort:: 3\n",
-	"pages/Lib___Go.md": "title:: lib/go\n\n- lg1 TODO read the spec #urgent\n",
-	"pages/Lib___Rust.md": "title:: lib/rust\ntags:: lang\n\n- lr1 borrow checker notes\n",
+	"pages/Lib___Go.md":      "title:: lib/go\n\n- lg1 TODO read the spec #urgent\n",
+	"pages/Lib___Rust.md":    "title:: lib/rust\ntags:: lang\n\n- lr1 borrow checker notes\n",
 	"journals/2026_11_20.md": "- j20 TODO [#C] buy milk\n- j20b met [[Alice]] about the plan\n",
 	"journals/2026_11_24.md": "- j24 DONE shipped [[Project X]]\n  owner:: [[Bob]]\n",
 	"journals/2026_10_01.md": "- j01 old entry about the plan\n",
@@ -90,6 +90,8 @@ func TestFixture(t *testing.T) {
 		{`{{query "the plan"}}`, []string{"j01", "j20b", "px1"}},
 		{`[[Alice]]`, []string{"j20b", "px2"}},
 		{`[[alice]]`, []string{"j20b", "px2"}},
+		{`[[Al]]`, []string{"j20b", "px2"}},
+		{`{{query the plan}}`, []string{"j01", "j20b", "px1"}},
 		{`#urgent`, []string{"lg1", "px3"}},
 		// Page tags: every block of a page tagged work.
 		{`[[work]]`, []string{"px1", "px2", "px3"}},

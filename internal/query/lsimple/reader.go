@@ -78,6 +78,18 @@ func parse(q string) (*node, error) {
 	case 1:
 		return top[0], nil
 	}
+	// Bare words only ({{query what I look for}}): one full-text phrase.
+	words := make([]string, 0, len(top))
+	for _, n := range top {
+		if n.kind != nAtom {
+			words = nil
+			break
+		}
+		words = append(words, n.text)
+	}
+	if words != nil {
+		return &node{kind: nStr, text: strings.Join(words, " ")}, nil
+	}
 	return &node{kind: nList, items: append([]*node{{kind: nAtom, text: "and"}}, top...)}, nil
 }
 
