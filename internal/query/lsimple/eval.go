@@ -111,6 +111,9 @@ func check(n *node) (pageOnly, refs bool, err error) {
 	pageOnly = true
 	var walk func(n *node) error
 	walk = func(n *node) error {
+		if err := checkAtom(n); err != nil {
+			return err
+		}
 		if n.kind != nList {
 			pageOnly = false
 			refs = refs || n.kind == nRef || n.kind == nTag
@@ -146,6 +149,9 @@ func check(n *node) (pageOnly, refs bool, err error) {
 				if a.kind == nList {
 					return invalid("(%s) takes values, not expressions", op)
 				}
+				if err := checkAtom(a); err != nil {
+					return err
+				}
 			}
 			return checkArgs(op, args)
 		}
@@ -155,6 +161,21 @@ func check(n *node) (pageOnly, refs bool, err error) {
 		return false, false, err
 	}
 	return pageOnly, refs, nil
+}
+
+// checkAtom refuses the template syntax of Logseq's query templates:
+// <% today %> placeholders and $1 parameters.
+func checkAtom(n *node) error {
+	if n.kind != nAtom {
+		return nil
+	}
+	switch {
+	case strings.HasPrefix(n.text, "<%") || strings.HasSuffix(n.text, "%>"):
+		return unsupported("<% %> placeholders")
+	case len(n.text) > 1 && n.text[0] == '$':
+		return unsupported("$ parameters")
+	}
+	return nil
 }
 
 func checkArgs(op string, args []*node) error {

@@ -36,7 +36,7 @@ var fixture = map[string]string{
 	"pages/Lib___Rust.md":    "title:: lib/rust\ntags:: lang\n\n- lr1 borrow checker notes\n",
 	"journals/2026_11_20.md": "- j20 TODO [#C] buy milk\n- j20b met [[Alice]] about the plan\n",
 	"journals/2026_11_24.md": "- j24 DONE shipped [[Project X]]\n  owner:: [[Bob]]\n",
-	"journals/2026_10_01.md": "- j01 old entry about the plan\n",
+	"journals/2026_10_01.md": "- j01 old entry about the plan\n- j01b tagged by property\n  tags:: errand, [[Alice]]\n",
 }
 
 func openFixture(t *testing.T) *index.Index {
@@ -88,9 +88,10 @@ func TestFixture(t *testing.T) {
 	}{
 		{`"the plan"`, []string{"j01", "j20b", "px1"}},
 		{`{{query "the plan"}}`, []string{"j01", "j20b", "px1"}},
-		{`[[Alice]]`, []string{"j20b", "px2"}},
-		{`[[alice]]`, []string{"j20b", "px2"}},
-		{`[[Al]]`, []string{"j20b", "px2"}},
+		{`[[Alice]]`, []string{"j01b", "j20b", "px2"}},
+		{`[[alice]]`, []string{"j01b", "j20b", "px2"}},
+		{`[[Al]]`, []string{"j01b", "j20b", "px2"}},
+		{`#errand`, []string{"j01b"}},
 		{`{{query the plan}}`, []string{"j01", "j20b", "px1"}},
 		{`#urgent`, []string{"lg1", "px3"}},
 		// Page tags: every block of a page tagged work.
@@ -99,7 +100,7 @@ func TestFixture(t *testing.T) {
 		// A reference through a resolved link (title) and as written.
 		{`[[Project X]]`, []string{"al1", "j24"}},
 		{`(and [[Project X]] (page "Alice"))`, []string{"al1"}},
-		{`(or [[Alice]] #urgent)`, []string{"j20b", "lg1", "px2", "px3"}},
+		{`(or [[Alice]] #urgent)`, []string{"j01b", "j20b", "lg1", "px2", "px3"}},
 		{`(and "plan" (not (page "Project X")))`, []string{"j01", "j20b"}},
 		{`(not [[work]] #urgent "the" [[Alice]] [[Project X]] (page alice) (namespace lib) (between 2026-10-01 today))`, []string{}},
 		{`(property owner bob)`, []string{"al2", "j24"}},
@@ -109,7 +110,7 @@ func TestFixture(t *testing.T) {
 		{`(page "Lib/Go")`, []string{"lg1"}},
 		{`(between -7d today)`, []string{"j20", "j20b", "j24"}},
 		{`(between [[Nov 21st, 2026]] [[Nov 25th, 2026]])`, []string{"j24"}},
-		{`(between [[Oct 1st, 2026]] -5d)`, []string{"j01", "j20", "j20b"}},
+		{`(between [[Oct 1st, 2026]] -5d)`, []string{"j01", "j01b", "j20", "j20b"}},
 		{`(and (between -1m today) [[Alice]])`, []string{"j20b"}},
 		{`(and (page-property status active) "review")`, []string{"px3"}},
 		{`(and (namespace lib) "notes")`, []string{"lr1"}},
@@ -265,6 +266,8 @@ func TestErrors(t *testing.T) {
 		{`(property)`, "one or two"},
 		{`(task (and x))`, "takes values"},
 		{`(sort-by created-at)`, "unsupported: (sort-by)"},
+		{`(and (page <% today %>) (todo now))`, "unsupported: <% %> placeholders"},
+		{`(and (task done) $1)`, "unsupported: $ parameters"},
 		{`(and "x" (full-text-search "y"))`, "unsupported: (full-text-search)"},
 		{strings.Repeat("(and ", 40) + `"x"` + strings.Repeat(")", 40), "nested deeper"},
 		{strings.Repeat(`"x" `, 600), "more than"},
