@@ -210,6 +210,8 @@ type page struct {
 type block struct {
 	note      int64
 	seq       int
+	parentSeq int
+	parent    *block // nil for a top-level block
 	uuid      string
 	line, end int
 	content   string
@@ -299,11 +301,11 @@ func (ev *evaluator) load(pageOnly, refs bool) error {
 		return nil
 	}
 	byNote := map[int64][]*block{}
-	err = ev.query(`SELECT b.note_id, b.seq, COALESCE(b.uuid,''), b.line, b.end_line, b.content, COALESCE(b.properties,'')
+	err = ev.query(`SELECT b.note_id, b.seq, b.parent_seq, COALESCE(b.uuid,''), b.line, b.end_line, b.content, COALESCE(b.properties,'')
 		FROM blocks b JOIN notes n ON n.id = b.note_id ORDER BY n.path, b.seq`, func(rs *sql.Rows) error {
 		b := &block{refs: map[string]bool{}}
 		var props string
-		if err := rs.Scan(&b.note, &b.seq, &b.uuid, &b.line, &b.end, &b.content, &props); err != nil {
+		if err := rs.Scan(&b.note, &b.seq, &b.parentSeq, &b.uuid, &b.line, &b.end, &b.content, &props); err != nil {
 			return err
 		}
 		if ev.pages[b.note] == nil {
@@ -327,6 +329,17 @@ func (ev *evaluator) load(pageOnly, refs bool) error {
 	}
 	if !refs {
 		return nil
+	}
+	for _, bs := range byNote {
+		bySeq := make(map[int]*block, len(bs))
+		for _, b := range bs {
+			bySeq[b.seq] = b
+		}
+		for _, b := range bs {
+			if p := bySeq[b.parentSeq]; p != nil && p != b && p.seq < b.seq {
+				b.parent = p
+			}
+		}
 	}
 	// References: links and tags, given to the block whose own lines hold them.
 	owner := func(note int64, line int) *block {
@@ -462,8 +475,9 @@ func (ev *evaluator) fill(out []bool, m func(item) bool) {
 	}
 }
 
-// refMatcher matches blocks that reference name (a link or a tag in the
-// block's own lines) and blocks of pages tagged name.
+// refMatcher matches the blocks whose path references include name, as
+// Logseq's do: the block's own links and tags, those of its ancestors, and
+// its page; and the blocks of pages tagged name.
 func (ev *evaluator) refMatcher(name string) func(item) bool {
 	k := strings.ToLower(strings.TrimSpace(name))
 	// An alias names the page it belongs to: references to either match.
@@ -474,9 +488,15 @@ func (ev *evaluator) refMatcher(name string) func(item) bool {
 		}
 	}
 	return func(it item) bool {
+		pg := ev.pages[it.note]
 		for _, k := range keys {
-			if ev.pages[it.note].tags[k] || it.block != nil && it.block.refs[k] {
+			if pg.tags[k] || it.block != nil && strings.ToLower(pg.title) == k {
 				return true
+			}
+			for b := it.block; b != nil; b = b.parent {
+				if b.refs[k] {
+					return true
+				}
 			}
 		}
 		return false

@@ -88,9 +88,13 @@ func TestFixture(t *testing.T) {
 	}{
 		{`"the plan"`, []string{"j01", "j20b", "px1"}},
 		{`{{query "the plan"}}`, []string{"j01", "j20b", "px1"}},
-		{`[[Alice]]`, []string{"j01b", "j20b", "px2"}},
-		{`[[alice]]`, []string{"j01b", "j20b", "px2"}},
-		{`[[Al]]`, []string{"j01b", "j20b", "px2"}},
+		// Path references: the block's own, its ancestors' (px3 under
+		// px2) and its page's (al1, al2 are on Alice).
+		{`[[Alice]]`, []string{"al1", "al2", "j01b", "j20b", "px2", "px3"}},
+		{`[[alice]]`, []string{"al1", "al2", "j01b", "j20b", "px2", "px3"}},
+		{`[[Al]]`, []string{"al1", "al2", "j01b", "j20b", "px2", "px3"}},
+		{`(and [[Alice]] #urgent)`, []string{"px3"}},
+		{`(and [[Alice]] (not (page Alice)))`, []string{"j01b", "j20b", "px2", "px3"}},
 		{`#errand`, []string{"j01b"}},
 		{`{{query the plan}}`, []string{"j01", "j20b", "px1"}},
 		{`#urgent`, []string{"lg1", "px3"}},
@@ -98,9 +102,9 @@ func TestFixture(t *testing.T) {
 		{`[[work]]`, []string{"px1", "px2", "px3"}},
 		{`#[[Planning]]`, []string{"px1", "px2", "px3"}},
 		// A reference through a resolved link (title) and as written.
-		{`[[Project X]]`, []string{"al1", "j24"}},
+		{`[[Project X]]`, []string{"al1", "j24", "px1", "px2", "px3"}},
 		{`(and [[Project X]] (page "Alice"))`, []string{"al1"}},
-		{`(or [[Alice]] #urgent)`, []string{"j01b", "j20b", "lg1", "px2", "px3"}},
+		{`(or [[Alice]] #urgent)`, []string{"al1", "al2", "j01b", "j20b", "lg1", "px2", "px3"}},
 		{`(and "plan" (not (page "Project X")))`, []string{"j01", "j20b"}},
 		{`(not [[work]] #urgent "the" [[Alice]] [[Project X]] (page alice) (namespace lib) (between 2026-10-01 today))`, []string{}},
 		{`(property owner bob)`, []string{"al2", "j24"}},
