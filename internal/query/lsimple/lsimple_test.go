@@ -2,7 +2,6 @@ package lsimple
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"reflect"
 	"sort"
@@ -36,6 +35,8 @@ var fixture = map[string]string{
 	"pages/Lib___Rust.md":    "title:: lib/rust\ntags:: lang\n\n- lr1 borrow checker notes\n",
 	"journals/2026_11_20.md": "- j20 TODO [#C] buy milk\n- j20b met [[Alice]] about the plan\n",
 	"journals/2026_11_24.md": "- j24 DONE shipped [[Project X]]\n  owner:: [[Bob]]\n",
+	// Not an outline page (outside pages/ and journals/): never an answer.
+	"other/Plain.md":         "- the plan, #urgent, [[Alice]]\n",
 	"journals/2026_10_01.md": "- j01 old entry about the plan\n- j01b tagged by property\n  tags:: errand, [[Alice]]\n",
 }
 
@@ -294,6 +295,3 @@ func TestErrors(t *testing.T) {
 		t.Error("cancelled context: no error")
 	}
 }
-
-// fmt is used by the corpus test.
-var _ = fmt.Sprint
