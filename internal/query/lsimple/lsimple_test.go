@@ -288,6 +288,12 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%q: %v (code %s), want %s containing %q", c.q, err, errs.Code(err), errs.CodeInvalidInput, c.want)
 		}
 	}
+	// Unsupported constructs say so in a detail the caller can map to its
+	// own error code.
+	_, err := Eval(context.Background(), ix.DB, `(and "x" (sample 2))`, 10)
+	if e := errs.As(err); e == nil || e.Details["detail"] != "unsupported: (sample)" {
+		t.Errorf("(sample 2): %v, want detail %q", err, "unsupported: (sample)")
+	}
 	// A cancelled context stops the evaluation.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
