@@ -1,0 +1,54 @@
+package lsimple
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/testutil"
+	"github.com/loci-dev/loci/internal/vault"
+)
+
+// FuzzEval feeds arbitrary text to the reader and, when it reads, to the
+// evaluator over the fixture graph: no panic, and every failure is a
+// typed validation error.
+func FuzzEval(f *testing.F) {
+	for _, s := range []string{
+		`{{query (and [[a]] (not #b) "c")}}`, `(or (task TODO) (priority a b))`,
+		`(property k "v")`, `(page-property tags [[x]])`, `(between -7d today)`,
+		`(between [[Nov 1st, 2026]] [[Nov 25th, 2026]])`, `(page "x/y")`, `(namespace x)`,
+		`#[[a [[b]]]]`, `"unterminated`, `((((`, `))`, `{{query`, `words only here`,
+		`(between +99999999999y -1d)`, `(page-tags a b c)`, `(sort-by x)`, `[[]]`, `#`,
+	} {
+		f.Add(s)
+	}
+	root := f.TempDir()
+	testutil.WriteFiles(f, root, fixture)
+	v, err := vault.Open(root, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	ix, err := index.Open(context.Background(), v, index.Options{Dir: f.TempDir(), NoEmbed: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer ix.Close()
+	if _, err := ix.Sync(context.Background(), index.SyncOptions{}); err != nil {
+		f.Fatal(err)
+	}
+	ev := Evaluator{Now: func() time.Time { return time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC) }}
+	f.Fuzz(func(t *testing.T, q string) {
+		r, err := ev.Eval(context.Background(), ix.DB, q, 5)
+		if err != nil {
+			if errs.Code(err) != errs.CodeInvalidInput {
+				t.Fatalf("%q: %v (code %s)", q, err, errs.Code(err))
+			}
+			return
+		}
+		if len(r.Rows) > 5 || r.Total < len(r.Rows) {
+			t.Fatalf("%q: %d rows, total %d", q, len(r.Rows), r.Total)
+		}
+	})
+}
