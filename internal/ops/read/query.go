@@ -97,7 +97,8 @@ func Query() ops.Def[QueryIn, QueryOut] {
 }
 
 // textQuery renders the result as an aligned table, a row's location
-// (path, and :line for a task or block) first.
+// (path, and :line for a task or block) first; long cells are cut (the
+// JSON output has them whole).
 func textQuery(o any) string {
 	r := o.(*QueryOut)
 	head := append([]string{"Location"}, r.Columns...)
@@ -109,7 +110,11 @@ func textQuery(o any) string {
 		}
 		line := []string{loc}
 		for _, v := range row.Values {
-			line = append(line, cell(v))
+			c := cell(v)
+			if r := []rune(c); len(r) > 80 {
+				c = string(r[:79]) + "…"
+			}
+			line = append(line, c)
 		}
 		rows = append(rows, line)
 	}

@@ -260,7 +260,7 @@ func TestQueryHubCorpus(t *testing.T) {
 	}
 	env := opstest.OpenEnv(t, dir)
 	for _, q := range []string{
-		`LIST FROM #plugin LIMIT 20`,
+		`LIST FROM #seedling AND -#MOC LIMIT 20`,
 		`TABLE file.name, file.tags FROM "01 - Community" SORT file.name LIMIT 50`,
 		`LIST FROM [[Plugins]] or outgoing([[Plugins]])`,
 		`TABLE length(file.inlinks) AS "in" WHERE length(file.inlinks) > 5 SORT file.name DESC LIMIT 20`,
