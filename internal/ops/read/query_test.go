@@ -181,7 +181,7 @@ func TestQueryErrors(t *testing.T) {
 		`LIST FLATTEN file.tags`:               "FLATTEN",
 		`CALENDAR file.mtime`:                  "CALENDAR queries",
 		`LIST WHERE regexmatch("a", x)`:        "function regexmatch()",
-		`LIST WHERE file.day = date(today)`:    "field file.day",
+		`LIST WHERE file.lists`:                "field file.lists",
 		`TABLE priority * 2`:                   "arithmetic (*)",
 		`LIST FROM csv("a.csv")`:               "FROM csv(...)",
 		`LIST FROM [[]]`:                       "[[]] (the current note) in FROM",
@@ -197,6 +197,28 @@ func TestQueryErrors(t *testing.T) {
 	for _, q := range []string{`LIST FROM`, `LIST WHERE (status = "a"`, `LIST WHERE status = "open`, `TABLE a, WHERE`,
 		`LIST LIMIT -1`, `LIST WHERE date(someday) = 1`, `LIST FROM #`, `TASK foo`, `LIST WHERE [[x`, strings.Repeat("(", 200)} {
 		opstest.WantCode(t, env, "query", opstest.JS(map[string]any{"query": q, "language": "dataview"}), errs.CodeInvalidInput)
+	}
+}
+
+// TestQueryLogseq: Logseq tasks carry their block uuid, journals their
+// day, and page properties are fields.
+func TestQueryLogseq(t *testing.T) {
+	env := opstest.FixtureEnv(t, map[string]string{
+		"logseq/config.edn":      "{:meta/version 1}\n",
+		"pages/Plan.md":          "type:: project\n\n- TODO draft the plan\n  id:: 6561a0b2-1111-4222-8333-444455556666\n- DONE old step\n",
+		"journals/2026_11_20.md": "- DOING review [[Plan]]\n",
+	})
+	out := runQuery(t, env, `TASK WHERE !completed`)
+	if got := fmt.Sprint(out.Rows); got != "[{journals/2026_11_20.md 1  [review [[Plan]] in_progress <nil>]} {pages/Plan.md 3 6561a0b2-1111-4222-8333-444455556666 [draft the plan todo <nil>]}]" {
+		t.Errorf("logseq tasks: %s", got)
+	}
+	out = runQuery(t, env, `TABLE file.day WHERE file.day = date(2026-11-20) OR type = "project"`)
+	if got := fmt.Sprint(out.Rows); got != "[{journals/2026_11_20.md 0  [[[2026_11_20]] 2026-11-20]} {pages/Plan.md 0  [[[Plan]] <nil>]}]" {
+		t.Errorf("file.day and page properties: %s", got)
+	}
+	out = runQuery(t, env, `LIST WHERE file.size > 10 AND file.size < 1000`)
+	if len(out.Rows) != 2 {
+		t.Errorf("file.size: %+v", out.Rows)
 	}
 }
 

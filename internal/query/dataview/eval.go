@@ -31,6 +31,8 @@ type note struct {
 	id                 int64
 	path, name, folder string
 	mtime, ctime       time.Time
+	size               int64
+	day                any // file.day: a date in the file name (or the date field), else nil
 	fm                 map[string]any
 	tags               []string // as written, without '#', deduplicated
 	out, in            []link
@@ -68,6 +70,7 @@ func load(ctx context.Context, ix *index.Index, opt query.Options) (*model, erro
 		if t, ok := asTime(s.Created); ok {
 			n.ctime = t
 		}
+		n.day = fileDay(n.name, s.Frontmatter)
 		m.notes = append(m.notes, n)
 		m.byID[n.id] = n
 		m.byPath[n.path] = n
@@ -80,7 +83,25 @@ func load(ctx context.Context, ix *index.Index, opt query.Options) (*model, erro
 	if err := query.Check(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := ix.DB.QueryContext(ctx, `SELECT note_id, tag FROM tags ORDER BY note_id, line`)
+	rows, err := ix.DB.QueryContext(ctx, `SELECT id, size FROM notes`)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var id, size int64
+		if err := rows.Scan(&id, &size); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if n := m.byID[id]; n != nil {
+			n.size = size
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err = ix.DB.QueryContext(ctx, `SELECT note_id, tag FROM tags ORDER BY note_id, line`)
 	if err != nil {
 		return nil, err
 	}
@@ -484,7 +505,7 @@ func (e *evaluator) eval(x Expr, it item) (any, error) {
 }
 
 var fileFields = map[string]bool{"name": true, "path": true, "folder": true, "ext": true, "link": true, "mtime": true,
-	"ctime": true, "mday": true, "cday": true, "tags": true, "etags": true, "outlinks": true, "inlinks": true, "frontmatter": true}
+	"ctime": true, "mday": true, "day": true, "size": true, "cday": true, "tags": true, "etags": true, "outlinks": true, "inlinks": true, "frontmatter": true}
 
 func (e *evaluator) field(p string, it item) (any, error) {
 	n := it.n
@@ -511,6 +532,10 @@ func (e *evaluator) field(p string, it item) (any, error) {
 			v = n.ctime
 		case "mday":
 			v = day(n.mtime)
+		case "day":
+			v = n.day
+		case "size":
+			v = float64(n.size)
 		case "cday":
 			v = day(n.ctime)
 		case "tags", "etags":
@@ -575,6 +600,22 @@ func (e *evaluator) field(p string, it item) (any, error) {
 		}
 	}
 	return fmValue(n.fm, p), nil
+}
+
+// fileDay is Dataview's file.day: a date the file name starts with
+// (2026-11-20, or Logseq's 2026_11_20), else the frontmatter date field.
+func fileDay(name string, fm map[string]any) any {
+	if len(name) >= 10 {
+		if t, err := time.Parse("2006-01-02", strings.ReplaceAll(name[:10], "_", "-")); err == nil {
+			return t
+		}
+	}
+	if s, ok := fmValue(fm, "date").(string); ok {
+		if t, ok := asTime(s); ok {
+			return day(t)
+		}
+	}
+	return nil
 }
 
 func anyMap(m map[string]any) any {
