@@ -26,7 +26,7 @@ func queryEnv(t *testing.T) *ops.Env {
 			"Depends on [[Beta]], led by [[People/Ann]].\n\n- [ ] write spec 📅 2026-12-03\n- [x] kickoff\n",
 		"Projects/Beta.md":        "---\nstatus: done\npriority: 1\nowner: ann\ntags: [project]\n---\n# Beta\n\nPart of [[Alpha]].\n\n- [ ] ship it\n",
 		"Projects/Archive/Old.md": "---\nstatus: archived\npriority: 5\n---\n# Old\n\nOld work #project/old\n",
-		"People/Ann.md":           "# Ann\n\nWorks on [[Alpha]]. #person\n",
+		"People/Ann.md":           "---\naliases: [Annie]\n---\n# Ann\n\nWorks on [[Alpha]]. #person\n",
 		"Inbox.md":                "# Inbox\n\n- [ ] call Ann\n\nSee [[Missing]].\n",
 		"HR/Secret.md":            "---\nstatus: active\npriority: 9\ntags: [project]\n---\n# Secret\n\nAbout [[Alpha]].\n\n- [ ] secret task\n",
 	})
@@ -96,6 +96,7 @@ func TestQueryDataviewWhereSort(t *testing.T) {
 		{`LIST WHERE contains(file.inlinks, [[Ann]])`, []string{"Projects/Alpha.md"}},
 		{`LIST WHERE file.folder = "Projects" or file.name = "Ann" SORT file.name ASC`, []string{"Projects/Alpha.md", "People/Ann.md", "Projects/Beta.md"}},
 		{`LIST WHERE file.path = "Inbox.md"`, []string{"Inbox.md"}},
+		{`LIST WHERE contains(file.aliases, "Annie")`, []string{"People/Ann.md"}},
 		{`LIST FROM "Projects" SORT status`, []string{"Projects/Alpha.md", "Projects/Archive/Old.md", "Projects/Beta.md"}},
 		{`LIST FROM "Projects" SORT file.name DESC LIMIT 2`, []string{"Projects/Archive/Old.md", "Projects/Beta.md"}},
 		{`LIST WHERE file.mtime > date(2000-01-01) AND file.ctime <= date(now) WHERE file.name = "Ann"`, []string{"People/Ann.md"}},

@@ -35,6 +35,7 @@ type note struct {
 	day                any // file.day: a date in the file name (or the date field), else nil
 	fm                 map[string]any
 	tags               []string // as written, without '#', deduplicated
+	aliases            []any
 	out, in            []link
 	outIDs             map[int64]bool
 	inIDs              map[int64]bool
@@ -95,6 +96,25 @@ func load(ctx context.Context, ix *index.Index, opt query.Options) (*model, erro
 		}
 		if n := m.byID[id]; n != nil {
 			n.size = size
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err = ix.DB.QueryContext(ctx, `SELECT note_id, alias FROM aliases ORDER BY rowid`)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var id int64
+		var a string
+		if err := rows.Scan(&id, &a); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if n := m.byID[id]; n != nil {
+			n.aliases = append(n.aliases, a)
 		}
 	}
 	rows.Close()
@@ -505,7 +525,7 @@ func (e *evaluator) eval(x Expr, it item) (any, error) {
 }
 
 var fileFields = map[string]bool{"name": true, "path": true, "folder": true, "ext": true, "link": true, "mtime": true,
-	"ctime": true, "mday": true, "day": true, "size": true, "cday": true, "tags": true, "etags": true, "outlinks": true, "inlinks": true, "frontmatter": true}
+	"ctime": true, "mday": true, "day": true, "size": true, "aliases": true, "cday": true, "tags": true, "etags": true, "outlinks": true, "inlinks": true, "frontmatter": true}
 
 func (e *evaluator) field(p string, it item) (any, error) {
 	n := it.n
@@ -536,6 +556,8 @@ func (e *evaluator) field(p string, it item) (any, error) {
 			v = n.day
 		case "size":
 			v = float64(n.size)
+		case "aliases":
+			v = append([]any{}, n.aliases...)
 		case "cday":
 			v = day(n.ctime)
 		case "tags", "etags":
