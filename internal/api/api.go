@@ -370,6 +370,8 @@ var statusTable = []StatusEntry{
 	{errs.CodeAIGrounding, http.StatusUnprocessableEntity},
 	{errs.CodeAIInputTooLarge, http.StatusUnprocessableEntity},
 	{errs.CodeAISchemaInvalid, http.StatusUnprocessableEntity},
+	{errs.CodeUnsupportedQuery, http.StatusBadRequest},
+	{errs.CodeQueryTimeout, http.StatusServiceUnavailable},
 }
 
 // StatusTable returns the error-code → HTTP status mapping, in a stable order.

@@ -298,6 +298,17 @@ func TestOperations(t *testing.T) {
 
 	var st statusOut
 	f.do(t, "POST", "/v1/ops/index_status", `{}`).into(t, &st)
+	var q struct {
+		Columns []string `json:"columns"`
+		Rows    []struct {
+			Path string `json:"path"`
+			Line int    `json:"line"`
+		} `json:"rows"`
+	}
+	f.do(t, "POST", "/v1/ops/query", `{"query":"TASK FROM \"Projects\" WHERE !completed"}`).into(t, &q)
+	if len(q.Columns) != 3 || len(q.Rows) == 0 || q.Rows[0].Path != "Projects/Project Atlas.md" || q.Rows[0].Line == 0 {
+		t.Errorf("query: %+v", q)
+	}
 	if st.Notes != 16 || st.SchemaVersion < 1 || len(st.FrontmatterErrors) != 1 {
 		t.Errorf("index_status: %+v", st)
 	}
@@ -460,6 +471,7 @@ func TestErrors(t *testing.T) {
 	}
 	f.do(t, "POST", "/v1/ops/read_note", `{"path":".obsidian/app.json"}`).wantErr(t, 403, errs.CodePathDenied)
 	f.do(t, "POST", "/v1/ops/index_status", `{"vault":"nope"}`).wantErr(t, 404, errs.CodeVaultNotFound)
+	f.do(t, "POST", "/v1/ops/query", `{"query":"TABLE a GROUP BY a"}`).wantErr(t, 400, errs.CodeUnsupportedQuery)
 	f.do(t, "PUT", "/v1/ops/search_notes", `{}`).wantErr(t, 405, errs.CodeMethodNotAllowed)
 	f.do(t, "POST", "/v1/ops", `{}`).wantErr(t, 405, errs.CodeMethodNotAllowed)
 	if r := f.do(t, "DELETE", "/v1/ops/search_notes", ""); r.Header.Get("Allow") != "GET, POST" {

@@ -133,7 +133,7 @@ func ExitCode(err error) int {
 		return 7
 	case CodeWritesDisabled:
 		return 4
-	case CodeInvalidUTF8, CodeConfigInvalid:
+	case CodeInvalidUTF8, CodeConfigInvalid, CodeUnsupportedQuery:
 		return 2
 	case CodeUndoNotFound:
 		return 3
@@ -141,3 +141,12 @@ func ExitCode(err error) int {
 		return 1
 	}
 }
+
+// Codes of the query operation (docs/query.md).
+const (
+	// CodeUnsupportedQuery: the query uses a construct (or a language)
+	// loci does not evaluate; details.construct names it.
+	CodeUnsupportedQuery = "unsupported_query"
+	// CodeQueryTimeout: the query ran past its timeout_ms.
+	CodeQueryTimeout = "query_timeout"
+)

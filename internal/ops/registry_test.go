@@ -32,13 +32,14 @@ var knownCodes = []string{
 	errs.CodeEtagMismatch, errs.CodeWritesDisabled, errs.CodeIdempotencyReuse, errs.CodeConflict, errs.CodeInvalidUTF8,
 	errs.CodeNoteLocked, errs.CodeUndoNotFound,
 	errs.CodeAIUnavailable, errs.CodeAIQuota, errs.CodeAIProvider, errs.CodeAIGrounding, errs.CodeAIInputTooLarge, errs.CodeAISchemaInvalid,
+	errs.CodeUnsupportedQuery, errs.CodeQueryTimeout,
 }
 
 // readOps are the operations that only read: read-only and idempotent, never destructive.
 var readOps = []string{
 	"search_notes", "read_note", "get_links", "list_tags", "index_status", "get_context", "resolve_note", "find_similar",
 	"find_broken_links", "list_frontmatter_keys", "list_frontmatter_values", "get_vault_tree", "frontmatter_validate", "suggest_typed_links",
-	"recent_notes", "list_pages", "get_page", "get_block", "write_history",
+	"recent_notes", "list_pages", "get_page", "get_block", "write_history", "query",
 }
 
 type toolSnap struct {

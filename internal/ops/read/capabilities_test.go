@@ -35,8 +35,8 @@ func TestGetCapabilitiesObsidian(t *testing.T) {
 	if c.GraphKind != "obsidian" || len(c.LogseqGraphs) != 0 || c.Version != ops.Version || c.Vault == "" {
 		t.Errorf("kind, graphs, version: %+v", c)
 	}
-	if c.QueryLanguages == nil || len(c.QueryLanguages) != 0 {
-		t.Errorf("query languages: %#v (want an empty list)", c.QueryLanguages)
+	if !slices.Contains(c.QueryLanguages, "dataview") {
+		t.Errorf("query languages: %#v (want dataview among them)", c.QueryLanguages)
 	}
 	if !c.Writes.Enabled || c.Writes.ReadOnly || !c.Writes.Allowed || !c.Writes.Destructive {
 		t.Errorf("owner with writes on: %+v", c.Writes)

@@ -27,7 +27,7 @@ type Capabilities struct {
 	GraphKind string `json:"graph_kind" jsonschema:"obsidian (an .obsidian folder), logseq (a Logseq graph at the root) or plain (a folder of Markdown)"`
 	// LogseqGraphs are Logseq graphs inside the vault, by folder.
 	LogseqGraphs   []string           `json:"logseq_graphs,omitempty" jsonschema:"vault-relative folders holding a Logseq graph (\"\" is the root); the Logseq operations work there"`
-	QueryLanguages []string           `json:"query_languages" jsonschema:"structured query languages the server answers, beyond search_notes' query syntax (none yet: an empty list)"`
+	QueryLanguages []string           `json:"query_languages" jsonschema:"structured query languages the server answers, beyond search_notes' query syntax, for the query operation (e.g. dataview)"`
 	Search         SearchCapabilities `json:"search" jsonschema:"search modes and the limits of a query"`
 	Writes         WriteCapabilities  `json:"writes" jsonschema:"whether this caller can change the vault"`
 	AI             AICapabilities     `json:"ai" jsonschema:"whether the AI operations run"`

@@ -30,5 +30,6 @@ func Ops() []ops.Tool {
 		InspectACL(),
 		ListTasks(),
 		GetCapabilities(),
+		Query(),
 	}
 }
