@@ -11,6 +11,7 @@ import (
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/query"
 	_ "github.com/loci-dev/loci/internal/query/dataview" // registers the dataview language
+	_ "github.com/loci-dev/loci/internal/query/lsimple"  // registers the logseq-simple language
 )
 
 func init() {

@@ -296,3 +296,41 @@ func TestQueryHubCorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryLogseqSimple: the query operation answers Logseq simple queries
+// (detected from the leading parenthesis or {{query}}), with block uuids,
+// lines and the read fence applied before the limit.
+func TestQueryLogseqSimple(t *testing.T) {
+	env := opstest.FixtureEnv(t, map[string]string{
+		"logseq/config.edn": "{:meta/version 1}\n",
+		"pages/Work.md":     "- TODO write the spec\n  id:: 6571a1b2-0000-4000-8000-000000000001\n- DONE ship v1\n- LATER tidy up [[Garden]]\n",
+		"pages/Garden.md":   "- TODO plant tomatoes\n- a note about soil\n",
+		"pages/Secret.md":   "- TODO hidden task\n",
+	})
+	env.Vaults[0].Read = ops.ReadRules{DenyReadPaths: []string{"pages/Secret.md"}}
+	got := func(o *read.QueryOut) []string {
+		var out []string
+		for _, r := range o.Rows {
+			out = append(out, fmt.Sprintf("%s:%d:%s", r.Path, r.Line, r.Block))
+		}
+		return out
+	}
+	o := runQuery(t, env, `(task TODO)`)
+	if o.Language != query.LogseqSimple || !slices.Equal(o.Columns, []string{"page", "content"}) {
+		t.Fatalf("language %q columns %v", o.Language, o.Columns)
+	}
+	if want := []string{"pages/Garden.md:1:", "pages/Work.md:1:6571a1b2-0000-4000-8000-000000000001"}; !slices.Equal(got(o), want) {
+		t.Errorf("(task TODO): %v, want %v", got(o), want)
+	}
+	o = runQuery(t, env, `{{query (and [[Garden]] (task TODO LATER))}}`)
+	if want := []string{"pages/Garden.md:1:", "pages/Work.md:4:"}; !slices.Equal(got(o), want) {
+		t.Errorf("garden tasks: %v, want %v", got(o), want)
+	}
+	o = opstest.Call[read.QueryOut](t, env, "query", opstest.JS(map[string]any{"query": `(task TODO DONE LATER)`, "limit": 2}))
+	if len(o.Rows) != 2 || !o.Truncated || slices.ContainsFunc(o.Rows, func(r query.Row) bool { return strings.Contains(r.Path, "Secret") }) {
+		t.Errorf("limit 2: %v truncated %v", got(o), o.Truncated)
+	}
+	if d := opstest.WantCode(t, env, "query", opstest.JS(map[string]any{"query": `(sort-by created-at)`}), errs.CodeUnsupportedQuery); d["construct"] != "(sort-by)" {
+		t.Errorf("(sort-by) details: %v", d)
+	}
+}

@@ -1,5 +1,5 @@
 // Package lsimple evaluates Logseq simple queries ({{query ...}}) against
-// the loci index. See README.md in this directory for what is supported.
+// the loci index. docs/query.md ("Logseq simple queries") says what is supported.
 package lsimple
 
 import (

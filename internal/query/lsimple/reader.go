@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/query"
 )
 
 // Reader limits: a query is typed by a person, so these are generous for
@@ -39,7 +40,7 @@ func invalid(format string, args ...any) error {
 
 // unsupported is the error for a construct this evaluator does not handle.
 func unsupported(construct string) error {
-	return errs.New(errs.CodeInvalidInput, "query: unsupported: %s", construct).With("detail", "unsupported: "+construct)
+	return query.Unsupported(construct, "query: unsupported: %s", construct).With("detail", "unsupported: "+construct)
 }
 
 // parse reads a simple query, with or without its {{query ...}} wrapper.
