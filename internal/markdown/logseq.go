@@ -41,7 +41,7 @@ func JournalTitle(stem string) (string, bool) {
 	if m < 1 || m > 12 || d < 1 || d > daysIn(m, y) {
 		return "", false
 	}
-	return monthAbbr[m-1] + " " + strconv.Itoa(d) + ordinalSuffix(d) + ", " + stem[0:4], true
+	return monthAbbr[m-1] + " " + strconv.Itoa(d) + OrdinalSuffix(d) + ", " + stem[0:4], true
 }
 
 func allASCIIDigits(s string) bool {
@@ -67,8 +67,9 @@ func daysIn(m, y int) int {
 	return 31
 }
 
-// ordinalSuffix is "st", "nd", "rd" or "th" for a day of the month.
-func ordinalSuffix(d int) string {
+// OrdinalSuffix is "st", "nd", "rd" or "th" for a day of the month (as
+// Logseq's journal titles write it: "Nov 25th, 2026").
+func OrdinalSuffix(d int) string {
 	if d%100 >= 11 && d%100 <= 13 {
 		return "th"
 	}

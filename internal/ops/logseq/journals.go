@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loci-dev/loci/internal/markdown"
 	"github.com/loci-dev/loci/internal/ops"
 )
 
@@ -89,22 +90,7 @@ func goLayout(p string) string {
 func formatDate(t time.Time, pattern string) string {
 	const mark = "\x00"
 	s := t.Format(goLayout(strings.ReplaceAll(pattern, "do", "d'"+mark+"'")))
-	return strings.ReplaceAll(s, mark, ordinal(t.Day()))
-}
-
-func ordinal(d int) string {
-	if d%100 >= 11 && d%100 <= 13 {
-		return "th"
-	}
-	switch d % 10 {
-	case 1:
-		return "st"
-	case 2:
-		return "nd"
-	case 3:
-		return "rd"
-	}
-	return "th"
+	return strings.ReplaceAll(s, mark, markdown.OrdinalSuffix(t.Day()))
 }
 
 var ordinalRe = regexp.MustCompile(`(\d)(?:st|nd|rd|th)\b`)
