@@ -369,18 +369,7 @@ func (m *Matrix) TopNotesStats(q []float32, k int, allow func(note int64) bool) 
 	q = m.project(q)
 	scores := make([]float32, m.Rows)
 	m.Scores(q, scores)
-	best := make([]float32, len(m.Notes))
-	bestRow := make([]int32, len(m.Notes))
-	for i := range best {
-		best[i] = float32(math.Inf(-1))
-		bestRow[i] = -1
-	}
-	for r, s := range scores {
-		n := m.noteOf[r]
-		if s > best[n] {
-			best[n], bestRow[n] = s, int32(r)
-		}
-	}
+	best, bestRow := m.bestPerNote(scores)
 	h := &hitHeap{}
 	for n, s := range best {
 		if bestRow[n] < 0 {
@@ -395,9 +384,31 @@ func (m *Matrix) TopNotesStats(q []float32, k int, allow func(note int64) bool) 
 		hit := NoteHit{Note: m.Notes[n], Chunk: m.Chunk[bestRow[n]], Score: s}
 		h.offer(hit, k)
 	}
+	return h.best(), m.noteStats(best, bestRow)
+}
+
+// bestPerNote is each note's best score among its rows and that row (-1,
+// and -Inf, for a note without rows).
+func (m *Matrix) bestPerNote(scores []float32) (best []float32, bestRow []int32) {
+	best = make([]float32, len(m.Notes))
+	bestRow = make([]int32, len(m.Notes))
+	for i := range best {
+		best[i] = float32(math.Inf(-1))
+		bestRow[i] = -1
+	}
+	for r, s := range scores {
+		if n := m.noteOf[r]; s > best[n] {
+			best[n], bestRow[n] = s, int32(r)
+		}
+	}
+	return best, bestRow
+}
+
+// noteStats is the ScoreStats of the notes' best scores.
+func (m *Matrix) noteStats(best []float32, bestRow []int32) ScoreStats {
 	st := statsOf(best, func(i int) bool { return bestRow[i] < 0 })
 	st.best, st.bestRow, st.m = best, bestRow, m
-	return h.best(), st
+	return st
 }
 
 // TopChunks is TopNotes by section: the k rows closest to q, best first,
@@ -429,20 +440,8 @@ func (m *Matrix) TopChunksStats(q []float32, k int, allow func(note int64) bool)
 	}
 	// The statistics are the notes' (each note's best row), as TopNotesStats
 	// gives them: the agreement is a judgement on notes.
-	best := make([]float32, len(m.Notes))
-	bestRow := make([]int32, len(m.Notes))
-	for i := range best {
-		best[i] = float32(math.Inf(-1))
-		bestRow[i] = -1
-	}
-	for r, s := range scores {
-		if n := m.noteOf[r]; s > best[n] {
-			best[n], bestRow[n] = s, int32(r)
-		}
-	}
-	st := statsOf(best, func(i int) bool { return bestRow[i] < 0 })
-	st.best, st.bestRow, st.m = best, bestRow, m
-	return h.best(), st
+	best, bestRow := m.bestPerNote(scores)
+	return h.best(), m.noteStats(best, bestRow)
 }
 
 type hitHeap []NoteHit
