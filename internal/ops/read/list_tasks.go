@@ -3,14 +3,13 @@ package read
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
-	"github.com/loci-dev/loci/internal/markdown"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/query"
 )
 
 // ListTasksIn is the input of list_tasks.
@@ -50,32 +49,14 @@ type ListTasksOut struct {
 }
 
 // TaskDay turns a day as a caller writes it into YYYY-MM-DD: a date,
-// today, tomorrow, yesterday, or a signed offset from today in days (7d,
-// -7d) or weeks (2w). "" stays "".
+// today, tomorrow, yesterday, or a signed offset from today (-7d, +2w, 1m;
+// query.RelativeDay). "" stays "".
 func TaskDay(s string, now time.Time) (string, error) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	day := func(n int) string { return now.AddDate(0, 0, n).Format("2006-01-02") }
-	switch s {
-	case "":
+	if strings.TrimSpace(s) == "" {
 		return "", nil
-	case "today":
-		return day(0), nil
-	case "tomorrow":
-		return day(1), nil
-	case "yesterday":
-		return day(-1), nil
 	}
-	if markdown.IsTaskDate(s) {
-		return s, nil
-	}
-	if len(s) >= 2 && len(s) <= 8 && (s[len(s)-1] == 'd' || s[len(s)-1] == 'w') {
-		n, err := strconv.Atoi(strings.TrimPrefix(s[:len(s)-1], "+"))
-		if err == nil && n > -100000 && n < 100000 {
-			if s[len(s)-1] == 'w' {
-				n *= 7
-			}
-			return day(n), nil
-		}
+	if d, ok := query.RelativeDay(s, now); ok {
+		return d.Format("2006-01-02"), nil
 	}
 	return "", fmt.Errorf("not a day: %q (use YYYY-MM-DD, today, tomorrow, yesterday, -7d, +2w)", s)
 }

@@ -7,12 +7,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/markdown"
+	"github.com/loci-dev/loci/internal/query"
 )
 
 // DefaultLimit is the number of rows returned when Eval is given limit <= 0.
@@ -620,38 +620,8 @@ func (ev *evaluator) leaf(op string, args []*node) (func(item) bool, error) {
 // unit d, w, m or y, a journal title ([[Nov 1st, 2026]]), or yyyy-MM-dd /
 // yyyyMMdd. The result is a day at 00:00 UTC.
 func (ev *evaluator) date(n *node) (time.Time, error) {
-	today := time.Date(ev.now.Year(), ev.now.Month(), ev.now.Day(), 0, 0, 0, 0, time.UTC)
-	s := strings.ToLower(strings.TrimSpace(n.text))
-	switch s {
-	case "today", "now":
-		return today, nil
-	case "yesterday":
-		return today.AddDate(0, 0, -1), nil
-	case "tomorrow":
-		return today.AddDate(0, 0, 1), nil
-	}
-	if len(s) >= 2 && (s[0] == '-' || s[0] == '+') {
-		num, err := strconv.Atoi(s[1 : len(s)-1])
-		if err == nil && num <= 100000 {
-			if s[0] == '-' {
-				num = -num
-			}
-			switch s[len(s)-1] {
-			case 'd':
-				return today.AddDate(0, 0, num), nil
-			case 'w':
-				return today.AddDate(0, 0, 7*num), nil
-			case 'm':
-				return today.AddDate(0, num, 0), nil
-			case 'y':
-				return today.AddDate(num, 0, 0), nil
-			}
-		}
-	}
-	for _, layout := range []string{"2006-01-02", "20060102", "2006_01_02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
+	if d, ok := query.RelativeDay(n.text, ev.now); ok {
+		return d, nil
 	}
 	// Journal titles as Logseq writes them: "Nov 1st, 2026", "November 1, 2026".
 	t := n.text
