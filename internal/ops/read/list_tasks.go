@@ -15,7 +15,7 @@ import (
 // ListTasksIn is the input of list_tasks.
 type ListTasksIn struct {
 	Status   string `json:"status,omitempty" jsonschema:"open (not done or cancelled; the default), done, all, a status (todo, in_progress, waiting, cancelled) or a marker as written: TODO, DOING, LATER, x, -, /"`
-	DueFrom  string `json:"due_from,omitempty" jsonschema:"only tasks due on or after this day: YYYY-MM-DD, today, tomorrow, yesterday, or days from today like -7d, +3d, 2w"`
+	DueFrom  string `json:"due_from,omitempty" jsonschema:"only tasks due on or after this day: YYYY-MM-DD, today, tomorrow, yesterday, or an offset from today like -7d, +3d, 2w, 1m"`
 	DueTo    string `json:"due_to,omitempty" jsonschema:"only tasks due on or before this day (same forms as due_from)"`
 	PathGlob string `json:"path_glob,omitempty" jsonschema:"only tasks in notes whose path matches this glob, e.g. Projects/**"`
 	Tag      string `json:"tag,omitempty" jsonschema:"only tasks in notes carrying this tag (or one nested under it)"`
