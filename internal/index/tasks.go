@@ -2,6 +2,8 @@ package index
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"strings"
 )
 
@@ -70,7 +72,7 @@ func (ix *Index) BlockNote(ctx context.Context, uuid string) (string, bool, erro
 	var p string
 	err := ix.DB.QueryRowContext(ctx, `SELECT n.path FROM blocks b JOIN notes n ON n.id = b.note_id WHERE b.uuid = ? ORDER BY n.path LIMIT 1`, uuid).Scan(&p)
 	if err != nil {
-		if strings.Contains(err.Error(), "no rows") {
+		if errors.Is(err, sql.ErrNoRows) {
 			return "", false, nil
 		}
 		return "", false, err
