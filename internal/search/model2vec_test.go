@@ -53,6 +53,47 @@ func writeM2V(t *testing.T, dir string, extra ...string) {
 	os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj, 0o644)
 }
 
+// useModel points the embedder at a model folder through the environment,
+// over an empty user config (nothing of this machine's config leaks in).
+func useModel(t *testing.T, provider, dir string) {
+	t.Helper()
+	empty := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(empty, nil, 0o644)
+	t.Setenv("LOCI_CONFIG", empty)
+	t.Setenv("LOCI_EMBED_PROVIDER", provider)
+	t.Setenv("LOCI_EMBED_MODEL_PATH", dir)
+}
+
+// openIndexAt opens (without syncing) the index of the vault at root in dir.
+func openIndexAt(t *testing.T, root, dir string) *index.Index {
+	t.Helper()
+	v, err := vault.Open(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.Open(context.Background(), v, index.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+// wantByMeaningOnly: q finds nothing by its words, and want first in each
+// of the modes.
+func wantByMeaningOnly(t *testing.T, s *search.Searcher, q, want string, modes ...string) {
+	t.Helper()
+	ctx := context.Background()
+	if lex, _ := s.Search(ctx, search.Query{Text: q, Mode: search.ModeLexical}); len(lex.Results) != 0 {
+		t.Fatalf("%q: lexical should find nothing: %v", q, paths(lex))
+	}
+	for _, mode := range modes {
+		r, err := s.Search(ctx, search.Query{Text: q, Mode: mode})
+		if err != nil || len(r.Results) == 0 || r.Results[0].Path != want {
+			t.Errorf("%q %s: %v %v, want %s first", q, mode, paths(r), err, want)
+		}
+	}
+}
+
 // TestModel2VecSearch: with embed.provider model2vec (from the
 // environment), the index embeds with the user's model and a semantic
 // search finds the note whose words share vectors with the query; a
@@ -60,11 +101,7 @@ func writeM2V(t *testing.T, dir string, extra ...string) {
 func TestModel2VecSearch(t *testing.T) {
 	model := filepath.Join(t.TempDir(), "potion-tiny")
 	writeM2V(t, model)
-	empty := filepath.Join(t.TempDir(), "config.yaml")
-	os.WriteFile(empty, nil, 0o644)
-	t.Setenv("LOCI_CONFIG", empty)
-	t.Setenv("LOCI_EMBED_PROVIDER", "model2vec")
-	t.Setenv("LOCI_EMBED_MODEL_PATH", model)
+	useModel(t, "model2vec", model)
 
 	root := t.TempDir()
 	testutil.WriteFiles(t, root, map[string]string{
@@ -72,17 +109,7 @@ func TestModel2VecSearch(t *testing.T) {
 		"Plants.md":   "# Plants\n\nTomatoes grow in the garden.\n",
 	})
 	idxDir := filepath.Join(t.TempDir(), "idx")
-	open := func() *index.Index {
-		v, err := vault.Open(root, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ix, err := index.Open(context.Background(), v, index.Options{Dir: idxDir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ix
-	}
+	open := func() *index.Index { return openIndexAt(t, root, idxDir) }
 	ix := open()
 	if _, err := ix.Sync(context.Background(), index.SyncOptions{}); err != nil {
 		t.Fatal(err)
@@ -92,16 +119,8 @@ func TestModel2VecSearch(t *testing.T) {
 		t.Fatalf("stored identity %+v", id)
 	}
 	s := &search.Searcher{DB: ix.DB, Vectors: ix}
-	ctx := context.Background()
 	for q, want := range map[string]string{"house": "Dwelling.md", "flowers": "Plants.md"} {
-		lex, _ := s.Search(ctx, search.Query{Text: q, Mode: search.ModeLexical})
-		if len(lex.Results) != 0 {
-			t.Fatalf("%q: lexical should find nothing: %v", q, paths(lex))
-		}
-		sem, err := s.Search(ctx, search.Query{Text: q, Mode: search.ModeSemantic})
-		if err != nil || len(sem.Results) == 0 || sem.Results[0].Path != want {
-			t.Errorf("%q: semantic %v %v, want %s first", q, paths(sem), err, want)
-		}
+		wantByMeaningOnly(t, s, q, want, search.ModeSemantic)
 	}
 	ix.Close()
 
@@ -150,40 +169,20 @@ func TestModel2VecCrossLanguage(t *testing.T) {
 	os.MkdirAll(model, 0o755)
 	os.WriteFile(filepath.Join(model, "model.safetensors"), st, 0o644)
 	os.WriteFile(filepath.Join(model, "tokenizer.json"), tj, 0o644)
-	empty := filepath.Join(t.TempDir(), "config.yaml")
-	os.WriteFile(empty, nil, 0o644)
-	t.Setenv("LOCI_CONFIG", empty)
-	t.Setenv("LOCI_EMBED_PROVIDER", "model2vec")
-	t.Setenv("LOCI_EMBED_MODEL_PATH", model)
+	useModel(t, "model2vec", model)
 
 	root := t.TempDir()
 	testutil.WriteFiles(t, root, map[string]string{
 		"Pets.md":   "# Pets\n\nThe cat sleeps.\n",
 		"Garden.md": "# Garden\n\nThe tomato grows.\n",
 	})
-	v, err := vault.Open(root, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := index.Open(context.Background(), v, index.Options{Dir: filepath.Join(t.TempDir(), "idx")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix := openIndexAt(t, root, filepath.Join(t.TempDir(), "idx"))
 	defer ix.Close()
 	if _, err := ix.Sync(context.Background(), index.SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	s := &search.Searcher{DB: ix.DB, Vectors: ix}
-	ctx := context.Background()
 	for q, want := range map[string]string{"le chat dort": "Pets.md", "el gato duerme": "Pets.md", "la tomate pousse": "Garden.md", "El tomate crece": "Garden.md"} {
-		if lex, _ := s.Search(ctx, search.Query{Text: q, Mode: search.ModeLexical}); len(lex.Results) != 0 {
-			t.Fatalf("%q: lexical should find nothing: %v", q, paths(lex))
-		}
-		for _, mode := range []string{search.ModeSemantic, search.ModeHybrid} {
-			r, err := s.Search(ctx, search.Query{Text: q, Mode: mode})
-			if err != nil || len(r.Results) == 0 || r.Results[0].Path != want {
-				t.Errorf("%q %s: %v %v, want %s first", q, mode, paths(r), err, want)
-			}
-		}
+		wantByMeaningOnly(t, s, q, want, search.ModeSemantic, search.ModeHybrid)
 	}
 }

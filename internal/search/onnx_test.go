@@ -2,7 +2,6 @@ package search_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/search"
 	"github.com/loci-dev/loci/internal/testutil"
-	"github.com/loci-dev/loci/internal/vault"
 )
 
 // writeTinyTransformer writes an ONNX sentence-transformer folder whose
@@ -45,11 +43,7 @@ func writeTinyTransformer(t *testing.T, dir string) {
 func TestONNXSearch(t *testing.T) {
 	model := filepath.Join(t.TempDir(), "tiny-e5")
 	writeTinyTransformer(t, model)
-	empty := filepath.Join(t.TempDir(), "config.yaml")
-	os.WriteFile(empty, nil, 0o644)
-	t.Setenv("LOCI_CONFIG", empty)
-	t.Setenv("LOCI_EMBED_PROVIDER", "onnx")
-	t.Setenv("LOCI_EMBED_MODEL_PATH", model)
+	useModel(t, "onnx", model)
 
 	root := t.TempDir()
 	testutil.WriteFiles(t, root, map[string]string{
@@ -57,17 +51,7 @@ func TestONNXSearch(t *testing.T) {
 		"Savanna.md": "# Wildlife\n\nStripes in the savanna.\n",
 	})
 	idxDir := filepath.Join(t.TempDir(), "idx")
-	open := func() *index.Index {
-		v, err := vault.Open(root, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ix, err := index.Open(context.Background(), v, index.Options{Dir: idxDir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ix
-	}
+	open := func() *index.Index { return openIndexAt(t, root, idxDir) }
 	ix := open()
 	if _, err := ix.Sync(context.Background(), index.SyncOptions{}); err != nil {
 		t.Fatal(err)
@@ -77,16 +61,8 @@ func TestONNXSearch(t *testing.T) {
 		t.Fatalf("stored identity %+v", id)
 	}
 	s := &search.Searcher{DB: ix.DB, Vectors: ix}
-	ctx := context.Background()
 	for q, want := range map[string]string{"feline": "Pets.md", "zebra": "Savanna.md"} {
-		lex, _ := s.Search(ctx, search.Query{Text: q, Mode: search.ModeLexical})
-		if len(lex.Results) != 0 {
-			t.Fatalf("%q: lexical should find nothing: %v", q, paths(lex))
-		}
-		sem, err := s.Search(ctx, search.Query{Text: q, Mode: search.ModeSemantic})
-		if err != nil || len(sem.Results) == 0 || sem.Results[0].Path != want {
-			t.Errorf("%q: semantic %v %v, want %s first", q, paths(sem), err, want)
-		}
+		wantByMeaningOnly(t, s, q, want, search.ModeSemantic)
 	}
 	ix.Close()
 
