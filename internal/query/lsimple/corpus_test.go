@@ -6,9 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/testutil"
-	"github.com/loci-dev/loci/internal/vault"
 )
 
 // TestCorpusLogseqDocs runs typical queries (most of them taken from the
@@ -20,18 +18,7 @@ func TestCorpusLogseqDocs(t *testing.T) {
 		t.Skip("corpus test")
 	}
 	root := testutil.Corpus(t, "logseq-docs")
-	v, err := vault.Open(root, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := index.Open(context.Background(), v, index.Options{Dir: t.TempDir(), NoEmbed: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	if _, err := ix.Sync(context.Background(), index.SyncOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ix := indexOf(t, root)
 	queries := []struct {
 		q        string
 		nonEmpty bool

@@ -6,9 +6,7 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/internal/errs"
-	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/testutil"
-	"github.com/loci-dev/loci/internal/vault"
 )
 
 // FuzzEval feeds arbitrary text to the reader and, when it reads, to the
@@ -26,18 +24,7 @@ func FuzzEval(f *testing.F) {
 	}
 	root := f.TempDir()
 	testutil.WriteFiles(f, root, fixture)
-	v, err := vault.Open(root, nil)
-	if err != nil {
-		f.Fatal(err)
-	}
-	ix, err := index.Open(context.Background(), v, index.Options{Dir: f.TempDir(), NoEmbed: true})
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer ix.Close()
-	if _, err := ix.Sync(context.Background(), index.SyncOptions{}); err != nil {
-		f.Fatal(err)
-	}
+	ix := indexOf(f, root)
 	ev := Evaluator{Now: func() time.Time { return time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC) }}
 	f.Fuzz(func(t *testing.T, q string) {
 		r, err := ev.Eval(context.Background(), ix.DB, q, 5)

@@ -44,17 +44,24 @@ func openFixture(t *testing.T) *index.Index {
 	t.Helper()
 	root := t.TempDir()
 	testutil.WriteFiles(t, root, fixture)
+	return indexOf(t, root)
+}
+
+// indexOf indexes the vault at root (no vectors) into a temporary folder;
+// the index is closed when the test ends.
+func indexOf(tb testing.TB, root string) *index.Index {
+	tb.Helper()
 	v, err := vault.Open(root, nil)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	ix, err := index.Open(context.Background(), v, index.Options{Dir: t.TempDir(), NoEmbed: true})
+	ix, err := index.Open(context.Background(), v, index.Options{Dir: tb.TempDir(), NoEmbed: true})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { ix.Close() })
+	tb.Cleanup(func() { ix.Close() })
 	if _, err := ix.Sync(context.Background(), index.SyncOptions{}); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return ix
 }
@@ -147,18 +154,7 @@ var taskFixture = map[string]string{
 func TestTasks(t *testing.T) {
 	root := t.TempDir()
 	testutil.WriteFiles(t, root, taskFixture)
-	v, err := vault.Open(root, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := index.Open(context.Background(), v, index.Options{Dir: t.TempDir(), NoEmbed: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	if _, err := ix.Sync(context.Background(), index.SyncOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ix := indexOf(t, root)
 	second := func(r *Result) []string {
 		out := []string{}
 		for _, row := range r.Rows {
