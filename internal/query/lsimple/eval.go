@@ -5,14 +5,11 @@ package lsimple
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"path"
 	"strings"
 	"time"
 
-	"github.com/loci-dev/loci/internal/errs"
-	"github.com/loci-dev/loci/internal/markdown"
 	"github.com/loci-dev/loci/internal/query"
+	"github.com/loci-dev/loci/internal/query/graph"
 )
 
 // DefaultLimit is the number of rows returned when Eval is given limit <= 0.
@@ -61,14 +58,14 @@ func (e Evaluator) Eval(ctx context.Context, db *sql.DB, q string, limit int) (*
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	ev := &evaluator{ctx: ctx, db: db, now: now()}
+	ev := &evaluator{ctx: ctx, now: now()}
 	// Check the whole tree before touching the index, so an unsupported
 	// construct anywhere fails fast with no partial work.
-	pageOnly, refs, err := check(root)
+	pageOnly, err := check(root)
 	if err != nil {
 		return nil, err
 	}
-	if err := ev.load(pageOnly, refs); err != nil {
+	if err := ev.load(db, pageOnly); err != nil {
 		return nil, err
 	}
 	set, err := ev.eval(root)
@@ -88,10 +85,9 @@ func (e Evaluator) Eval(ctx context.Context, db *sql.DB, q string, limit int) (*
 			continue
 		}
 		it := ev.items[i]
-		pg := ev.pages[it.note]
-		r := Row{Path: pg.path, Page: pg.title}
+		r := Row{Path: it.page.Path, Page: it.page.Title}
 		if it.block != nil {
-			r.Line, r.UUID, r.Content = it.block.line, it.block.uuid, it.block.content
+			r.Line, r.UUID, r.Content = it.block.Line, it.block.UUID, it.block.Content
 		}
 		res.Rows = append(res.Rows, r)
 	}
@@ -105,9 +101,8 @@ var pageLevel = map[string]bool{"page-property": true, "namespace": true, "page-
 
 var blockLevel = map[string]bool{"task": true, "todo": true, "priority": true, "property": true, "between": true, "page": true}
 
-// check validates the tree and reports whether every filter is page-level
-// and whether it has references (which need the links and tags read).
-func check(n *node) (pageOnly, refs bool, err error) {
+// check validates the tree and reports whether every filter is page-level.
+func check(n *node) (pageOnly bool, err error) {
 	pageOnly = true
 	var walk func(n *node) error
 	walk = func(n *node) error {
@@ -116,7 +111,6 @@ func check(n *node) (pageOnly, refs bool, err error) {
 		}
 		if n.kind != nList {
 			pageOnly = false
-			refs = refs || n.kind == nRef || n.kind == nTag
 			if n.kind == nAtom && n.text == "" {
 				return invalid("empty expression")
 			}
@@ -158,9 +152,9 @@ func check(n *node) (pageOnly, refs bool, err error) {
 		return unsupported("(" + op + ")")
 	}
 	if err := walk(n); err != nil {
-		return false, false, err
+		return false, err
 	}
-	return pageOnly, refs, nil
+	return pageOnly, nil
 }
 
 // checkAtom refuses the template syntax of Logseq's query templates:
@@ -200,208 +194,37 @@ func checkArgs(op string, args []*node) error {
 	return nil
 }
 
-type page struct {
-	path, title, kind string
-	tags              map[string]bool   // page tags, lower-cased
-	props             map[string]string // page properties: normalized key → value
-	day               time.Time         // journal day; zero otherwise
-}
-
-type block struct {
-	note      int64
-	seq       int
-	parentSeq int
-	parent    *block // nil for a top-level block
-	uuid      string
-	line, end int
-	content   string
-	props     map[string]string // normalized key → value
-	refs      map[string]bool   // lower-cased names of pages / tags it references
-}
-
 // item is what a query selects: a block, or a page (block nil).
 type item struct {
-	note  int64
-	block *block
+	page  *graph.Page
+	block *graph.Block
 }
 
 type evaluator struct {
 	ctx   context.Context
-	db    *sql.DB
 	now   time.Time
-	pages map[int64]*page
+	g     *graph.Graph
 	items []item
-	// names maps a lower-cased page name or alias to its note ids.
-	names map[string][]int64
 }
 
-func (ev *evaluator) load(pageOnly, refs bool) error {
-	ev.pages = map[int64]*page{}
-	ev.names = map[string][]int64{}
-	var ids []int64
-	err := ev.query(`SELECT id, path, title, kind FROM notes WHERE kind IN ('page','journal') ORDER BY path`, func(rs *sql.Rows) error {
-		var id int64
-		p := &page{tags: map[string]bool{}, props: map[string]string{}}
-		if err := rs.Scan(&id, &p.path, &p.title, &p.kind); err != nil {
-			return err
-		}
-		if p.kind == "journal" {
-			stem := strings.TrimSuffix(path.Base(p.path), path.Ext(p.path))
-			if t, err := time.Parse("2006_01_02", strings.ReplaceAll(stem, "-", "_")); err == nil {
-				p.day = t
-			}
-		}
-		ev.pages[id] = p
-		ev.names[strings.ToLower(p.title)] = append(ev.names[strings.ToLower(p.title)], id)
-		ids = append(ids, id)
-		return nil
-	})
+// load reads the graph and lists the items a query selects from: the
+// pages when every filter is page-level, else the blocks.
+func (ev *evaluator) load(db *sql.DB, pageOnly bool) error {
+	g, err := graph.Load(ev.ctx, db)
 	if err != nil {
 		return err
 	}
-	if err := ev.query(`SELECT note_id, alias_key FROM aliases`, func(rs *sql.Rows) error {
-		var id int64
-		var a string
-		if err := rs.Scan(&id, &a); err != nil {
-			return err
-		}
-		ev.names[a] = append(ev.names[a], id)
-		return nil
-	}); err != nil {
-		return err
-	}
-	if err := ev.query(`SELECT note_id, key, value FROM props`, func(rs *sql.Rows) error {
-		var id int64
-		var k, v string
-		if err := rs.Scan(&id, &k, &v); err != nil {
-			return err
-		}
-		p := ev.pages[id]
-		if p == nil {
-			return nil
-		}
-		k = normKey(k)
-		if old, ok := p.props[k]; ok {
-			v = old + ", " + v // list frontmatter: one row per item
-		}
-		p.props[k] = v
-		if k == "tags" || k == "tag" {
-			for _, t := range listValues(v) {
-				p.tags[t] = true
-			}
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
+	ev.g = g
 	if pageOnly {
-		for _, id := range ids {
-			ev.items = append(ev.items, item{note: id})
+		ev.items = make([]item, 0, len(g.Pages))
+		for _, p := range g.Pages {
+			ev.items = append(ev.items, item{page: p})
 		}
 		return nil
 	}
-	byNote := map[int64][]*block{}
-	err = ev.query(`SELECT b.note_id, b.seq, b.parent_seq, COALESCE(b.uuid,''), b.line, b.end_line, b.content, COALESCE(b.properties,'')
-		FROM blocks b JOIN notes n ON n.id = b.note_id ORDER BY n.path, b.seq`, func(rs *sql.Rows) error {
-		b := &block{refs: map[string]bool{}}
-		var props string
-		if err := rs.Scan(&b.note, &b.seq, &b.parentSeq, &b.uuid, &b.line, &b.end, &b.content, &props); err != nil {
-			return err
-		}
-		if ev.pages[b.note] == nil {
-			return nil
-		}
-		if props != "" {
-			var m map[string]string
-			if json.Unmarshal([]byte(props), &m) == nil {
-				b.props = make(map[string]string, len(m))
-				for k, v := range m {
-					b.props[normKey(k)] = v
-				}
-			}
-		}
-		byNote[b.note] = append(byNote[b.note], b)
-		ev.items = append(ev.items, item{note: b.note, block: b})
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if !refs {
-		return nil
-	}
-	for _, bs := range byNote {
-		bySeq := make(map[int]*block, len(bs))
-		for _, b := range bs {
-			bySeq[b.seq] = b
-		}
-		for _, b := range bs {
-			if p := bySeq[b.parentSeq]; p != nil && p != b && p.seq < b.seq {
-				b.parent = p
-			}
-		}
-	}
-	// References: links and tags, given to the block whose own lines hold them.
-	owner := func(note int64, line int) *block {
-		for _, b := range byNote[note] {
-			if line >= b.line && line <= b.end {
-				return b
-			}
-		}
-		return nil
-	}
-	if err := ev.query(`SELECT src_id, line, target, COALESCE(dst_id, 0) FROM links WHERE kind IN ('wikilink','embed','typed','tag','markdown')`, func(rs *sql.Rows) error {
-		var src, dst int64
-		var line int
-		var target string
-		if err := rs.Scan(&src, &line, &target, &dst); err != nil {
-			return err
-		}
-		b := owner(src, line)
-		if b == nil {
-			return nil
-		}
-		b.refs[strings.ToLower(strings.TrimSpace(target))] = true
-		if p := ev.pages[dst]; p != nil {
-			b.refs[strings.ToLower(p.title)] = true
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	return ev.query(`SELECT note_id, tag_key, line FROM tags`, func(rs *sql.Rows) error {
-		var id int64
-		var tag string
-		var line int
-		if err := rs.Scan(&id, &tag, &line); err != nil {
-			return err
-		}
-		if b := owner(id, line); b != nil {
-			b.refs[tag] = true
-		}
-		return nil
-	})
-}
-
-func (ev *evaluator) query(q string, each func(*sql.Rows) error) error {
-	rs, err := ev.db.QueryContext(ev.ctx, q)
-	if err != nil {
-		return errs.Wrap(err, errs.CodeInternal, "query: reading the index")
-	}
-	defer rs.Close()
-	n := 0
-	for rs.Next() {
-		if n++; n%4096 == 0 {
-			if err := ev.ctx.Err(); err != nil {
-				return err
-			}
-		}
-		if err := each(rs); err != nil {
-			return errs.Wrap(err, errs.CodeInternal, "query: reading the index")
-		}
-	}
-	if err := rs.Err(); err != nil {
-		return errs.Wrap(err, errs.CodeInternal, "query: reading the index")
+	ev.items = make([]item, 0, len(g.Blocks))
+	for _, b := range g.Blocks {
+		ev.items = append(ev.items, item{page: b.Page, block: b})
 	}
 	return nil
 }
@@ -419,7 +242,7 @@ func (ev *evaluator) eval(n *node) ([]bool, error) {
 		default: // a string or a bare word: full text
 			needle := strings.ToLower(n.text)
 			ev.fill(out, func(it item) bool {
-				return it.block != nil && strings.Contains(strings.ToLower(it.block.content), needle)
+				return it.block != nil && strings.Contains(strings.ToLower(it.block.Content), needle)
 			})
 		}
 		return out, nil
@@ -482,19 +305,19 @@ func (ev *evaluator) refMatcher(name string) func(item) bool {
 	k := strings.ToLower(strings.TrimSpace(name))
 	// An alias names the page it belongs to: references to either match.
 	keys := []string{k}
-	for _, id := range ev.names[k] {
-		if t := strings.ToLower(ev.pages[id].title); t != k {
+	for _, p := range ev.g.Names[k] {
+		if t := strings.ToLower(p.Title); t != k {
 			keys = append(keys, t)
 		}
 	}
 	return func(it item) bool {
-		pg := ev.pages[it.note]
+		pg := it.page
 		for _, k := range keys {
-			if pg.tags[k] || it.block != nil && strings.ToLower(pg.title) == k {
+			if pg.Tags[k] || it.block != nil && strings.ToLower(pg.Title) == k {
 				return true
 			}
-			for b := it.block; b != nil; b = b.parent {
-				if b.refs[k] {
+			for b := it.block; b != nil; b = b.Parent {
+				if b.Refs[k] {
 					return true
 				}
 			}
@@ -520,7 +343,7 @@ func (ev *evaluator) leaf(op string, args []*node) (func(item) bool, error) {
 			if it.block == nil {
 				return false
 			}
-			w, _, _ := strings.Cut(it.block.content, " ")
+			w, _, _ := strings.Cut(it.block.Content, " ")
 			return want[w]
 		}, nil
 	case "priority":
@@ -537,14 +360,14 @@ func (ev *evaluator) leaf(op string, args []*node) (func(item) bool, error) {
 				return false
 			}
 			for _, p := range pats {
-				if strings.Contains(it.block.content, p) {
+				if strings.Contains(it.block.Content, p) {
 					return true
 				}
 			}
 			return false
 		}, nil
 	case "property", "page-property":
-		key := normKey(args[0].text)
+		key := graph.NormKey(args[0].text)
 		val, hasVal := "", len(args) == 2
 		if hasVal {
 			val = strings.ToLower(strings.TrimSpace(args[1].text))
@@ -560,7 +383,7 @@ func (ev *evaluator) leaf(op string, args []*node) (func(item) bool, error) {
 			if strings.ToLower(strings.TrimSpace(v)) == val {
 				return true
 			}
-			for _, x := range listValues(v) {
+			for _, x := range graph.ListValues(v) {
 				if x == val {
 					return true
 				}
@@ -568,16 +391,16 @@ func (ev *evaluator) leaf(op string, args []*node) (func(item) bool, error) {
 			return false
 		}
 		if op == "page-property" {
-			return func(it item) bool { return match(ev.pages[it.note].props) }, nil
+			return func(it item) bool { return match(it.page.Props) }, nil
 		}
-		return func(it item) bool { return it.block != nil && match(it.block.props) }, nil
+		return func(it item) bool { return it.block != nil && match(it.block.Props) }, nil
 	case "page-tags":
 		var want []string
 		for _, a := range args {
 			want = append(want, strings.ToLower(strings.TrimSpace(a.text)))
 		}
 		return func(it item) bool {
-			tags := ev.pages[it.note].tags
+			tags := it.page.Tags
 			for _, w := range want {
 				if tags[w] {
 					return true
@@ -586,15 +409,15 @@ func (ev *evaluator) leaf(op string, args []*node) (func(item) bool, error) {
 			return false
 		}, nil
 	case "page":
-		ids := map[int64]bool{}
-		for _, id := range ev.names[strings.ToLower(strings.TrimSpace(args[0].text))] {
-			ids[id] = true
+		pages := map[*graph.Page]bool{}
+		for _, p := range ev.g.Lookup(args[0].text) {
+			pages[p] = true
 		}
-		return func(it item) bool { return ids[it.note] }, nil
+		return func(it item) bool { return pages[it.page] }, nil
 	case "namespace":
 		prefix := strings.ToLower(strings.TrimSpace(args[0].text)) + "/"
 		return func(it item) bool {
-			return strings.HasPrefix(strings.ToLower(ev.pages[it.note].title), prefix)
+			return strings.HasPrefix(strings.ToLower(it.page.Title), prefix)
 		}, nil
 	case "between":
 		from, err := ev.date(args[0])
@@ -609,7 +432,7 @@ func (ev *evaluator) leaf(op string, args []*node) (func(item) bool, error) {
 			from, to = to, from
 		}
 		return func(it item) bool {
-			d := ev.pages[it.note].day
+			d := it.page.Day
 			return !d.IsZero() && !d.Before(from) && !d.After(to)
 		}, nil
 	}
@@ -637,25 +460,4 @@ func (ev *evaluator) date(n *node) (time.Time, error) {
 		}
 	}
 	return time.Time{}, invalid("(between): cannot read %q as a date", n.text)
-}
-
-// normKey normalizes a property key as Logseq does: lower case, _ as -.
-func normKey(k string) string {
-	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(k)), "_", "-")
-}
-
-// listValues splits a property value into its comma-separated items,
-// without [[ ]] or '#', lower-cased.
-func listValues(v string) []string {
-	var out []string
-	for _, s := range markdown.SplitLinkList(v) {
-		s = strings.TrimPrefix(s, "#")
-		if len(s) >= 4 && strings.HasPrefix(s, "[[") && strings.HasSuffix(s, "]]") {
-			s = s[2 : len(s)-2]
-		}
-		if s = strings.ToLower(strings.TrimSpace(s)); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
