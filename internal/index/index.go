@@ -191,6 +191,17 @@ func (ix *Index) Meta(ctx context.Context, key string) string {
 	return s
 }
 
+// bumpContentRev advances the content revision; every transaction that
+// changes notes or what hangs off them runs it before committing.
+const bumpContentRev = `INSERT INTO meta(key,value) VALUES('content_rev','1')
+	ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`
+
+// ContentRev is the index's content revision: it changes with every
+// committed change to notes, their links, tags, properties, tasks or
+// blocks (from this process or another), so a cache of anything derived
+// from them can be keyed by it. "" before the first write.
+func (ix *Index) ContentRev(ctx context.Context) string { return ix.Meta(ctx, "content_rev") }
+
 // Interrupted reports whether the last sync that changed the index did not
 // finish (killed, crashed, cancelled): notes may lack their links until
 // the next sync, which finishes it.

@@ -590,6 +590,9 @@ func resetAll(ctx context.Context, conn *sql.Conn) error {
 	if err := setMeta(ctx, tx, map[string]string{metaIncomplete: "reset", "embed_complete": "0"}); err != nil {
 		return err
 	}
+	if _, err := tx.ExecContext(ctx, bumpContentRev); err != nil {
+		return err
+	}
 	return tx.Commit()
 }
 
@@ -763,6 +766,11 @@ func (w *writer) commit() error {
 		}
 	}
 	w.fts = w.fts[:0]
+	if w.marked { // this run changed something: readers' caches must see it
+		if _, err := w.tx.ExecContext(w.ctx, bumpContentRev); err != nil {
+			return err
+		}
+	}
 	for _, s := range w.stmts {
 		s.Close()
 	}

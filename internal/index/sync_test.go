@@ -412,3 +412,30 @@ func TestSyncIndexesNFDNames(t *testing.T) {
 		t.Fatalf("the change was not indexed")
 	}
 }
+
+func TestContentRevChangesWithEveryWrite(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.md"), []byte("# A\n"), 0o644)
+	ix := openTest(t, dir)
+	ctx := context.Background()
+	if _, err := ix.Sync(ctx, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r1 := ix.ContentRev(ctx)
+	if r1 == "" {
+		t.Fatal("no content revision after the first sync")
+	}
+	if _, err := ix.Sync(ctx, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if r := ix.ContentRev(ctx); r != r1 {
+		t.Fatalf("a no-op sync changed the revision: %s → %s", r1, r)
+	}
+	os.WriteFile(filepath.Join(dir, "a.md"), []byte("# A\nmore\n"), 0o644)
+	if _, err := ix.Sync(ctx, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if r := ix.ContentRev(ctx); r == r1 {
+		t.Fatal("an edit left the revision unchanged")
+	}
+}
