@@ -9,7 +9,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"path"
+	"sort"
 	"strings"
 	"time"
 
@@ -23,6 +23,7 @@ type Page struct {
 	Path  string
 	Title string
 	Kind  string            // "page" or "journal"
+	Key   string            // the title, lower-cased
 	Tags  map[string]bool   // page tags, lower-cased
 	Props map[string]string // page properties: NormKey(key) → value (list items joined by ", ")
 	Day   time.Time         // journal day at 00:00 UTC; zero otherwise
@@ -44,6 +45,21 @@ type Block struct {
 	// own lines reference (both the target as written and the resolved
 	// page's title).
 	Refs map[string]bool
+	// BlockRefs are the lower-cased uuids of the blocks its own lines
+	// reference (((uuid)) and {{embed ((uuid))}}); nil when none.
+	BlockRefs map[string]bool
+	// Ord is the block's position in Graph.Blocks: a parent's Ord is
+	// smaller than its children's.
+	Ord int
+	// Lower is Content lower-cased (for full-text filters).
+	Lower string
+	// Marker is the task marker the content starts with (TODO, DOING,
+	// DONE, LATER, NOW, WAITING, WAIT, CANCELED, CANCELLED, IN-PROGRESS),
+	// "" for a block that is no task.
+	Marker string
+	// Priority is "A", "B" or "C" from the content's first [#A], [#B] or
+	// [#C]; "" when none.
+	Priority string
 }
 
 // Graph is a loaded graph.
@@ -55,27 +71,56 @@ type Graph struct {
 	Names map[string][]*Page
 	// Blocks of every page, in path then file order.
 	Blocks []*Block
+	// Referrers maps a lower-cased page or tag name to the blocks whose
+	// Refs hold it, in Blocks order.
+	Referrers map[string][]*Block
+	// BlockReferrers maps a lower-cased block uuid to the blocks whose
+	// BlockRefs hold it, in Blocks order.
+	BlockReferrers map[string][]*Block
+	// ByUUID maps a lower-cased block uuid to its block.
+	ByUUID map[string]*Block
+	// Rev is the index content revision the graph was read at ("" when
+	// unknown: Load outside a cache).
+	Rev string
 }
 
+// Markers are the task markers a block's first word can be.
+var Markers = map[string]bool{"TODO": true, "DOING": true, "DONE": true, "LATER": true, "NOW": true, "WAITING": true, "WAIT": true, "CANCELED": true, "CANCELLED": true, "IN-PROGRESS": true}
+
 // Load reads the pages and journals of the index in db (notes of other
-// kinds are left out), with their blocks and references.
+// kinds are left out), with their blocks and references. Journals get
+// their day from a yyyy_MM_dd or yyyy-MM-dd file name; For also knows the
+// graph's own :journal/file-name-format and caches the graph.
 func Load(ctx context.Context, db *sql.DB) (*Graph, error) {
-	g := &Graph{ByID: map[int64]*Page{}, Names: map[string][]*Page{}}
+	return load(ctx, db, nil)
+}
+
+// queryer is a *sql.DB or a *sql.Tx.
+type queryer interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+// load reads the graph; days gives a journal's day from its path (nil:
+// the default file names only).
+func load(ctx context.Context, db queryer, days func(rel string) (time.Time, bool)) (*Graph, error) {
+	g := &Graph{ByID: map[int64]*Page{}, Names: map[string][]*Page{}, Referrers: map[string][]*Block{},
+		BlockReferrers: map[string][]*Block{}, ByUUID: map[string]*Block{}}
 	err := each(ctx, db, `SELECT id, path, title, kind FROM notes WHERE kind IN ('page','journal') ORDER BY path`, func(rs *sql.Rows) error {
 		p := &Page{Tags: map[string]bool{}, Props: map[string]string{}}
 		if err := rs.Scan(&p.ID, &p.Path, &p.Title, &p.Kind); err != nil {
 			return err
 		}
 		if p.Kind == "journal" {
-			stem := strings.TrimSuffix(path.Base(p.Path), path.Ext(p.Path))
-			if t, err := time.Parse("2006_01_02", strings.ReplaceAll(stem, "-", "_")); err == nil {
-				p.Day = t
+			if days != nil {
+				p.Day, _ = days(p.Path)
+			} else {
+				p.Day, _ = defaultDay(p.Path)
 			}
 		}
+		p.Key = strings.ToLower(p.Title)
 		g.Pages = append(g.Pages, p)
 		g.ByID[p.ID] = p
-		k := strings.ToLower(p.Title)
-		g.Names[k] = append(g.Names[k], p)
+		g.Names[p.Key] = append(g.Names[p.Key], p)
 		return nil
 	})
 	if err != nil {
@@ -140,6 +185,12 @@ func Load(ctx context.Context, db *sql.DB) (*Graph, error) {
 				}
 			}
 		}
+		b.Lower = strings.ToLower(b.Content)
+		b.Marker, b.Priority = TaskOf(b.Content)
+		b.Ord = len(g.Blocks)
+		if b.UUID != "" {
+			g.ByUUID[strings.ToLower(b.UUID)] = b
+		}
 		p.Blocks = append(p.Blocks, b)
 		g.Blocks = append(g.Blocks, b)
 		return nil
@@ -159,20 +210,27 @@ func Load(ctx context.Context, db *sql.DB) (*Graph, error) {
 		}
 	}
 	// References: links and tags, given to the block whose own lines hold them.
-	if err := each(ctx, db, `SELECT src_id, line, target, COALESCE(dst_id, 0) FROM links WHERE kind IN ('wikilink','embed','typed','tag','markdown')`, func(rs *sql.Rows) error {
+	if err := each(ctx, db, `SELECT src_id, line, kind, target, COALESCE(dst_id, 0) FROM links WHERE kind IN ('wikilink','embed','typed','tag','markdown','blockref')`, func(rs *sql.Rows) error {
 		var src, dst int64
 		var line int
-		var target string
-		if err := rs.Scan(&src, &line, &target, &dst); err != nil {
+		var kind, target string
+		if err := rs.Scan(&src, &line, &kind, &target, &dst); err != nil {
 			return err
 		}
 		b := g.owner(src, line)
 		if b == nil {
 			return nil
 		}
+		if kind == "blockref" {
+			if b.BlockRefs == nil {
+				b.BlockRefs = map[string]bool{}
+			}
+			b.BlockRefs[strings.ToLower(strings.TrimSpace(target))] = true
+			return nil
+		}
 		b.Refs[strings.ToLower(strings.TrimSpace(target))] = true
 		if p := g.ByID[dst]; p != nil {
-			b.Refs[strings.ToLower(p.Title)] = true
+			b.Refs[p.Key] = true
 		}
 		return nil
 	}); err != nil {
@@ -192,7 +250,35 @@ func Load(ctx context.Context, db *sql.DB) (*Graph, error) {
 	}); err != nil {
 		return nil, err
 	}
+	for _, b := range g.Blocks {
+		for k := range b.Refs {
+			g.Referrers[k] = append(g.Referrers[k], b)
+		}
+		for k := range b.BlockRefs {
+			g.BlockReferrers[k] = append(g.BlockReferrers[k], b)
+		}
+	}
 	return g, nil
+}
+
+// TaskOf reads a block's task marker (its first word, when one of
+// Markers) and priority (its first [#A], [#B] or [#C]).
+func TaskOf(content string) (marker, priority string) {
+	w, _, _ := strings.Cut(content, " ")
+	if Markers[w] {
+		marker = w
+	}
+	for i := strings.Index(content, "[#"); i >= 0; {
+		if rest := content[i+2:]; len(rest) >= 2 && rest[1] == ']' && rest[0] >= 'A' && rest[0] <= 'C' {
+			return marker, rest[:1]
+		}
+		j := strings.Index(content[i+2:], "[#")
+		if j < 0 {
+			break
+		}
+		i += 2 + j
+	}
+	return marker, ""
 }
 
 // owner is the block of note id whose own lines hold line, or nil.
@@ -201,10 +287,10 @@ func (g *Graph) owner(id int64, line int) *Block {
 	if p == nil {
 		return nil
 	}
-	for _, b := range p.Blocks {
-		if line >= b.Line && line <= b.End {
-			return b
-		}
+	// Blocks are in file order and own disjoint line ranges.
+	i := sort.Search(len(p.Blocks), func(i int) bool { return p.Blocks[i].Line > line }) - 1
+	if i >= 0 && line <= p.Blocks[i].End {
+		return p.Blocks[i]
 	}
 	return nil
 }
@@ -215,7 +301,7 @@ func (g *Graph) Lookup(name string) []*Page {
 }
 
 // each runs q and calls fn for every row, checking ctx every 4096 rows.
-func each(ctx context.Context, db *sql.DB, q string, fn func(*sql.Rows) error) error {
+func each(ctx context.Context, db queryer, q string, fn func(*sql.Rows) error) error {
 	rs, err := db.QueryContext(ctx, q)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -43,7 +43,7 @@ func TestCorpusLogseqDocs(t *testing.T) {
 	for round := 0; round < 5; round++ {
 		for _, c := range queries {
 			start := time.Now()
-			r, err := ev.Eval(context.Background(), ix.DB, c.q, 50)
+			r, err := ev.Eval(context.Background(), ix, c.q, 50)
 			times = append(times, time.Since(start))
 			if err != nil {
 				t.Fatalf("%s: %v", c.q, err)

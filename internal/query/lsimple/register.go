@@ -17,7 +17,7 @@ const maxScan = 100000
 // notes the read fence hides are dropped before they count against the
 // limit. Blocks give the columns page and content, page-only queries page.
 func evalQuery(ctx context.Context, ix *index.Index, q string, opt query.Options) (*query.Result, error) {
-	res, err := Eval(ctx, ix.DB, q, maxScan)
+	res, err := Eval(ctx, ix, q, maxScan)
 	if err != nil {
 		return nil, err
 	}

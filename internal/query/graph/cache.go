@@ -1,0 +1,257 @@
+package graph
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+	"weak"
+
+	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/index"
+)
+
+// The graph cache: one loaded graph per open Index, shared by every query
+// until the index's content revision (or a graph's journal file-name
+// format) changes. A published graph is never written again, so queries
+// read it without locks; the read fence is applied per query by the
+// evaluators, never here.
+
+type cached struct {
+	mu   sync.Mutex
+	key  string
+	g    *Graph
+	load *loading // the load in flight, if any
+}
+
+// loading is one load shared by the callers that find the cache cold.
+type loading struct {
+	done chan struct{}
+	key  string // the key the graph was read at (set before done closes)
+	g    *Graph
+	err  error
+}
+
+var (
+	cachesMu sync.Mutex
+	// caches holds one entry per live Index: an entry goes when its Index
+	// is garbage collected (the weak key does not keep it alive).
+	caches = map[weak.Pointer[index.Index]]*cached{}
+)
+
+func cacheOf(ix *index.Index) *cached {
+	wp := weak.Make(ix)
+	cachesMu.Lock()
+	defer cachesMu.Unlock()
+	c := caches[wp]
+	if c == nil {
+		c = &cached{}
+		caches[wp] = c
+		runtime.AddCleanup(ix, func(wp weak.Pointer[index.Index]) {
+			cachesMu.Lock()
+			delete(caches, wp)
+			cachesMu.Unlock()
+		}, wp)
+	}
+	return c
+}
+
+// For returns the graph of ix as of its current content: the cached graph
+// when the index has not changed since it was read, else a fresh one
+// (concurrent callers share one load). The graph is shared: callers must
+// not modify it.
+func For(ctx context.Context, ix *index.Index) (*Graph, error) {
+	formats := journalFormats(ix)
+	key := ix.ContentRev(ctx) + "\x00" + formats.key
+	c := cacheOf(ix)
+	for {
+		c.mu.Lock()
+		if c.g != nil && c.key == key {
+			g := c.g
+			c.mu.Unlock()
+			return g, nil
+		}
+		if l := c.load; l != nil {
+			c.mu.Unlock()
+			select {
+			case <-l.done:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			switch {
+			case l.err == nil && l.key == key:
+				return l.g, nil
+			case l.err != nil && ctx.Err() == nil && errorsIsCtx(l.err):
+				continue // the loader gave up; this caller loads
+			case l.err != nil:
+				return nil, l.err
+			}
+			continue // read at another revision: look again
+		}
+		l := &loading{done: make(chan struct{})}
+		c.load = l
+		c.mu.Unlock()
+
+		l.g, l.key, l.err = loadAt(ctx, ix, formats)
+		c.mu.Lock()
+		c.load = nil
+		if l.err == nil {
+			c.g, c.key = l.g, l.key
+		}
+		c.mu.Unlock()
+		close(l.done)
+		if l.err != nil {
+			return nil, l.err
+		}
+		// A sync between reading key and the load gives a newer graph:
+		// still this caller's answer.
+		return l.g, nil
+	}
+}
+
+func errorsIsCtx(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// loadAt reads the graph and its content revision in one read
+// transaction, so the two agree.
+func loadAt(ctx context.Context, ix *index.Index, f formatSet) (*Graph, string, error) {
+	tx, err := ix.DB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
+		return nil, "", errs.Wrap(err, errs.CodeInternal, "query: reading the index")
+	}
+	defer tx.Rollback()
+	var rev string
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT value FROM meta WHERE key='content_rev'),'')`).Scan(&rev); err != nil {
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
+		return nil, "", errs.Wrap(err, errs.CodeInternal, "query: reading the index")
+	}
+	g, err := load(ctx, tx, f.day)
+	if err != nil {
+		return nil, "", err
+	}
+	g.Rev = rev
+	return g, rev + "\x00" + f.key, nil
+}
+
+// Journal days. A journal's file is named by its graph's
+// :journal/file-name-format (logseq/config.edn; default yyyy_MM_dd).
+
+var ednFileFormat = regexp.MustCompile(`(?m)^[^;\n]*:journal/file-name-format\s+"([^"\n]{1,64})"`)
+
+// formatSet is the journal file-name formats of a vault's graphs.
+type formatSet struct {
+	roots   []string // graph roots, longest first
+	layouts []string // Go layouts, "" for the default
+	key     string
+}
+
+// journalFormats reads the :journal/file-name-format of every graph of
+// ix's vault (a config that cannot be read counts as the default).
+func journalFormats(ix *index.Index) formatSet {
+	var f formatSet
+	if ix.Vault == nil {
+		return f
+	}
+	roots := ix.Vault.Graphs()
+	// Longest first, so a nested graph wins over the one around it.
+	for i := 1; i < len(roots); i++ {
+		for j := i; j > 0 && len(roots[j]) > len(roots[j-1]); j-- {
+			roots[j], roots[j-1] = roots[j-1], roots[j]
+		}
+	}
+	var key strings.Builder
+	for _, g := range roots {
+		layout := ""
+		if b, err := ix.Vault.FS().ReadFile(path.Join(g, "logseq", "config.edn")); err == nil && len(b) <= 1<<20 {
+			if m := ednFileFormat.FindSubmatch(b); m != nil {
+				layout = FileLayout(string(m[1]))
+			}
+		}
+		f.roots = append(f.roots, g)
+		f.layouts = append(f.layouts, layout)
+		key.WriteString(g + "\x01" + layout + "\x02")
+	}
+	f.key = key.String()
+	return f
+}
+
+// day is the day of the journal at rel: by its graph's format, else by
+// the default file names.
+func (f formatSet) day(rel string) (time.Time, bool) {
+	for i, g := range f.roots {
+		if g != "" && !strings.HasPrefix(rel, g+"/") {
+			continue
+		}
+		if f.layouts[i] != "" {
+			stem := strings.TrimSuffix(path.Base(rel), path.Ext(rel))
+			if t, err := time.Parse(f.layouts[i], ordinal.ReplaceAllString(stem, "$1")); err == nil {
+				return t, true
+			}
+		}
+		break
+	}
+	return defaultDay(rel)
+}
+
+// defaultDay reads a yyyy_MM_dd or yyyy-MM-dd journal file name.
+func defaultDay(rel string) (time.Time, bool) {
+	stem := strings.TrimSuffix(path.Base(rel), path.Ext(rel))
+	t, err := time.Parse("2006_01_02", strings.ReplaceAll(stem, "-", "_"))
+	return t, err == nil
+}
+
+var ordinal = regexp.MustCompile(`(\d)(?:st|nd|rd|th)\b`)
+
+// dateTokens maps Logseq (Java-style) date pattern letters to Go layouts,
+// longest first.
+var dateTokens = []struct{ logseq, goLayout string }{
+	{"yyyy", "2006"}, {"yy", "06"},
+	{"MMMM", "January"}, {"MMM", "Jan"}, {"MM", "01"}, {"M", "1"},
+	{"EEEE", "Monday"}, {"EEE", "Mon"}, {"E", "Mon"},
+	{"do", "2"}, {"dd", "02"}, {"d", "2"},
+}
+
+// FileLayout turns a Logseq journal file-name pattern into the Go layout
+// of the file stems it writes ('quoted' text is literal; / and \ become _
+// as in Logseq's file names; "do" reads a day whose ordinal suffix was
+// removed).
+func FileLayout(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); {
+		if p[i] == '\'' {
+			j := strings.IndexByte(p[i+1:], '\'')
+			if j < 0 {
+				b.WriteString(p[i+1:])
+				break
+			}
+			b.WriteString(p[i+1 : i+1+j])
+			i += j + 2
+			continue
+		}
+		matched := false
+		for _, t := range dateTokens {
+			if strings.HasPrefix(p[i:], t.logseq) {
+				b.WriteString(t.goLayout)
+				i += len(t.logseq)
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			b.WriteByte(p[i])
+			i++
+		}
+	}
+	return strings.NewReplacer("/", "_", "\\", "_").Replace(b.String())
+}
