@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -147,7 +148,37 @@ func loadAt(ctx context.Context, ix *index.Index, f formatSet) (*Graph, string, 
 // Journal days. A journal's file is named by its graph's
 // :journal/file-name-format (logseq/config.edn; default yyyy_MM_dd).
 
-var ednFileFormat = regexp.MustCompile(`(?m)^[^;\n]*:journal/file-name-format\s+"([^"\n]{1,64})"`)
+// fileNameFormat finds :journal/file-name-format "..." in a config.edn
+// (not on a line commented out with ;), as internal/ops/logseq reads it;
+// "" when absent.
+func fileNameFormat(b []byte) string {
+	const key = ":journal/file-name-format"
+	for off := 0; ; {
+		i := bytes.Index(b[off:], []byte(key))
+		if i < 0 {
+			return ""
+		}
+		i += off
+		off = i + len(key)
+		start := bytes.LastIndexByte(b[:i], '\n') + 1
+		if bytes.IndexByte(b[start:i], ';') >= 0 {
+			continue
+		}
+		rest := b[off:]
+		j := 0
+		for j < len(rest) && (rest[j] == ' ' || rest[j] == '\t' || rest[j] == '\n' || rest[j] == '\r' || rest[j] == '\f') {
+			j++
+		}
+		if j == 0 || j >= len(rest) || rest[j] != '"' {
+			continue
+		}
+		end := bytes.IndexAny(rest[j+1:], "\"\n")
+		if end < 1 || end > 64 || rest[j+1+end] != '"' {
+			continue
+		}
+		return string(rest[j+1 : j+1+end])
+	}
+}
 
 // formatSet is the journal file-name formats of a vault's graphs.
 type formatSet struct {
@@ -174,8 +205,8 @@ func journalFormats(ix *index.Index) formatSet {
 	for _, g := range roots {
 		layout := ""
 		if b, err := ix.Vault.FS().ReadFile(path.Join(g, "logseq", "config.edn")); err == nil && len(b) <= 1<<20 {
-			if m := ednFileFormat.FindSubmatch(b); m != nil {
-				layout = FileLayout(string(m[1]))
+			if p := fileNameFormat(b); p != "" {
+				layout = FileLayout(p)
 			}
 		}
 		f.roots = append(f.roots, g)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -43,7 +44,7 @@ type Block struct {
 	Props     map[string]string // NormKey(key) → value; nil when none
 	// Refs are the lower-cased names of the pages and tags the block's
 	// own lines reference (both the target as written and the resolved
-	// page's title).
+	// page's title); nil when none.
 	Refs map[string]bool
 	// BlockRefs are the lower-cased uuids of the blocks its own lines
 	// reference (((uuid)) and {{embed ((uuid))}}); nil when none.
@@ -163,9 +164,10 @@ func load(ctx context.Context, db queryer, days func(rel string) (time.Time, boo
 	}); err != nil {
 		return nil, err
 	}
-	err = each(ctx, db, `SELECT b.note_id, b.seq, b.parent_seq, COALESCE(b.uuid,''), b.line, b.end_line, b.content, COALESCE(b.properties,'')
-		FROM blocks b JOIN notes n ON n.id = b.note_id ORDER BY n.path, b.seq`, func(rs *sql.Rows) error {
-		b := &Block{Refs: map[string]bool{}}
+	// Blocks in table order (no join, no sort in SQLite), put in page
+	// then file order below.
+	err = each(ctx, db, `SELECT note_id, seq, parent_seq, COALESCE(uuid,''), line, end_line, content, COALESCE(properties,'') FROM blocks`, func(rs *sql.Rows) error {
+		b := &Block{}
 		var id int64
 		var props string
 		if err := rs.Scan(&id, &b.Seq, &b.ParentSeq, &b.UUID, &b.Line, &b.End, &b.Content, &props); err != nil {
@@ -187,18 +189,24 @@ func load(ctx context.Context, db queryer, days func(rel string) (time.Time, boo
 		}
 		b.Lower = strings.ToLower(b.Content)
 		b.Marker, b.Priority = TaskOf(b.Content)
-		b.Ord = len(g.Blocks)
-		if b.UUID != "" {
-			g.ByUUID[strings.ToLower(b.UUID)] = b
-		}
 		p.Blocks = append(p.Blocks, b)
-		g.Blocks = append(g.Blocks, b)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	bySeq := func(a, b *Block) int { return a.Seq - b.Seq }
 	for _, p := range g.Pages {
+		if !slices.IsSortedFunc(p.Blocks, bySeq) {
+			slices.SortFunc(p.Blocks, bySeq)
+		}
+		for _, b := range p.Blocks {
+			b.Ord = len(g.Blocks)
+			g.Blocks = append(g.Blocks, b)
+			if b.UUID != "" {
+				g.ByUUID[strings.ToLower(b.UUID)] = b
+			}
+		}
 		bySeq := make(map[int]*Block, len(p.Blocks))
 		for _, b := range p.Blocks {
 			bySeq[b.Seq] = b
@@ -228,6 +236,9 @@ func load(ctx context.Context, db queryer, days func(rel string) (time.Time, boo
 			b.BlockRefs[strings.ToLower(strings.TrimSpace(target))] = true
 			return nil
 		}
+		if b.Refs == nil {
+			b.Refs = map[string]bool{}
+		}
 		b.Refs[strings.ToLower(strings.TrimSpace(target))] = true
 		if p := g.ByID[dst]; p != nil {
 			b.Refs[p.Key] = true
@@ -244,6 +255,9 @@ func load(ctx context.Context, db queryer, days func(rel string) (time.Time, boo
 			return err
 		}
 		if b := g.owner(id, line); b != nil {
+			if b.Refs == nil {
+				b.Refs = map[string]bool{}
+			}
 			b.Refs[tag] = true
 		}
 		return nil
