@@ -67,10 +67,10 @@ func cacheOf(ix *index.Index) *cached {
 // (concurrent callers share one load). The graph is shared: callers must
 // not modify it.
 func For(ctx context.Context, ix *index.Index) (*Graph, error) {
-	formats := journalFormats(ix)
-	key := ix.ContentRev(ctx) + "\x00" + formats.key
 	c := cacheOf(ix)
 	for {
+		formats := journalFormats(ix)
+		key := ix.ContentRev(ctx) + "\x00" + formats.key
 		c.mu.Lock()
 		if c.g != nil && c.key == key {
 			g := c.g
@@ -85,27 +85,21 @@ func For(ctx context.Context, ix *index.Index) (*Graph, error) {
 				return nil, ctx.Err()
 			}
 			switch {
-			case l.err == nil && l.key == key:
+			case l.g != nil && l.key == key:
 				return l.g, nil
-			case l.err != nil && ctx.Err() == nil && errorsIsCtx(l.err):
-				continue // the loader gave up; this caller loads
+			case l.g != nil, ctx.Err() == nil && errorsIsCtx(l.err):
+				// Read at another revision (the index changed meanwhile),
+				// or the loader gave up on its own context: look again.
+				continue
 			case l.err != nil:
 				return nil, l.err
 			}
-			continue // read at another revision: look again
+			continue // the loader panicked
 		}
 		l := &loading{done: make(chan struct{})}
 		c.load = l
 		c.mu.Unlock()
-
-		l.g, l.key, l.err = loadAt(ctx, ix, formats)
-		c.mu.Lock()
-		c.load = nil
-		if l.err == nil {
-			c.g, c.key = l.g, l.key
-		}
-		c.mu.Unlock()
-		close(l.done)
+		c.run(ctx, ix, formats, l)
 		if l.err != nil {
 			return nil, l.err
 		}
@@ -113,6 +107,21 @@ func For(ctx context.Context, ix *index.Index) (*Graph, error) {
 		// still this caller's answer.
 		return l.g, nil
 	}
+}
+
+// run loads into l and publishes the graph; waiters are released even
+// when the load panics.
+func (c *cached) run(ctx context.Context, ix *index.Index, formats formatSet, l *loading) {
+	defer func() {
+		c.mu.Lock()
+		c.load = nil
+		if l.err == nil && l.g != nil {
+			c.g, c.key = l.g, l.key
+		}
+		c.mu.Unlock()
+		close(l.done)
+	}()
+	l.g, l.key, l.err = loadAt(ctx, ix, formats)
 }
 
 func errorsIsCtx(err error) bool {

@@ -42,10 +42,13 @@ type Result struct {
 
 // Evaluator evaluates queries; Now is its clock (time.Now when nil), used
 // by relative dates such as -7d and today; Rand picks the rows of
-// (sample n) (math/rand/v2's when nil).
+// (sample n) (math/rand/v2's when nil). Visible, when set, is the read
+// fence: the notes (by path) it refuses give no row and their aliases and
+// tags are not used, before (sample n) and the limit apply.
 type Evaluator struct {
-	Now  func() time.Time
-	Rand *rand.Rand
+	Now     func() time.Time
+	Rand    *rand.Rand
+	Visible func(path string) bool
 }
 
 // Eval evaluates q with the real clock.
@@ -185,7 +188,7 @@ func (e Evaluator) run(ctx context.Context, g *graph.Graph, p *prepared, limit i
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	ev := &evaluator{ctx: ctx, now: now(), g: g, pages: p.pageOnly}
+	ev := &evaluator{ctx: ctx, now: now(), g: g, pages: p.pageOnly, visible: e.Visible}
 	ev.n = len(g.Blocks)
 	if p.pageOnly {
 		ev.n = len(g.Pages)
@@ -197,7 +200,9 @@ func (e Evaluator) run(ctx context.Context, g *graph.Graph, p *prepared, limit i
 	var hits []int
 	for i, ok := range set {
 		if ok {
-			hits = append(hits, i)
+			if pg, _ := ev.item(i); ev.shows(pg) {
+				hits = append(hits, i)
+			}
 		}
 	}
 	if p.sample > 0 && len(hits) > p.sample {
@@ -404,7 +409,11 @@ type evaluator struct {
 	g     *graph.Graph
 	pages bool // the items are g.Pages, else g.Blocks
 	n     int  // the number of items
+	// visible is the read fence (nil: every note).
+	visible func(path string) bool
 }
+
+func (ev *evaluator) shows(p *graph.Page) bool { return ev.visible == nil || ev.visible(p.Path) }
 
 // item is the page and block (nil in a page query) of item i.
 func (ev *evaluator) item(i int) (*graph.Page, *graph.Block) {
@@ -498,7 +507,7 @@ func (ev *evaluator) refs(out []bool, name string) {
 	k := strings.ToLower(strings.TrimSpace(name))
 	keys := []string{k}
 	for _, p := range ev.g.Names[k] {
-		if p.Key != k {
+		if p.Key != k && ev.shows(p) {
 			keys = append(keys, p.Key)
 		}
 	}
@@ -615,6 +624,9 @@ func (ev *evaluator) leaf(op string, args []*node) (func(*graph.Page, *graph.Blo
 		// The pages some page's tags:: name.
 		pages := map[*graph.Page]bool{}
 		for _, p := range ev.g.Pages {
+			if !ev.shows(p) {
+				continue
+			}
 			for t := range p.Tags {
 				for _, q := range ev.g.Names[t] {
 					pages[q] = true

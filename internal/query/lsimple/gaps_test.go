@@ -193,3 +193,47 @@ func TestEditSeenByNextQuery(t *testing.T) {
 		t.Errorf("after a fenced query: %v", got)
 	}
 }
+
+// The read fence hides a note's rows before (sample n) and the limit, and
+// its aliases and tags stand for nothing.
+func TestFence(t *testing.T) {
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{
+		"logseq/config.edn": "{}\n",
+		"pages/Secret.md":   "alias:: Cover\ntags:: hush\n\n- s1 secret\n",
+		"pages/Open.md":     "- v1 mentions [[Secret]]\n- v2 mentions [[Cover]]\n",
+		"pages/Hush.md":     "- h1 hush page\n",
+	})
+	ix := indexOf(t, root)
+	open := Evaluator{Now: fixedNow}
+	fenced := Evaluator{Now: fixedNow, Visible: func(p string) bool { return p != "pages/Secret.md" }}
+	cases := []struct {
+		ev   Evaluator
+		q    string
+		want []string
+	}{
+		{open, `[[Cover]]`, []string{"v1", "v2", "s1"}}, // path order
+		{fenced, `[[Cover]]`, []string{"v2"}},
+		{open, `(all-page-tags)`, []string{"Hush"}},
+		{fenced, `(all-page-tags)`, []string{}},
+		{fenced, `(sample 1) [[Cover]]`, []string{"v2"}},
+	}
+	for _, c := range cases {
+		r, err := c.ev.Eval(context.Background(), ix, c.q, 0)
+		if err != nil {
+			t.Errorf("%s: %v", c.q, err)
+			continue
+		}
+		if got := firstWords(r); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s (fenced %v) = %v, want %v", c.q, c.ev.Visible != nil, got, c.want)
+		}
+	}
+	// Through the query operation's evaluator: rows and the limit.
+	r, err := query.Run(context.Background(), ix, query.LogseqSimple, `(or [[Cover]] [[Hush]])`, query.Options{Limit: 2, Visible: fenced.Visible})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Rows) != 2 || r.Truncated || r.Rows[0].Path != "pages/Hush.md" || r.Rows[1].Values[1] != "v2 mentions [[Cover]]" {
+		t.Errorf("fenced run: %+v", r)
+	}
+}
