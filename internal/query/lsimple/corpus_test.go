@@ -37,6 +37,10 @@ func TestCorpusLogseqDocs(t *testing.T) {
 		{`{{query Something you're looking for}}`, false},
 		{`"logseq"`, true},
 		{`[[query]]`, true},
+		{`((634fb9a8-cab9-441e-b476-41fa828010ea))`, true},
+		{`(all-page-tags)`, true},
+		{`(and (property type) (sort-by type asc))`, true},
+		{`(and "logseq" (sample 5))`, true},
 	}
 	ev := Evaluator{Now: func() time.Time { return time.Date(2022, 6, 1, 0, 0, 0, 0, time.UTC) }}
 	var times []time.Duration
