@@ -5,6 +5,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
+	"os"
 	"path"
 	"regexp"
 	"runtime"
@@ -213,7 +215,7 @@ func journalFormats(ix *index.Index) formatSet {
 	var key strings.Builder
 	for _, g := range roots {
 		layout := ""
-		if b, err := ix.Vault.FS().ReadFile(path.Join(g, "logseq", "config.edn")); err == nil && len(b) <= 1<<20 {
+		if b, ok := readConfig(ix, path.Join(g, "logseq", "config.edn")); ok {
 			if p := fileNameFormat(b); p != "" {
 				layout = FileLayout(p)
 			}
@@ -224,6 +226,21 @@ func journalFormats(ix *index.Index) formatSet {
 	}
 	f.key = key.String()
 	return f
+}
+
+// maxConfig bounds the config.edn read (larger ones count as absent).
+const maxConfig = 1 << 20
+
+// readConfig reads a config.edn of at most maxConfig bytes, inside the
+// vault.
+func readConfig(ix *index.Index, rel string) ([]byte, bool) {
+	f, err := ix.Vault.FS().OpenFile(rel, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxConfig+1))
+	return b, err == nil && len(b) <= maxConfig
 }
 
 // day is the day of the journal at rel: by its graph's format, else by

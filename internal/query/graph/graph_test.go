@@ -343,3 +343,26 @@ func FuzzFileNameFormat(f *testing.F) {
 		_ = FileLayout(s)
 	})
 }
+
+// A config.edn over 1 MiB counts as absent: the default names only.
+func TestJournalFormatHugeConfig(t *testing.T) {
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{
+		"logseq/config.edn":      "{:journal/file-name-format \"yyyyMMdd\"\n" + strings.Repeat(" ", 1<<20) + "}\n",
+		"journals/20261120.md":   "- a\n",
+		"journals/2026_11_21.md": "- b\n",
+	})
+	ix := indexOf(t, root)
+	g, err := For(context.Background(), ix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range g.Pages {
+		if got := !p.Day.IsZero(); got != (p.Path == "journals/2026_11_21.md") {
+			t.Errorf("%s: day %v", p.Path, p.Day)
+		}
+	}
+	if len(g.Pages) != 2 {
+		t.Errorf("%d pages", len(g.Pages))
+	}
+}
