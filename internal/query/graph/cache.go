@@ -10,6 +10,7 @@ import (
 	"path"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -153,6 +154,7 @@ func loadAt(ctx context.Context, ix *index.Index, f formatSet) (*Graph, string, 
 		return nil, "", err
 	}
 	g.Rev = rev
+	g.TitleLayouts = f.titles
 	return g, rev + "\x00" + f.key, nil
 }
 
@@ -162,8 +164,11 @@ func loadAt(ctx context.Context, ix *index.Index, f formatSet) (*Graph, string, 
 // fileNameFormat finds :journal/file-name-format "..." in a config.edn
 // (not on a line commented out with ;), as internal/ops/logseq reads it;
 // "" when absent.
-func fileNameFormat(b []byte) string {
-	const key = ":journal/file-name-format"
+func fileNameFormat(b []byte) string { return ednString(b, ":journal/file-name-format") }
+
+// ednString finds key "..." in a config.edn, a value of 1 to 64 bytes on
+// one line, not on a line commented out with ;. "" when absent.
+func ednString(b []byte, key string) string {
 	for off := 0; ; {
 		i := bytes.Index(b[off:], []byte(key))
 		if i < 0 {
@@ -195,6 +200,7 @@ func fileNameFormat(b []byte) string {
 type formatSet struct {
 	roots   []string // graph roots, longest first
 	layouts []string // Go layouts, "" for the default
+	titles  []string // Go layouts of the graphs' non-default :journal/page-title-format, distinct
 	key     string
 }
 
@@ -218,6 +224,12 @@ func journalFormats(ix *index.Index) formatSet {
 		if b, ok := readConfig(ix, path.Join(g, "logseq", "config.edn")); ok {
 			if p := fileNameFormat(b); p != "" {
 				layout = FileLayout(p)
+			}
+			if p := ednString(b, ":journal/page-title-format"); p != "" && p != "MMM do, yyyy" {
+				if t := TitleLayout(p); !slices.Contains(f.titles, t) {
+					f.titles = append(f.titles, t)
+					key.WriteString("\x03" + t)
+				}
 			}
 		}
 		f.roots = append(f.roots, g)
@@ -251,8 +263,7 @@ func (f formatSet) day(rel string) (time.Time, bool) {
 			continue
 		}
 		if f.layouts[i] != "" {
-			stem := strings.TrimSuffix(path.Base(rel), path.Ext(rel))
-			if t, err := time.Parse(f.layouts[i], ordinal.ReplaceAllString(stem, "$1")); err == nil {
+			if t, ok := ParseTitle(f.layouts[i], strings.TrimSuffix(path.Base(rel), path.Ext(rel))); ok {
 				return t, true
 			}
 		}
@@ -284,6 +295,21 @@ var dateTokens = []struct{ logseq, goLayout string }{
 // as in Logseq's file names; "do" reads a day whose ordinal suffix was
 // removed).
 func FileLayout(p string) string {
+	return strings.NewReplacer("/", "_", "\\", "_").Replace(TitleLayout(p))
+}
+
+// ParseTitle reads a journal title or file stem s with a Go layout from
+// FileLayout or TitleLayout (an ordinal suffix such as the "th" of 25th
+// is dropped first).
+func ParseTitle(layout, s string) (time.Time, bool) {
+	t, err := time.Parse(layout, ordinal.ReplaceAllString(strings.TrimSpace(s), "$1"))
+	return t, err == nil
+}
+
+// TitleLayout turns a Logseq date pattern (:journal/page-title-format)
+// into a Go layout ('quoted' text is literal; "do" reads a day whose
+// ordinal suffix was removed).
+func TitleLayout(p string) string {
 	var b strings.Builder
 	for i := 0; i < len(p); {
 		if p[i] == '\'' {
@@ -310,5 +336,5 @@ func FileLayout(p string) string {
 			i++
 		}
 	}
-	return strings.NewReplacer("/", "_", "\\", "_").Replace(b.String())
+	return b.String()
 }

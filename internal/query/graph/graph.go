@@ -80,6 +80,10 @@ type Graph struct {
 	BlockReferrers map[string][]*Block
 	// ByUUID maps a lower-cased block uuid to its block.
 	ByUUID map[string]*Block
+	// TitleLayouts are the Go layouts (TitleLayout) of the graphs'
+	// :journal/page-title-format when not Logseq's default "MMM do, yyyy"
+	// (set by For).
+	TitleLayouts []string
 	// Rev is the index content revision the graph was read at ("" when
 	// unknown: Load outside a cache).
 	Rev string

@@ -286,6 +286,22 @@ func TestFileLayout(t *testing.T) {
 			t.Errorf("FileLayout(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
+	if got := TitleLayout("yyyy/MM/dd"); got != "2006/01/02" {
+		t.Errorf("TitleLayout keeps /: %q", got)
+	}
+	for _, c := range []struct {
+		pattern, title string
+		want           time.Time
+		ok             bool
+	}{
+		{"MMM do, yyyy", "Nov 23rd, 2026", time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), true},
+		{"EEEE, dd.MM.yyyy", " Monday, 23.11.2026 ", time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), true},
+		{"dd.MM.yyyy", "2026-11-23", time.Time{}, false},
+	} {
+		if got, ok := ParseTitle(TitleLayout(c.pattern), c.title); ok != c.ok || !got.Equal(c.want) {
+			t.Errorf("ParseTitle(%q, %q) = %v %v", c.pattern, c.title, got, ok)
+		}
+	}
 }
 
 // BenchmarkLoad reads the Logseq docs graph (skipped without the corpus):

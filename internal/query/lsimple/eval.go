@@ -677,5 +677,11 @@ func (ev *evaluator) date(n *node) (time.Time, error) {
 			return d, nil
 		}
 	}
+	// The graph's own journal title format.
+	for _, layout := range ev.g.TitleLayouts {
+		if d, ok := graph.ParseTitle(layout, n.text); ok {
+			return d, nil
+		}
+	}
 	return time.Time{}, invalid("(between): cannot read %q as a date", n.text)
 }

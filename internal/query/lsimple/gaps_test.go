@@ -17,7 +17,7 @@ import (
 // gapFixture exercises block references, sort-by, sample, all-page-tags,
 // page-ref and a graph whose journals are named yyyyMMdd.
 var gapFixture = map[string]string{
-	"logseq/config.edn": "{:journal/file-name-format \"yyyyMMdd\"}\n",
+	"logseq/config.edn": "{:journal/file-name-format \"yyyyMMdd\"\n :journal/page-title-format \"EEE, dd.MM.yyyy\"}\n",
 	"pages/Goal.md": "- g1 the goal\n  id:: 6500bbbb-0000-4000-8000-000000000001\n  - g2 under the goal\n" +
 		"- g3 other\n  id:: 6500bbbb-0000-4000-8000-000000000002\n",
 	"pages/Notes.md": "tags:: topic\n\n- n1 see ((6500bbbb-0000-4000-8000-000000000001))\n  - n2 child of n1\n" +
@@ -81,6 +81,9 @@ func TestGaps(t *testing.T) {
 		// Journals named by the graph's format, and by the default.
 		{`(between 2026-11-20 2026-11-20)`, []string{"jA"}},
 		{`(between [[Nov 19th, 2026]] today)`, []string{"jA", "jB"}},
+		// Bounds in the graph's journal title format.
+		{`(between [[Fri, 20.11.2026]] [[Fri, 20.11.2026]])`, []string{"jA"}},
+		{`(between [[Sat, 21.11.2026]] +1d)`, []string{"jB"}},
 		{`(sample 10) (page Ranked)`, []string{"r1", "r2", "r3", "r4", "r5", "r6"}},
 	}
 	for _, c := range cases {
