@@ -313,6 +313,62 @@ func (g *Graph) owner(id int64, line int) *Block {
 	return nil
 }
 
+// MarkPathRefs sets out[b.Ord] for every block whose path references
+// (Logseq's :block/path-refs) hold one of the lower-cased names keys: its
+// own Refs or an ancestor's, its page's title or one of its page's tags.
+// out has one entry per block of g.Blocks; entries already true stay
+// true (and mark their child blocks).
+func (g *Graph) MarkPathRefs(out []bool, keys ...string) {
+	for _, k := range keys {
+		for _, b := range g.Referrers[k] {
+			out[b.Ord] = true
+		}
+	}
+	var last *Page
+	onPage := false
+	for i, b := range g.Blocks {
+		if b.Page != last {
+			last, onPage = b.Page, false
+			for _, k := range keys {
+				if b.Page.Key == k || b.Page.Tags[k] {
+					onPage = true
+				}
+			}
+		}
+		// Parents come before their children.
+		if onPage || b.Parent != nil && out[b.Parent.Ord] {
+			out[i] = true
+		}
+	}
+}
+
+// MarkBlockPathRefs sets out[b.Ord] for every block whose own lines, or
+// an ancestor's, reference the block uuid (any case).
+func (g *Graph) MarkBlockPathRefs(out []bool, uuid string) {
+	for _, b := range g.BlockReferrers[strings.ToLower(uuid)] {
+		out[b.Ord] = true
+	}
+	for i, b := range g.Blocks {
+		if b.Parent != nil && out[b.Parent.Ord] {
+			out[i] = true
+		}
+	}
+}
+
+// HasPathRef reports whether b's path references hold the lower-cased
+// name key (see MarkPathRefs), for one block at a time.
+func (b *Block) HasPathRef(key string) bool {
+	if b.Page.Key == key || b.Page.Tags[key] {
+		return true
+	}
+	for a := b; a != nil; a = a.Parent {
+		if a.Refs[key] {
+			return true
+		}
+	}
+	return false
+}
+
 // Lookup returns the pages a lower-cased, trimmed name or alias names.
 func (g *Graph) Lookup(name string) []*Page {
 	return g.Names[strings.ToLower(strings.TrimSpace(name))]

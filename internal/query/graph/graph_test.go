@@ -101,6 +101,39 @@ func TestLoad(t *testing.T) {
 	if p := g.Lookup(" bee "); len(p) != 1 || p[0].Key != "b" {
 		t.Errorf("Lookup(bee) = %v", p)
 	}
+	// Path references, by Ord (j1 a1 a2 a3 a4 b1): own, ancestors', page
+	// title and page tags.
+	for _, c := range []struct {
+		key  string
+		want []int
+	}{
+		{"b", []int{1, 2, 3, 5}}, // a1 links [[B]]; b1 is on B
+		{"t1", []int{1, 2, 3, 4}},
+		{"t2", []int{2, 3}},
+		{"a", []int{1, 2, 3, 4}},
+		{"bee", nil}, // an alias as a key: callers expand aliases (Lookup)
+		{"zzz", nil},
+	} {
+		out := make([]bool, len(g.Blocks))
+		g.MarkPathRefs(out, c.key)
+		var got []int
+		for i, ok := range out {
+			if ok {
+				got = append(got, i)
+			}
+			if g.Blocks[i].HasPathRef(c.key) != ok {
+				t.Errorf("%s: HasPathRef(block %d) disagrees", c.key, i)
+			}
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("MarkPathRefs(%s) = %v, want %v", c.key, got, c.want)
+		}
+	}
+	out := make([]bool, len(g.Blocks))
+	g.MarkBlockPathRefs(out, "6500AAAA-0000-4000-8000-000000000001")
+	if !reflect.DeepEqual(out, []bool{false, false, false, false, true, false}) {
+		t.Errorf("MarkBlockPathRefs = %v", out)
+	}
 }
 
 func TestTaskOf(t *testing.T) {

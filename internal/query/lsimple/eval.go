@@ -511,27 +511,7 @@ func (ev *evaluator) refs(out []bool, name string) {
 			keys = append(keys, p.Key)
 		}
 	}
-	for _, k := range keys {
-		for _, b := range ev.g.Referrers[k] {
-			out[b.Ord] = true
-		}
-	}
-	var last *graph.Page
-	onPage := false
-	for i, b := range ev.g.Blocks {
-		if b.Page != last {
-			last, onPage = b.Page, false
-			for _, k := range keys {
-				if b.Page.Key == k || b.Page.Tags[k] {
-					onPage = true
-				}
-			}
-		}
-		// Parents come before their children.
-		if onPage || b.Parent != nil && out[b.Parent.Ord] {
-			out[i] = true
-		}
-	}
+	ev.g.MarkPathRefs(out, keys...)
 }
 
 // blockRefs marks the blocks whose own lines, or an ancestor's, reference
@@ -540,14 +520,7 @@ func (ev *evaluator) blockRefs(out []bool, uuid string) {
 	if ev.pages {
 		return
 	}
-	for _, b := range ev.g.BlockReferrers[strings.ToLower(uuid)] {
-		out[b.Ord] = true
-	}
-	for i, b := range ev.g.Blocks {
-		if b.Parent != nil && out[b.Parent.Ord] {
-			out[i] = true
-		}
-	}
+	ev.g.MarkBlockPathRefs(out, uuid)
 }
 
 func (ev *evaluator) leaf(op string, args []*node) (func(*graph.Page, *graph.Block) bool, error) {
