@@ -10,8 +10,9 @@
 // p50 of -n loads).
 //
 // Queries go through query.Run with no language, as the query operation
-// sends them, so a language another package registers is measured by
-// adding its import below and its queries to the lists.
+// sends them; the languages are those the query operation registers
+// (internal/ops/read), so a new language is measured once its queries
+// are added to the lists.
 //
 // Usage: go run ./bench/querybench [-corpus DIR] [-n 30] [-cpuprofile FILE]
 package main
@@ -28,10 +29,9 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/internal/index"
+	_ "github.com/loci-dev/loci/internal/ops/read" // registers every language the query operation offers
 	"github.com/loci-dev/loci/internal/query"
-	_ "github.com/loci-dev/loci/internal/query/dataview"
 	"github.com/loci-dev/loci/internal/query/graph"
-	_ "github.com/loci-dev/loci/internal/query/lsimple"
 	"github.com/loci-dev/loci/internal/vault"
 )
 
