@@ -9,7 +9,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"path"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ type Page struct {
 	Path  string
 	Title string
 	Kind  string            // "page" or "journal"
+	Key   string            // the title, lower-cased
 	Tags  map[string]bool   // page tags, lower-cased
 	Props map[string]string // page properties: NormKey(key) → value (list items joined by ", ")
 	Day   time.Time         // journal day at 00:00 UTC; zero otherwise
@@ -42,8 +44,23 @@ type Block struct {
 	Props     map[string]string // NormKey(key) → value; nil when none
 	// Refs are the lower-cased names of the pages and tags the block's
 	// own lines reference (both the target as written and the resolved
-	// page's title).
+	// page's title); nil when none.
 	Refs map[string]bool
+	// BlockRefs are the lower-cased uuids of the blocks its own lines
+	// reference (((uuid)) and {{embed ((uuid))}}); nil when none.
+	BlockRefs map[string]bool
+	// Ord is the block's position in Graph.Blocks: a parent's Ord is
+	// smaller than its children's.
+	Ord int
+	// Lower is Content lower-cased (for full-text filters).
+	Lower string
+	// Marker is the task marker the content starts with (TODO, DOING,
+	// DONE, LATER, NOW, WAITING, WAIT, CANCELED, CANCELLED, IN-PROGRESS),
+	// "" for a block that is no task.
+	Marker string
+	// Priority is "A", "B" or "C" from the content's first [#A], [#B] or
+	// [#C]; "" when none.
+	Priority string
 }
 
 // Graph is a loaded graph.
@@ -55,27 +72,60 @@ type Graph struct {
 	Names map[string][]*Page
 	// Blocks of every page, in path then file order.
 	Blocks []*Block
+	// Referrers maps a lower-cased page or tag name to the blocks whose
+	// Refs hold it, in Blocks order.
+	Referrers map[string][]*Block
+	// BlockReferrers maps a lower-cased block uuid to the blocks whose
+	// BlockRefs hold it, in Blocks order.
+	BlockReferrers map[string][]*Block
+	// ByUUID maps a lower-cased block uuid to its block.
+	ByUUID map[string]*Block
+	// TitleLayouts are the Go layouts (TitleLayout) of the graphs'
+	// :journal/page-title-format when not Logseq's default "MMM do, yyyy"
+	// (set by For).
+	TitleLayouts []string
+	// Rev is the index content revision the graph was read at ("" when
+	// unknown: Load outside a cache).
+	Rev string
 }
 
+// Markers are the task markers a block's first word can be.
+var Markers = map[string]bool{"TODO": true, "DOING": true, "DONE": true, "LATER": true, "NOW": true, "WAITING": true, "WAIT": true, "CANCELED": true, "CANCELLED": true, "IN-PROGRESS": true}
+
 // Load reads the pages and journals of the index in db (notes of other
-// kinds are left out), with their blocks and references.
+// kinds are left out), with their blocks and references. Journals get
+// their day from a yyyy_MM_dd or yyyy-MM-dd file name; For also knows the
+// graph's own :journal/file-name-format and caches the graph.
 func Load(ctx context.Context, db *sql.DB) (*Graph, error) {
-	g := &Graph{ByID: map[int64]*Page{}, Names: map[string][]*Page{}}
+	return load(ctx, db, nil)
+}
+
+// queryer is a *sql.DB or a *sql.Tx.
+type queryer interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+// load reads the graph; days gives a journal's day from its path (nil:
+// the default file names only).
+func load(ctx context.Context, db queryer, days func(rel string) (time.Time, bool)) (*Graph, error) {
+	g := &Graph{ByID: map[int64]*Page{}, Names: map[string][]*Page{}, Referrers: map[string][]*Block{},
+		BlockReferrers: map[string][]*Block{}, ByUUID: map[string]*Block{}}
 	err := each(ctx, db, `SELECT id, path, title, kind FROM notes WHERE kind IN ('page','journal') ORDER BY path`, func(rs *sql.Rows) error {
 		p := &Page{Tags: map[string]bool{}, Props: map[string]string{}}
 		if err := rs.Scan(&p.ID, &p.Path, &p.Title, &p.Kind); err != nil {
 			return err
 		}
 		if p.Kind == "journal" {
-			stem := strings.TrimSuffix(path.Base(p.Path), path.Ext(p.Path))
-			if t, err := time.Parse("2006_01_02", strings.ReplaceAll(stem, "-", "_")); err == nil {
-				p.Day = t
+			if days != nil {
+				p.Day, _ = days(p.Path)
+			} else {
+				p.Day, _ = defaultDay(p.Path)
 			}
 		}
+		p.Key = strings.ToLower(p.Title)
 		g.Pages = append(g.Pages, p)
 		g.ByID[p.ID] = p
-		k := strings.ToLower(p.Title)
-		g.Names[k] = append(g.Names[k], p)
+		g.Names[p.Key] = append(g.Names[p.Key], p)
 		return nil
 	})
 	if err != nil {
@@ -118,9 +168,10 @@ func Load(ctx context.Context, db *sql.DB) (*Graph, error) {
 	}); err != nil {
 		return nil, err
 	}
-	err = each(ctx, db, `SELECT b.note_id, b.seq, b.parent_seq, COALESCE(b.uuid,''), b.line, b.end_line, b.content, COALESCE(b.properties,'')
-		FROM blocks b JOIN notes n ON n.id = b.note_id ORDER BY n.path, b.seq`, func(rs *sql.Rows) error {
-		b := &Block{Refs: map[string]bool{}}
+	// Blocks in table order (no join, no sort in SQLite), put in page
+	// then file order below.
+	err = each(ctx, db, `SELECT note_id, seq, parent_seq, COALESCE(uuid,''), line, end_line, content, COALESCE(properties,'') FROM blocks`, func(rs *sql.Rows) error {
+		b := &Block{}
 		var id int64
 		var props string
 		if err := rs.Scan(&id, &b.Seq, &b.ParentSeq, &b.UUID, &b.Line, &b.End, &b.Content, &props); err != nil {
@@ -140,14 +191,26 @@ func Load(ctx context.Context, db *sql.DB) (*Graph, error) {
 				}
 			}
 		}
+		b.Lower = strings.ToLower(b.Content)
+		b.Marker, b.Priority = TaskOf(b.Content)
 		p.Blocks = append(p.Blocks, b)
-		g.Blocks = append(g.Blocks, b)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	bySeq := func(a, b *Block) int { return a.Seq - b.Seq }
 	for _, p := range g.Pages {
+		if !slices.IsSortedFunc(p.Blocks, bySeq) {
+			slices.SortFunc(p.Blocks, bySeq)
+		}
+		for _, b := range p.Blocks {
+			b.Ord = len(g.Blocks)
+			g.Blocks = append(g.Blocks, b)
+			if b.UUID != "" {
+				g.ByUUID[strings.ToLower(b.UUID)] = b
+			}
+		}
 		bySeq := make(map[int]*Block, len(p.Blocks))
 		for _, b := range p.Blocks {
 			bySeq[b.Seq] = b
@@ -159,20 +222,30 @@ func Load(ctx context.Context, db *sql.DB) (*Graph, error) {
 		}
 	}
 	// References: links and tags, given to the block whose own lines hold them.
-	if err := each(ctx, db, `SELECT src_id, line, target, COALESCE(dst_id, 0) FROM links WHERE kind IN ('wikilink','embed','typed','tag','markdown')`, func(rs *sql.Rows) error {
+	if err := each(ctx, db, `SELECT src_id, line, kind, target, COALESCE(dst_id, 0) FROM links WHERE kind IN ('wikilink','embed','typed','tag','markdown','blockref')`, func(rs *sql.Rows) error {
 		var src, dst int64
 		var line int
-		var target string
-		if err := rs.Scan(&src, &line, &target, &dst); err != nil {
+		var kind, target string
+		if err := rs.Scan(&src, &line, &kind, &target, &dst); err != nil {
 			return err
 		}
 		b := g.owner(src, line)
 		if b == nil {
 			return nil
 		}
+		if kind == "blockref" {
+			if b.BlockRefs == nil {
+				b.BlockRefs = map[string]bool{}
+			}
+			b.BlockRefs[strings.ToLower(strings.TrimSpace(target))] = true
+			return nil
+		}
+		if b.Refs == nil {
+			b.Refs = map[string]bool{}
+		}
 		b.Refs[strings.ToLower(strings.TrimSpace(target))] = true
 		if p := g.ByID[dst]; p != nil {
-			b.Refs[strings.ToLower(p.Title)] = true
+			b.Refs[p.Key] = true
 		}
 		return nil
 	}); err != nil {
@@ -186,13 +259,44 @@ func Load(ctx context.Context, db *sql.DB) (*Graph, error) {
 			return err
 		}
 		if b := g.owner(id, line); b != nil {
+			if b.Refs == nil {
+				b.Refs = map[string]bool{}
+			}
 			b.Refs[tag] = true
 		}
 		return nil
 	}); err != nil {
 		return nil, err
 	}
+	for _, b := range g.Blocks {
+		for k := range b.Refs {
+			g.Referrers[k] = append(g.Referrers[k], b)
+		}
+		for k := range b.BlockRefs {
+			g.BlockReferrers[k] = append(g.BlockReferrers[k], b)
+		}
+	}
 	return g, nil
+}
+
+// TaskOf reads a block's task marker (its first word, when one of
+// Markers) and priority (its first [#A], [#B] or [#C]).
+func TaskOf(content string) (marker, priority string) {
+	w, _, _ := strings.Cut(content, " ")
+	if Markers[w] {
+		marker = w
+	}
+	for i := strings.Index(content, "[#"); i >= 0; {
+		if rest := content[i+2:]; len(rest) >= 2 && rest[1] == ']' && rest[0] >= 'A' && rest[0] <= 'C' {
+			return marker, rest[:1]
+		}
+		j := strings.Index(content[i+2:], "[#")
+		if j < 0 {
+			break
+		}
+		i += 2 + j
+	}
+	return marker, ""
 }
 
 // owner is the block of note id whose own lines hold line, or nil.
@@ -201,12 +305,68 @@ func (g *Graph) owner(id int64, line int) *Block {
 	if p == nil {
 		return nil
 	}
-	for _, b := range p.Blocks {
-		if line >= b.Line && line <= b.End {
-			return b
-		}
+	// Blocks are in file order and own disjoint line ranges.
+	i := sort.Search(len(p.Blocks), func(i int) bool { return p.Blocks[i].Line > line }) - 1
+	if i >= 0 && line <= p.Blocks[i].End {
+		return p.Blocks[i]
 	}
 	return nil
+}
+
+// MarkPathRefs sets out[b.Ord] for every block whose path references
+// (Logseq's :block/path-refs) hold one of the lower-cased names keys: its
+// own Refs or an ancestor's, its page's title or one of its page's tags.
+// out has one entry per block of g.Blocks; entries already true stay
+// true (and mark their child blocks).
+func (g *Graph) MarkPathRefs(out []bool, keys ...string) {
+	for _, k := range keys {
+		for _, b := range g.Referrers[k] {
+			out[b.Ord] = true
+		}
+	}
+	var last *Page
+	onPage := false
+	for i, b := range g.Blocks {
+		if b.Page != last {
+			last, onPage = b.Page, false
+			for _, k := range keys {
+				if b.Page.Key == k || b.Page.Tags[k] {
+					onPage = true
+				}
+			}
+		}
+		// Parents come before their children.
+		if onPage || b.Parent != nil && out[b.Parent.Ord] {
+			out[i] = true
+		}
+	}
+}
+
+// MarkBlockPathRefs sets out[b.Ord] for every block whose own lines, or
+// an ancestor's, reference the block uuid (any case).
+func (g *Graph) MarkBlockPathRefs(out []bool, uuid string) {
+	for _, b := range g.BlockReferrers[strings.ToLower(uuid)] {
+		out[b.Ord] = true
+	}
+	for i, b := range g.Blocks {
+		if b.Parent != nil && out[b.Parent.Ord] {
+			out[i] = true
+		}
+	}
+}
+
+// HasPathRef reports whether b's path references hold the lower-cased
+// name key (see MarkPathRefs), for one block at a time.
+func (b *Block) HasPathRef(key string) bool {
+	if b.Page.Key == key || b.Page.Tags[key] {
+		return true
+	}
+	for a := b; a != nil; a = a.Parent {
+		if a.Refs[key] {
+			return true
+		}
+	}
+	return false
 }
 
 // Lookup returns the pages a lower-cased, trimmed name or alias names.
@@ -215,7 +375,7 @@ func (g *Graph) Lookup(name string) []*Page {
 }
 
 // each runs q and calls fn for every row, checking ctx every 4096 rows.
-func each(ctx context.Context, db *sql.DB, q string, fn func(*sql.Rows) error) error {
+func each(ctx context.Context, db queryer, q string, fn func(*sql.Rows) error) error {
 	rs, err := db.QueryContext(ctx, q)
 	if err != nil {
 		if ctx.Err() != nil {

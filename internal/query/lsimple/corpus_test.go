@@ -37,13 +37,17 @@ func TestCorpusLogseqDocs(t *testing.T) {
 		{`{{query Something you're looking for}}`, false},
 		{`"logseq"`, true},
 		{`[[query]]`, true},
+		{`((634fb9a8-cab9-441e-b476-41fa828010ea))`, true},
+		{`(all-page-tags)`, true},
+		{`(and (property type) (sort-by type asc))`, true},
+		{`(and "logseq" (sample 5))`, true},
 	}
 	ev := Evaluator{Now: func() time.Time { return time.Date(2022, 6, 1, 0, 0, 0, 0, time.UTC) }}
 	var times []time.Duration
 	for round := 0; round < 5; round++ {
 		for _, c := range queries {
 			start := time.Now()
-			r, err := ev.Eval(context.Background(), ix.DB, c.q, 50)
+			r, err := ev.Eval(context.Background(), ix, c.q, 50)
 			times = append(times, time.Since(start))
 			if err != nil {
 				t.Fatalf("%s: %v", c.q, err)

@@ -3,10 +3,16 @@
 package lsimple
 
 import (
+	"cmp"
 	"context"
-	"database/sql"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/loci-dev/loci/internal/index"
 
 	"github.com/loci-dev/loci/internal/query"
 	"github.com/loci-dev/loci/internal/query/graph"
@@ -35,22 +41,146 @@ type Result struct {
 }
 
 // Evaluator evaluates queries; Now is its clock (time.Now when nil), used
-// by relative dates such as -7d and today.
+// by relative dates such as -7d and today; Rand picks the rows of
+// (sample n) (math/rand/v2's when nil). Visible, when set, is the read
+// fence: the notes (by path) it refuses give no row and their aliases and
+// tags are not used, before (sample n) and the limit apply.
 type Evaluator struct {
-	Now func() time.Time
+	Now     func() time.Time
+	Rand    *rand.Rand
+	Visible func(path string) bool
 }
 
 // Eval evaluates q with the real clock.
-func Eval(ctx context.Context, db *sql.DB, q string, limit int) (*Result, error) {
-	return Evaluator{}.Eval(ctx, db, q, limit)
+func Eval(ctx context.Context, ix *index.Index, q string, limit int) (*Result, error) {
+	return Evaluator{}.Eval(ctx, ix, q, limit)
 }
 
-// Eval parses q and evaluates it against the index in db.
-func (e Evaluator) Eval(ctx context.Context, db *sql.DB, q string, limit int) (*Result, error) {
+// Eval parses q and evaluates it against the graph of ix (graph.For: the
+// cached graph while the index is unchanged).
+func (e Evaluator) Eval(ctx context.Context, ix *index.Index, q string, limit int) (*Result, error) {
+	p, err := prepare(q)
+	if err != nil {
+		return nil, err
+	}
+	g, err := graph.For(ctx, ix)
+	if err != nil {
+		return nil, err
+	}
+	return e.run(ctx, g, p, limit)
+}
+
+// EvalGraph evaluates q against a loaded graph.
+func (e Evaluator) EvalGraph(ctx context.Context, g *graph.Graph, q string, limit int) (*Result, error) {
+	p, err := prepare(q)
+	if err != nil {
+		return nil, err
+	}
+	return e.run(ctx, g, p, limit)
+}
+
+// prepared is a read and checked query: its filter and its modifiers.
+type prepared struct {
+	filter   *node
+	pageOnly bool
+	sample   int    // (sample n); 0 when none
+	sortKey  string // (sort-by key): a normalized property key; "" when none
+	sortAsc  bool
+}
+
+// prepare reads q and checks the whole tree before the graph is touched,
+// so an unsupported construct anywhere fails fast with no work done.
+func prepare(q string) (*prepared, error) {
 	root, err := parse(q)
 	if err != nil {
 		return nil, err
 	}
+	p := &prepared{}
+	// Modifiers stand at the top level: alone or in the top-level and.
+	filters := []*node{root}
+	if isOp(root, "and") {
+		filters = root.items[1:]
+	}
+	var kept []*node
+	for _, n := range filters {
+		switch {
+		case isOp(n, "sort-by"):
+			if p.sortKey != "" {
+				return nil, invalid("(sort-by) given twice")
+			}
+			if err := p.readSort(n.items[1:]); err != nil {
+				return nil, err
+			}
+		case isOp(n, "sample"):
+			if p.sample != 0 {
+				return nil, invalid("(sample) given twice")
+			}
+			if err := p.readSample(n.items[1:]); err != nil {
+				return nil, err
+			}
+		default:
+			kept = append(kept, n)
+		}
+	}
+	switch {
+	case len(kept) == len(filters):
+		p.filter = root
+	case len(kept) == 0:
+		return nil, invalid("(sort-by) and (sample) need a filter beside them")
+	case len(kept) == 1:
+		p.filter = kept[0]
+	default:
+		p.filter = &node{kind: nList, items: append([]*node{root.items[0]}, kept...)}
+	}
+	if p.pageOnly, err = check(p.filter); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func isOp(n *node, op string) bool {
+	return n.kind == nList && len(n.items) > 0 && n.items[0].kind == nAtom && strings.EqualFold(n.items[0].text, op)
+}
+
+// MaxSample bounds (sample n).
+const MaxSample = 10000
+
+func (p *prepared) readSample(args []*node) error {
+	if len(args) != 1 || args[0].kind != nAtom {
+		return invalid("(sample n) takes one number")
+	}
+	n, err := strconv.Atoi(args[0].text)
+	if err != nil || n < 1 || n > MaxSample {
+		return invalid("(sample n): n must be a number from 1 to %d, not %q", MaxSample, args[0].text)
+	}
+	p.sample = n
+	return nil
+}
+
+func (p *prepared) readSort(args []*node) error {
+	if len(args) < 1 || len(args) > 2 || args[0].kind == nList || (len(args) == 2 && args[1].kind == nList) {
+		return invalid("(sort-by key [asc|desc]) takes a property key and an order")
+	}
+	if err := checkAtom(args[0]); err != nil {
+		return err
+	}
+	p.sortKey = graph.NormKey(args[0].text)
+	if p.sortKey == "" {
+		return invalid("(sort-by): empty key")
+	}
+	if len(args) == 2 {
+		switch strings.ToLower(args[1].text) {
+		case "asc":
+			p.sortAsc = true
+		case "desc":
+		default:
+			return invalid("(sort-by): order %q is not asc or desc", args[1].text)
+		}
+	}
+	return nil
+}
+
+func (e Evaluator) run(ctx context.Context, g *graph.Graph, p *prepared, limit int) (*Result, error) {
 	now := time.Now
 	if e.Now != nil {
 		now = e.Now
@@ -58,36 +188,50 @@ func (e Evaluator) Eval(ctx context.Context, db *sql.DB, q string, limit int) (*
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	ev := &evaluator{ctx: ctx, now: now()}
-	// Check the whole tree before touching the index, so an unsupported
-	// construct anywhere fails fast with no partial work.
-	pageOnly, err := check(root)
+	ev := &evaluator{ctx: ctx, now: now(), g: g, pages: p.pageOnly, visible: e.Visible}
+	ev.n = len(g.Blocks)
+	if p.pageOnly {
+		ev.n = len(g.Pages)
+	}
+	set, err := ev.eval(p.filter)
 	if err != nil {
 		return nil, err
 	}
-	if err := ev.load(db, pageOnly); err != nil {
-		return nil, err
+	var hits []int
+	for i, ok := range set {
+		if ok {
+			if pg, _ := ev.item(i); ev.shows(pg) {
+				hits = append(hits, i)
+			}
+		}
 	}
-	set, err := ev.eval(root)
-	if err != nil {
-		return nil, err
+	if p.sample > 0 && len(hits) > p.sample {
+		perm := rand.Perm
+		if e.Rand != nil {
+			perm = e.Rand.Perm
+		}
+		pick := perm(len(hits))[:p.sample]
+		slices.Sort(pick)
+		for j, k := range pick {
+			hits[j] = hits[k]
+		}
+		hits = hits[:p.sample]
 	}
-	res := &Result{Kind: "blocks", Columns: []string{"path", "line", "uuid", "page", "content"}, Rows: []Row{}}
-	if pageOnly {
+	if p.sortKey != "" {
+		ev.sortHits(hits, p.sortKey, p.sortAsc)
+	}
+	res := &Result{Kind: "blocks", Columns: []string{"path", "line", "uuid", "page", "content"}, Rows: []Row{}, Total: len(hits)}
+	if p.pageOnly {
 		res.Kind, res.Columns = "pages", []string{"path", "page"}
 	}
-	for i, ok := range set {
-		if !ok {
-			continue
-		}
-		res.Total++
+	for _, i := range hits {
 		if len(res.Rows) >= limit {
-			continue
+			break
 		}
-		it := ev.items[i]
-		r := Row{Path: it.page.Path, Page: it.page.Title}
-		if it.block != nil {
-			r.Line, r.UUID, r.Content = it.block.Line, it.block.UUID, it.block.Content
+		pg, b := ev.item(i)
+		r := Row{Path: pg.Path, Page: pg.Title}
+		if b != nil {
+			r.Line, r.UUID, r.Content = b.Line, b.UUID, b.Content
 		}
 		res.Rows = append(res.Rows, r)
 	}
@@ -95,11 +239,70 @@ func (e Evaluator) Eval(ctx context.Context, db *sql.DB, q string, limit int) (*
 	return res, nil
 }
 
+// sortHits orders hits by the property key (the block's, or the page's in
+// a page query): numbers by value before text (case-insensitive),
+// reversed for desc; rows without the key last in either order; ties
+// keep path and line order.
+func (ev *evaluator) sortHits(hits []int, key string, asc bool) {
+	type sv struct {
+		has bool
+		num bool
+		f   float64
+		s   string
+	}
+	vals := make(map[int]sv, len(hits))
+	for _, i := range hits {
+		pg, b := ev.item(i)
+		props := pg.Props
+		if b != nil {
+			props = b.Props
+		}
+		v, ok := props[key]
+		if !ok {
+			continue
+		}
+		x := sv{has: true, s: strings.ToLower(strings.TrimSpace(v))}
+		if f, err := strconv.ParseFloat(x.s, 64); err == nil && !math.IsNaN(f) {
+			x.num, x.f = true, f
+		}
+		vals[i] = x
+	}
+	slices.SortStableFunc(hits, func(a, b int) int {
+		x, y := vals[a], vals[b]
+		switch {
+		case !x.has || !y.has:
+			if x.has == y.has {
+				return 0
+			}
+			if x.has {
+				return -1
+			}
+			return 1
+		}
+		var c int
+		switch {
+		case x.num && y.num:
+			c = cmp.Compare(x.f, y.f)
+		case x.num != y.num: // numbers before text
+			c = 1
+			if x.num {
+				c = -1
+			}
+		default:
+			c = strings.Compare(x.s, y.s)
+		}
+		if !asc {
+			c = -c
+		}
+		return c
+	})
+}
+
 // Operators and how they apply: page-level ones select pages (and, in a
 // block query, every block of those pages).
-var pageLevel = map[string]bool{"page-property": true, "namespace": true, "page-tags": true}
+var pageLevel = map[string]bool{"page-property": true, "namespace": true, "page-tags": true, "all-page-tags": true}
 
-var blockLevel = map[string]bool{"task": true, "todo": true, "priority": true, "property": true, "between": true, "page": true}
+var blockLevel = map[string]bool{"task": true, "todo": true, "priority": true, "property": true, "between": true, "page": true, "page-ref": true}
 
 // check validates the tree and reports whether every filter is page-level.
 func check(n *node) (pageOnly bool, err error) {
@@ -135,6 +338,8 @@ func check(n *node) (pageOnly bool, err error) {
 				}
 			}
 			return nil
+		case op == "sort-by" || op == "sample":
+			return invalid("(%s) goes at the top level of the query", op)
 		case pageLevel[op], blockLevel[op]:
 			if !pageLevel[op] {
 				pageOnly = false
@@ -182,7 +387,11 @@ func checkArgs(op string, args []*node) error {
 		if len(args) != 2 {
 			return invalid("(between start end) takes two dates")
 		}
-	case "page", "namespace":
+	case "all-page-tags":
+		if len(args) != 0 {
+			return invalid("(all-page-tags) takes no arguments")
+		}
+	case "page", "namespace", "page-ref":
 		if len(args) != 1 {
 			return invalid("(%s name) takes one name", op)
 		}
@@ -194,39 +403,25 @@ func checkArgs(op string, args []*node) error {
 	return nil
 }
 
-// item is what a query selects: a block, or a page (block nil).
-type item struct {
-	page  *graph.Page
-	block *graph.Block
-}
-
 type evaluator struct {
 	ctx   context.Context
 	now   time.Time
 	g     *graph.Graph
-	items []item
+	pages bool // the items are g.Pages, else g.Blocks
+	n     int  // the number of items
+	// visible is the read fence (nil: every note).
+	visible func(path string) bool
 }
 
-// load reads the graph and lists the items a query selects from: the
-// pages when every filter is page-level, else the blocks.
-func (ev *evaluator) load(db *sql.DB, pageOnly bool) error {
-	g, err := graph.Load(ev.ctx, db)
-	if err != nil {
-		return err
+func (ev *evaluator) shows(p *graph.Page) bool { return ev.visible == nil || ev.visible(p.Path) }
+
+// item is the page and block (nil in a page query) of item i.
+func (ev *evaluator) item(i int) (*graph.Page, *graph.Block) {
+	if ev.pages {
+		return ev.g.Pages[i], nil
 	}
-	ev.g = g
-	if pageOnly {
-		ev.items = make([]item, 0, len(g.Pages))
-		for _, p := range g.Pages {
-			ev.items = append(ev.items, item{page: p})
-		}
-		return nil
-	}
-	ev.items = make([]item, 0, len(g.Blocks))
-	for _, b := range g.Blocks {
-		ev.items = append(ev.items, item{page: b.Page, block: b})
-	}
-	return nil
+	b := ev.g.Blocks[i]
+	return b.Page, b
 }
 
 // eval returns, for every item, whether n selects it.
@@ -234,16 +429,20 @@ func (ev *evaluator) eval(n *node) ([]bool, error) {
 	if err := ev.ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := make([]bool, len(ev.items))
+	out := make([]bool, ev.n)
 	if n.kind != nList {
 		switch n.kind {
 		case nRef, nTag:
-			ev.fill(out, ev.refMatcher(n.text))
+			ev.refs(out, n.text)
+		case nBlockRef:
+			ev.blockRefs(out, n.text)
 		default: // a string or a bare word: full text
 			needle := strings.ToLower(n.text)
-			ev.fill(out, func(it item) bool {
-				return it.block != nil && strings.Contains(strings.ToLower(it.block.Content), needle)
-			})
+			if !ev.pages {
+				for i, b := range ev.g.Blocks {
+					out[i] = strings.Contains(b.Lower, needle)
+				}
+			}
 		}
 		return out, nil
 	}
@@ -283,89 +482,69 @@ func (ev *evaluator) eval(n *node) ([]bool, error) {
 			out[j] = !out[j]
 		}
 		return out, nil
+	case "page-ref":
+		ev.refs(out, args[0].text)
+		return out, nil
 	}
 	m, err := ev.leaf(op, args)
 	if err != nil {
 		return nil, err
 	}
-	ev.fill(out, m)
+	for i := range out {
+		out[i] = m(ev.item(i))
+	}
 	return out, nil
 }
 
-func (ev *evaluator) fill(out []bool, m func(item) bool) {
-	for i, it := range ev.items {
-		out[i] = m(it)
+// refs marks the blocks whose path references include name, as Logseq's
+// do: the block's own links and tags, those of its ancestors, and its
+// page; and the blocks of pages tagged name. An alias names the page it
+// belongs to: references to either match.
+func (ev *evaluator) refs(out []bool, name string) {
+	if ev.pages { // not reached: references make a block query
+		return
 	}
-}
-
-// refMatcher matches the blocks whose path references include name, as
-// Logseq's do: the block's own links and tags, those of its ancestors, and
-// its page; and the blocks of pages tagged name.
-func (ev *evaluator) refMatcher(name string) func(item) bool {
 	k := strings.ToLower(strings.TrimSpace(name))
-	// An alias names the page it belongs to: references to either match.
 	keys := []string{k}
 	for _, p := range ev.g.Names[k] {
-		if t := strings.ToLower(p.Title); t != k {
-			keys = append(keys, t)
+		if p.Key != k && ev.shows(p) {
+			keys = append(keys, p.Key)
 		}
 	}
-	return func(it item) bool {
-		pg := it.page
-		for _, k := range keys {
-			if pg.Tags[k] || it.block != nil && strings.ToLower(pg.Title) == k {
-				return true
-			}
-			for b := it.block; b != nil; b = b.Parent {
-				if b.Refs[k] {
-					return true
-				}
-			}
-		}
-		return false
-	}
+	ev.g.MarkPathRefs(out, keys...)
 }
 
-var markers = map[string]bool{"TODO": true, "DOING": true, "DONE": true, "LATER": true, "NOW": true, "WAITING": true, "WAIT": true, "CANCELED": true, "CANCELLED": true, "IN-PROGRESS": true}
+// blockRefs marks the blocks whose own lines, or an ancestor's, reference
+// the block uuid (((uuid)) or an embed of it).
+func (ev *evaluator) blockRefs(out []bool, uuid string) {
+	if ev.pages {
+		return
+	}
+	ev.g.MarkBlockPathRefs(out, uuid)
+}
 
-func (ev *evaluator) leaf(op string, args []*node) (func(item) bool, error) {
+func (ev *evaluator) leaf(op string, args []*node) (func(*graph.Page, *graph.Block) bool, error) {
 	switch op {
 	case "task", "todo":
 		want := map[string]bool{}
 		for _, a := range args {
 			m := strings.ToUpper(a.text)
-			if !markers[m] {
+			if !graph.Markers[m] {
 				return nil, invalid("(%s): unknown marker %q", op, a.text)
 			}
 			want[m] = true
 		}
-		return func(it item) bool {
-			if it.block == nil {
-				return false
-			}
-			w, _, _ := strings.Cut(it.block.Content, " ")
-			return want[w]
-		}, nil
+		return func(_ *graph.Page, b *graph.Block) bool { return b != nil && want[b.Marker] }, nil
 	case "priority":
-		var pats []string
+		want := map[string]bool{}
 		for _, a := range args {
 			p := strings.ToUpper(a.text)
 			if p != "A" && p != "B" && p != "C" {
 				return nil, invalid("(priority): %q is not a, b or c", a.text)
 			}
-			pats = append(pats, "[#"+p+"]")
+			want[p] = true
 		}
-		return func(it item) bool {
-			if it.block == nil {
-				return false
-			}
-			for _, p := range pats {
-				if strings.Contains(it.block.Content, p) {
-					return true
-				}
-			}
-			return false
-		}, nil
+		return func(_ *graph.Page, b *graph.Block) bool { return b != nil && want[b.Priority] }, nil
 	case "property", "page-property":
 		key := graph.NormKey(args[0].text)
 		val, hasVal := "", len(args) == 2
@@ -391,16 +570,16 @@ func (ev *evaluator) leaf(op string, args []*node) (func(item) bool, error) {
 			return false
 		}
 		if op == "page-property" {
-			return func(it item) bool { return match(it.page.Props) }, nil
+			return func(p *graph.Page, _ *graph.Block) bool { return match(p.Props) }, nil
 		}
-		return func(it item) bool { return it.block != nil && match(it.block.Props) }, nil
+		return func(_ *graph.Page, b *graph.Block) bool { return b != nil && match(b.Props) }, nil
 	case "page-tags":
 		var want []string
 		for _, a := range args {
 			want = append(want, strings.ToLower(strings.TrimSpace(a.text)))
 		}
-		return func(it item) bool {
-			tags := it.page.Tags
+		return func(p *graph.Page, _ *graph.Block) bool {
+			tags := p.Tags
 			for _, w := range want {
 				if tags[w] {
 					return true
@@ -413,12 +592,24 @@ func (ev *evaluator) leaf(op string, args []*node) (func(item) bool, error) {
 		for _, p := range ev.g.Lookup(args[0].text) {
 			pages[p] = true
 		}
-		return func(it item) bool { return pages[it.page] }, nil
+		return func(p *graph.Page, _ *graph.Block) bool { return pages[p] }, nil
+	case "all-page-tags":
+		// The pages some page's tags:: name.
+		pages := map[*graph.Page]bool{}
+		for _, p := range ev.g.Pages {
+			if !ev.shows(p) {
+				continue
+			}
+			for t := range p.Tags {
+				for _, q := range ev.g.Names[t] {
+					pages[q] = true
+				}
+			}
+		}
+		return func(p *graph.Page, _ *graph.Block) bool { return pages[p] }, nil
 	case "namespace":
 		prefix := strings.ToLower(strings.TrimSpace(args[0].text)) + "/"
-		return func(it item) bool {
-			return strings.HasPrefix(strings.ToLower(it.page.Title), prefix)
-		}, nil
+		return func(p *graph.Page, _ *graph.Block) bool { return strings.HasPrefix(p.Key, prefix) }, nil
 	case "between":
 		from, err := ev.date(args[0])
 		if err != nil {
@@ -431,8 +622,8 @@ func (ev *evaluator) leaf(op string, args []*node) (func(item) bool, error) {
 		if to.Before(from) {
 			from, to = to, from
 		}
-		return func(it item) bool {
-			d := it.page.Day
+		return func(p *graph.Page, _ *graph.Block) bool {
+			d := p.Day
 			return !d.IsZero() && !d.Before(from) && !d.After(to)
 		}, nil
 	}
@@ -456,6 +647,12 @@ func (ev *evaluator) date(n *node) (time.Time, error) {
 	}
 	for _, layout := range []string{"Jan 2, 2006", "January 2, 2006"} {
 		if d, err := time.Parse(layout, strings.TrimSpace(t)); err == nil {
+			return d, nil
+		}
+	}
+	// The graph's own journal title format.
+	for _, layout := range ev.g.TitleLayouts {
+		if d, ok := graph.ParseTitle(layout, n.text); ok {
 			return d, nil
 		}
 	}

@@ -19,6 +19,8 @@ func FuzzEval(f *testing.F) {
 		`(between [[Nov 1st, 2026]] [[Nov 25th, 2026]])`, `(page "x/y")`, `(namespace x)`,
 		`#[[a [[b]]]]`, `"unterminated`, `((((`, `))`, `{{query`, `words only here`,
 		`(between +99999999999y -1d)`, `(page-tags a b c)`, `(sort-by x)`, `[[]]`, `#`,
+		`(and [[a]] (sort-by effort asc) (sample 3))`, `((6500aaaa-0000-4000-8000-000000000001))`,
+		`(((6500aaaa-0000-4000-8000-000000000001)))`, `(all-page-tags)`, `(page-ref x)`,
 	} {
 		f.Add(s)
 	}
@@ -27,7 +29,7 @@ func FuzzEval(f *testing.F) {
 	ix := indexOf(f, root)
 	ev := Evaluator{Now: func() time.Time { return time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC) }}
 	f.Fuzz(func(t *testing.T, q string) {
-		r, err := ev.Eval(context.Background(), ix.DB, q, 5)
+		r, err := ev.Eval(context.Background(), ix, q, 5)
 		if err != nil {
 			if c := errs.Code(err); c != errs.CodeInvalidInput && c != errs.CodeUnsupportedQuery {
 				t.Fatalf("%q: %v (code %s)", q, err, errs.Code(err))

@@ -128,7 +128,7 @@ func TestFixture(t *testing.T) {
 		{`(and (namespace lib) "notes")`, []string{"lr1"}},
 	}
 	for _, c := range cases {
-		r, err := ev.Eval(context.Background(), ix.DB, c.q, 0)
+		r, err := ev.Eval(context.Background(), ix, c.q, 0)
 		if err != nil {
 			t.Errorf("%s: %v", c.q, err)
 			continue
@@ -183,7 +183,7 @@ func TestTasks(t *testing.T) {
 		{`"TODO"`, []string{"t1", "t5"}},
 	}
 	for _, c := range cases {
-		r, err := ev.Eval(context.Background(), ix.DB, c.q, 0)
+		r, err := ev.Eval(context.Background(), ix, c.q, 0)
 		if err != nil {
 			t.Errorf("%s: %v", c.q, err)
 			continue
@@ -193,7 +193,7 @@ func TestTasks(t *testing.T) {
 		}
 	}
 	// Row fields: path, line, uuid, page.
-	r, err := ev.Eval(context.Background(), ix.DB, `(priority a)`, 0)
+	r, err := ev.Eval(context.Background(), ix, `(priority a)`, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestTasks(t *testing.T) {
 		t.Errorf("rows = %+v\nwant %+v", r.Rows, want)
 	}
 	// The limit cuts rows, not the total.
-	r, err = ev.Eval(context.Background(), ix.DB, `(task TODO DOING DONE LATER NOW)`, 2)
+	r, err = ev.Eval(context.Background(), ix, `(task TODO DOING DONE LATER NOW)`, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestPageQueries(t *testing.T) {
 		{`(or (page-property type person) (page-tags lang))`, []string{"Alice", "lib/rust"}},
 	}
 	for _, c := range cases {
-		r, err := ev.Eval(context.Background(), ix.DB, c.q, 0)
+		r, err := ev.Eval(context.Background(), ix, c.q, 0)
 		if err != nil {
 			t.Errorf("%s: %v", c.q, err)
 			continue
@@ -266,7 +266,18 @@ func TestErrors(t *testing.T) {
 		{`(page a b)`, "one name"},
 		{`(property)`, "one or two"},
 		{`(task (and x))`, "takes values"},
-		{`(sort-by created-at)`, "unsupported: (sort-by)"},
+		{`(sort-by created-at)`, "need a filter"},
+		{`(and "x" (sample 0))`, "from 1 to"},
+		{`(and "x" (sample two))`, "from 1 to"},
+		{`(and "x" (sample 1 2))`, "one number"},
+		{`(and "x" (sample 1) (sample 2))`, "given twice"},
+		{`(and "x" (sort-by a sideways))`, "not asc or desc"},
+		{`(and "x" (sort-by (a)))`, "takes a property key"},
+		{`(or "x" (sort-by a))`, "top level"},
+		{`(and "x" (all-page-tags y))`, "no arguments"},
+		{`(page-ref a b)`, "one name"},
+		{`(and "x" (page-ref))`, "one name"},
+		{`(and "x" (all-pages))`, "unsupported: (all-pages)"},
 		{`(and (page <% today %>) (todo now))`, "unsupported: <% %> placeholders"},
 		{`(and (task done) $1)`, "unsupported: $ parameters"},
 		{`(and "x" (full-text-search "y"))`, "unsupported: (full-text-search)"},
@@ -275,7 +286,7 @@ func TestErrors(t *testing.T) {
 		{strings.Repeat("x", MaxQueryBytes+1), "longer than"},
 	}
 	for _, c := range cases {
-		_, err := Eval(context.Background(), ix.DB, c.q, 10)
+		_, err := Eval(context.Background(), ix, c.q, 10)
 		if err == nil {
 			t.Errorf("%q: no error, want %q", c.q, c.want)
 			continue
@@ -290,14 +301,14 @@ func TestErrors(t *testing.T) {
 	}
 	// Unsupported constructs say so in a detail the caller can map to its
 	// own error code.
-	_, err := Eval(context.Background(), ix.DB, `(and "x" (sample 2))`, 10)
-	if e := errs.As(err); e == nil || e.Details["detail"] != "unsupported: (sample)" {
-		t.Errorf("(sample 2): %v, want detail %q", err, "unsupported: (sample)")
+	_, err := Eval(context.Background(), ix, `(and "x" (get-children 2))`, 10)
+	if e := errs.As(err); e == nil || e.Details["detail"] != "unsupported: (get-children)" {
+		t.Errorf("(get-children 2): %v, want detail %q", err, "unsupported: (get-children)")
 	}
 	// A cancelled context stops the evaluation.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Eval(ctx, ix.DB, `"x"`, 10); err == nil {
+	if _, err := Eval(ctx, ix, `"x"`, 10); err == nil {
 		t.Error("cancelled context: no error")
 	}
 }

@@ -19,11 +19,12 @@ const (
 type nodeKind int
 
 const (
-	nList nodeKind = iota // (op args...)
-	nAtom                 // a bare word: operator names, TODO, -7d, keys
-	nStr                  // "quoted text"
-	nRef                  // [[page]]
-	nTag                  // #tag or #[[tag]]
+	nList     nodeKind = iota // (op args...)
+	nAtom                     // a bare word: operator names, TODO, -7d, keys
+	nStr                      // "quoted text"
+	nRef                      // [[page]]
+	nTag                      // #tag or #[[tag]]
+	nBlockRef                 // ((uuid))
 )
 
 // node is one parsed expression.
@@ -115,6 +116,10 @@ func (r *reader) expr(depth int) (*node, error) {
 		return nil, invalid("more than %d expressions", MaxNodes)
 	}
 	s := r.s
+	if u, ok := blockRef(s[r.i:]); ok {
+		r.i += len(u) + 4
+		return &node{kind: nBlockRef, text: strings.ToLower(u)}, nil
+	}
 	switch {
 	case s[r.i] == '(':
 		r.i++
@@ -201,4 +206,28 @@ func (r *reader) brackets() (string, error) {
 		}
 	}
 	return "", invalid("unclosed [[")
+}
+
+// blockRef reads a block reference ((uuid)) at the start of s: a uuid in
+// its 8-4-4-4-12 hex form between (( and )).
+func blockRef(s string) (string, bool) {
+	const n = 36
+	if len(s) < n+4 || s[:2] != "((" || s[n+2:n+4] != "))" {
+		return "", false
+	}
+	u := s[2 : n+2]
+	for i := 0; i < n; i++ {
+		c := u[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return "", false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return "", false
+			}
+		}
+	}
+	return u, true
 }

@@ -9,21 +9,14 @@ import (
 
 func init() { query.Register(query.LogseqSimple, evalQuery) }
 
-// maxScan bounds the matches read before the read fence and the limit
-// (the evaluator holds the graph's pages and blocks in memory anyway).
-const maxScan = 100000
-
 // evalQuery answers a simple query for the query operation: the rows of
 // notes the read fence hides are dropped before they count against the
-// limit. Blocks give the columns page and content, page-only queries page.
+// limit (or (sample n)). Blocks give the columns page and content,
+// page-only queries page.
 func evalQuery(ctx context.Context, ix *index.Index, q string, opt query.Options) (*query.Result, error) {
-	res, err := Eval(ctx, ix.DB, q, maxScan)
+	res, err := Evaluator{Visible: opt.Visible}.Eval(ctx, ix, q, opt.Limit)
 	if err != nil {
 		return nil, err
-	}
-	limit := opt.Limit
-	if limit <= 0 {
-		limit = DefaultLimit
 	}
 	out := &query.Result{Columns: []string{"page", "content"}, Truncated: res.Truncated}
 	pages := res.Kind == "pages"
@@ -31,13 +24,6 @@ func evalQuery(ctx context.Context, ix *index.Index, q string, opt query.Options
 		out.Columns = []string{"page"}
 	}
 	for _, r := range res.Rows {
-		if !opt.Shows(r.Path) {
-			continue
-		}
-		if len(out.Rows) == limit {
-			out.Truncated = true
-			break
-		}
 		vals := []any{r.Page}
 		if !pages {
 			vals = append(vals, r.Content)
