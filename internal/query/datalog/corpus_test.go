@@ -75,3 +75,24 @@ func TestCorpusLogseqDocs(t *testing.T) {
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	t.Logf("%d evaluations: p50 %v, p99 %v, max %v", len(times), times[len(times)/2], times[len(times)*99/100], times[len(times)-1])
 }
+
+// BenchmarkCorpusLogseqDocs evaluates the corpus queries once per
+// iteration over the loaded Logseq docs graph (the graph load is not
+// timed).
+func BenchmarkCorpusLogseqDocs(b *testing.B) {
+	root := testutil.Corpus(b, "logseq-docs")
+	ix := indexOf(b, root)
+	g, err := graph.Load(context.Background(), ix.DB)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev := Evaluator{Now: func() time.Time { return time.Date(2022, 6, 1, 0, 0, 0, 0, time.UTC) }}
+	b.ResetTimer()
+	for b.Loop() {
+		for _, c := range corpusQueries {
+			if _, err := ev.Eval(context.Background(), g, c.q, nil, query.Options{Limit: 50}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

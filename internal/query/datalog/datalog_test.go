@@ -234,6 +234,18 @@ func TestRows(t *testing.T) {
 	if len(r.Rows) != 1 || !reflect.DeepEqual(r.Rows[0].Values, []any{int64(4), int64(20261001), int64(20261124)}) {
 		t.Errorf("count/min/max = %+v", r.Rows)
 	}
+	// sum, avg, count-distinct; :with keeps equal values apart.
+	for q, want := range map[string][]any{
+		`[:find (sum ?e) (avg ?e) :where [?x :block/properties ?p] [(get ?p :effort) ?e]]`:          {int64(8), 4.0},
+		`[:find (count ?e) :where [?x :block/properties ?p] [(get ?p :type) ?e]]`:                   {int64(1)},
+		`[:find (count ?e) :with ?x :where [?x :block/properties ?p] [(get ?p :type) ?e]]`:          {int64(2)},
+		`[:find (count-distinct ?e) :with ?x :where [?x :block/properties ?p] [(get ?p :type) ?e]]`: {int64(1)},
+	} {
+		r, err := ev.Eval(context.Background(), g, q, nil, query.Options{})
+		if err != nil || len(r.Rows) != 1 || !reflect.DeepEqual(r.Rows[0].Values, want) {
+			t.Errorf("%s = %+v %v, want %v", q, r, err, want)
+		}
+	}
 	// :keys names the columns; two columns, one row per distinct pair.
 	r, err = ev.Eval(context.Background(), g, `[:find ?name ?type :keys name type :where [?p :block/properties ?pr] [(get ?pr :type) ?type] [?p :block/original-name ?name]]`, nil, query.Options{})
 	if err != nil {
@@ -337,6 +349,7 @@ func TestErrors(t *testing.T) {
 		{`[:find ?b :where [?b :block/refs [:block/name "x"]]]`, "lookup ref"},
 		{`[:find ?b :where [$2 ?b :block/name]]`, "source $2"},
 		{`[:find ?a ?b :where [?a :block/content] [?b :block/content]]`, "more than 50 intermediate rows"},
+		{`{:query [:find ?a ?b :in $ [?a ...] [?b ...]] :inputs [[1 2 3 4 5 6 7 8] [1 2 3 4 5 6 7 8]]}`, "more than 50 intermediate rows"},
 	}
 	for _, c := range unsupportedCases {
 		_, err := ev.Eval(context.Background(), g, c.q, nil, query.Options{})

@@ -200,12 +200,14 @@ type db struct {
 	idx      map[string]*attrIdx
 	propMaps map[Val]*propMap
 	refMemo  map[*graph.Block][]Val
+	regexps  map[string]*regexp.Regexp // compiled re-patterns
 }
 
 // newDB builds the entities of the pages shows allows.
 func newDB(g *graph.Graph, shows func(string) bool) *db {
 	d := &db{g: g, pageEnt: map[*graph.Page]Val{}, blockEnt: map[*graph.Block]Val{}, names: map[string][]Val{},
-		ids: map[any]Val{}, idx: map[string]*attrIdx{}, propMaps: map[Val]*propMap{}, refMemo: map[*graph.Block][]Val{}}
+		ids: map[any]Val{}, idx: map[string]*attrIdx{}, propMaps: map[Val]*propMap{}, refMemo: map[*graph.Block][]Val{},
+		regexps: map[string]*regexp.Regexp{}}
 	for _, p := range g.Pages {
 		if !shows(p.Path) {
 			continue
@@ -394,12 +396,13 @@ func (d *db) pull(e *entity, items []pullItem) map[string]any {
 		if e.block == nil && !def.page || e.block != nil && !def.block {
 			return
 		}
-		vs := d.attr(name).byE[e.id]
+		// Straight from the entity: a pull never builds an attribute's index.
+		var vs []any
+		def.vals(d, e, func(x any) { vs = append(vs, x) })
 		if len(vs) == 0 {
 			return
 		}
-		conv := func(v Val) any {
-			x := d.vals[v]
+		conv := func(x any) any {
 			if sub != nil {
 				if ent, ok := x.(*entity); ok {
 					return d.pull(ent, sub)

@@ -131,6 +131,9 @@ func (r *run) bindInputs(p *Query, inputs []any, now time.Time) (*rel, error) {
 		for _, row := range out.rows {
 			for _, v := range vals {
 				next.rows = append(next.rows, append(append([]Val{}, row...), v))
+				if err := r.check(len(next.rows)); err != nil {
+					return nil, err
+				}
 			}
 		}
 		out = next

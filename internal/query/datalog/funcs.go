@@ -156,9 +156,15 @@ func (d *db) call(name string, args []any) (any, error) {
 		if !ok {
 			return nil, nil
 		}
+		if re, ok := d.regexps[s]; ok {
+			return re, nil
+		}
 		re, err := regexp.Compile(s)
 		if err != nil {
 			return nil, invalid("(re-pattern): %v", err)
+		}
+		if len(d.regexps) < 64 {
+			d.regexps[s] = re
 		}
 		return re, nil
 	case "re-find", "re-matches":
@@ -301,13 +307,7 @@ func compare(a, b any) (int, bool) {
 func contains(coll, x any) bool {
 	switch c := coll.(type) {
 	case *setVal:
-		if c.m[x] {
-			return true
-		}
-		if n, ok := x.(int64); ok { // #{1 2} holds int64s already; floats stay apart
-			return c.m[n]
-		}
-		return false
+		return c.m[x]
 	case *propMap:
 		switch k := x.(type) {
 		case edn.Keyword:
