@@ -151,6 +151,14 @@ func TestQueries(t *testing.T) {
 		{"find collection", `[:find [?b ...] :where [?b :block/marker "DOING"]]`, []string{"px3"}},
 		{"find scalar", `[:find ?b . :where [?b :block/marker "DOING"]]`, []string{"px3"}},
 		{"with uuid tag", `[:find ?b :where [?b :block/uuid #uuid "6500aaaa-0000-4000-8000-000000000001"]]`, []string{"px1"}},
+		// Joins the planner must get right whatever the written order.
+		{"same var twice", `[:find ?x :where [?x :block/parent ?x]]`, []string{}},
+		{"or on a bound var", `[:find ?b :where [?b :block/refs ?p] (or [?p :block/name "alice"] [?p :block/name "urgent"])]`, []string{"bob1", "j20b", "lg1", "px2", "px3", "sec1"}},
+		{"not before its binder", `[:find ?b :where (not [?b :block/marker "TODO"]) [?b :block/marker ?m]]`, []string{"al1", "al2", "j24", "px3"}},
+		{"predicate before its binder", `[:find ?b :where [(> ?d 20261121)] [?b :block/page ?p] [?p :block/journal-day ?d]]`, []string{"j24"}},
+		{"binding unifies", `[:find ?b :where [?b :block/marker ?m] [(str "DO" "NE") ?m]]`, []string{"al1", "j24"}},
+		{"entities compare", `[:find ?b :where [?b :block/page ?p] [?b :block/parent ?q] [(not= ?p ?q)]]`, []string{"px3"}},
+		{"or-join bound outside", `[:find ?b :where [?b :block/marker _] (or-join [?b] [?b :block/priority "A"] (and [?b :block/page ?p] [?p :block/name "alice"]))]`, []string{"al1", "al2", "px1"}},
 		{"no match constant", `[:find ?b :where [?b :block/marker "NOPE"]]`, []string{}},
 	}
 	for _, c := range cases {

@@ -314,7 +314,6 @@ func (q *Query) parseVector(v []any) error {
 		return invalid("an advanced query starts with :find")
 	}
 	sections := map[string][]any{}
-	var order []string
 	cur := ""
 	for _, x := range v {
 		if kw, ok := x.(edn.Keyword); ok {
@@ -330,13 +329,11 @@ func (q *Query) parseVector(v []any) error {
 				return invalid("the section :%s appears twice", k)
 			}
 			sections[k] = []any{}
-			order = append(order, k)
 			cur = k
 			continue
 		}
 		sections[cur] = append(sections[cur], x)
 	}
-	_ = order
 	if len(sections["find"]) == 0 {
 		return invalid(":find names nothing")
 	}
@@ -406,8 +403,9 @@ func (q *Query) parseFind(els []any) error {
 		els = els[:1]
 	}
 	if len(els) == 1 {
+		// [?x ...] or a tuple [?x ?y], not a (pull ...) or (count ...) form.
 		if vec, ok := els[0].([]any); ok && len(vec) >= 1 {
-			if _, isPullHead := vec[0].(edn.Symbol); !isPullHead || isVar(string(vec[0].(edn.Symbol))) {
+			if s, isSym := vec[0].(edn.Symbol); !isSym || isVar(string(s)) {
 				if len(vec) == 2 && vec[1] == edn.Symbol("...") {
 					els = vec[:1]
 				} else {
@@ -946,7 +944,6 @@ func (q *Query) parseForm(head string, args []any, depth int) ([]*clause, error)
 		}
 		c.vars = uniq(all)
 		return []*clause{c}, nil
-	case "not-join-in", "or-in":
 	}
 	return q.rule(head, args)
 }
