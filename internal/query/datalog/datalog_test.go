@@ -159,6 +159,13 @@ func TestQueries(t *testing.T) {
 		{"binding unifies", `[:find ?b :where [?b :block/marker ?m] [(str "DO" "NE") ?m]]`, []string{"al1", "j24"}},
 		{"entities compare", `[:find ?b :where [?b :block/page ?p] [?b :block/parent ?q] [(not= ?p ?q)]]`, []string{"px3"}},
 		{"or-join bound outside", `[:find ?b :where [?b :block/marker _] (or-join [?b] [?b :block/priority "A"] (and [?b :block/page ?p] [?p :block/name "alice"]))]`, []string{"al1", "al2", "px1"}},
+		{"lookup ref", `[:find ?b :where [?b :block/refs [:block/name "alice"]]]`, []string{"bob1", "j20b", "px2", "sec1"}},
+		{"lookup ref entity", `[:find ?b :where [[:block/original-name "Alice"] :block/journal? ?j] [?b :block/page [:block/name "alice"]]]`, []string{"al1", "al2"}},
+		{"lookup ref none", `[:find ?b :where [?b :block/refs [:block/name "nobody"]]]`, []string{}},
+		{"lookup ref in a function", `[:find ?b :where [?b :block/page ?p] [(= ?p [:block/name "bob"])]]`, []string{"bob1"}},
+		{"subs and count", `[:find ?s :where [?b :block/marker "LATER"] [?b :block/content ?c] [(subs ?c 11 14) ?s] [(count ?s) ?n] [(= ?n 3)]]`, []string{"al2"}},
+		{"arithmetic", `[:find ?b :where [?b :block/properties ?pr] [(get ?pr :effort) ?e] [(* ?e 2) ?d] [(- ?d 1) ?x] [(inc ?x) ?y] [(= ?y 6)]]`, []string{"al2"}},
+		{"name", `[:find ?n :where [(ground :block/marker) ?k] [(name ?k) ?n]]`, []string{"marker"}},
 		{"no match constant", `[:find ?b :where [?b :block/marker "NOPE"]]`, []string{}},
 	}
 	for _, c := range cases {
@@ -336,7 +343,7 @@ func TestInputs(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	_, g := loadFixture(t)
-	ev := Evaluator{Now: fixedNow, MaxRows: 50}
+	ev := Evaluator{Now: fixedNow, MaxRows: 50, MaxStrBytes: 1000}
 	unsupportedCases := []struct{ q, construct string }{
 		{`{:query [:find ?b :where [?b :block/marker _]] :result-transform (fn [r] r)}`, ":result-transform"},
 		{`{:query [:find ?b :where [?b :block/marker _]] :view (fn [r] [:div r])}`, ":view"},
@@ -349,14 +356,15 @@ func TestErrors(t *testing.T) {
 		{`[:find ?b :where [?b :foo/bar ?x]]`, "attribute :foo/bar"},
 		{`{:query [:find ?b :in $ ?p :where [?b :block/page ?p]] :inputs [:current-page]}`, "input :current-page"},
 		{`[:find ?b :where (my-rule ?b)]`, "rule (my-rule)"},
-		{`[:find ?b :where [?b :block/content ?c] [(subs ?c 1) ?x]]`, "function subs"},
+		{`[:find ?b :where [?b :block/content ?c] [(re-seq ?c ?c) ?x]]`, "function re-seq"},
 		{`[:find ?b :where [?b ?a ?v]]`, "variable attribute"},
 		{`[:find (pull ?b [:block/_parent]) :where [?b :block/name]]`, "reverse attribute :block/_parent"},
 		{`[:find (distinct ?b) :where [?b :block/name]]`, "(distinct) in :find"},
 		{`[:find ?b :where [?b :block/content ?c] [(str ?c) [?x ...]]]`, "collection, tuple or relation binding"},
-		{`[:find ?b :where [?b :block/refs [:block/name "x"]]]`, "lookup ref"},
+		{`[:find ?b :where [?b :block/refs [:block/nope "x"]]]`, "attribute :block/nope"},
 		{`[:find ?b :where [$2 ?b :block/name]]`, "source $2"},
 		{`[:find ?a ?b :where [?a :block/content] [?b :block/content]]`, "more than 50 intermediate rows"},
+		{`[:find ?s :where [?b :block/content ?c] [(str ?c ?c ?c) ?s]]`, "too many computed strings"},
 		{`{:query [:find ?a ?b :in $ [?a ...] [?b ...]] :inputs [[1 2 3 4 5 6 7 8] [1 2 3 4 5 6 7 8]]}`, "more than 50 intermediate rows"},
 	}
 	for _, c := range unsupportedCases {
@@ -392,6 +400,11 @@ func TestErrors(t *testing.T) {
 		if errs.Code(err) != errs.CodeInvalidInput || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%.80q: %v (code %s), want validation_failed containing %q", c.q, err, errs.Code(err), c.want)
 		}
+	}
+	// A string doubled per clause stops at 64 KiB, under the default caps.
+	doubling := `[:find ?x :where [(ground "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef") ?a] ` + strings.Repeat(`[(str ?a ?a) ?a1] [(str ?a1 ?a1) ?a2] [(str ?a2 ?a2) ?a3] [(str ?a3 ?a3) ?a4] [(str ?a4 ?a4) ?a5] [(str ?a5 ?a5) ?a6] [(str ?a6 ?a6) ?a7] [(str ?a7 ?a7) ?a8] [(str ?a8 ?a8) ?a9] [(str ?a9 ?a9) ?a10] [(str ?a10 ?a10) ?x]`, 1) + `]`
+	if _, err := (Evaluator{}).Eval(context.Background(), g, doubling, nil, query.Options{}); errs.As(err) == nil || errs.As(err).Details["construct"] != "str longer than 64 KiB" {
+		t.Errorf("doubling str: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -263,6 +263,42 @@ func (d *db) lookup(x any) (Val, bool) {
 	return id, ok
 }
 
+// resolveRef finds a lookup ref's entity.
+func (d *db) resolveRef(lr *lookupRef) (Val, bool) {
+	ix := d.attr(lr.attr) // interns the attribute's values first
+	id, ok := d.lookup(lr.val)
+	if !ok {
+		return 0, false
+	}
+	ents := ix.byV[id]
+	if len(ents) == 0 {
+		return 0, false
+	}
+	return ents[0], true
+}
+
+// entityConst reads a constant in a pattern's entity position: a lookup
+// ref, or loci's entity number.
+func (d *db) entityConst(x any) (Val, bool) {
+	switch v := x.(type) {
+	case *lookupRef:
+		return d.resolveRef(v)
+	case int64:
+		if v >= 0 && v < int64(len(d.ents)) {
+			return Val(v), true
+		}
+	}
+	return 0, false
+}
+
+// constVal reads a constant in a pattern's value position.
+func (d *db) constVal(x any) (Val, bool) {
+	if lr, ok := x.(*lookupRef); ok {
+		return d.resolveRef(lr)
+	}
+	return d.lookup(x)
+}
+
 // attr returns the facts of a (canonical) attribute, built on first use.
 func (d *db) attr(name string) *attrIdx {
 	if ix := d.idx[name]; ix != nil {

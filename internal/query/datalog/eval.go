@@ -23,10 +23,12 @@ const DefaultLimit = 100
 
 // Evaluator evaluates advanced queries. Now is its clock (time.Now when
 // nil), used by the :today / :-7d inputs; MaxRows caps intermediate
-// results (DefaultMaxRows when 0).
+// results (DefaultMaxRows when 0), MaxStrBytes the strings functions make
+// (DefaultMaxStrBytes when 0).
 type Evaluator struct {
-	Now     func() time.Time
-	MaxRows int
+	Now         func() time.Time
+	MaxRows     int
+	MaxStrBytes int
 }
 
 // rel is a relation: rows of values, one column per variable.
@@ -47,11 +49,17 @@ func newRel(vars []string) *rel {
 func (r *rel) bound(v string) bool { _, ok := r.col[v]; return ok }
 
 type run struct {
-	ctx     context.Context
-	d       *db
-	maxRows int
-	steps   int
+	ctx         context.Context
+	d           *db
+	maxRows     int
+	steps       int
+	strBytes    int // bytes of the strings functions made
+	maxStrBytes int
 }
+
+// DefaultMaxStrBytes caps the bytes of the strings binding functions
+// (str, subs, ...) make in one query.
+const DefaultMaxStrBytes = 64 << 20
 
 // Eval parses q and evaluates it over g; inputs, when not nil, replace
 // the query map's :inputs.
@@ -77,7 +85,10 @@ func (ev Evaluator) Run(ctx context.Context, g *graph.Graph, p *Query, inputs []
 		maxRows = DefaultMaxRows
 	}
 	d := newDB(g, opt.Shows)
-	r := &run{ctx: ctx, d: d, maxRows: maxRows}
+	r := &run{ctx: ctx, d: d, maxRows: maxRows, maxStrBytes: ev.MaxStrBytes}
+	if r.maxStrBytes <= 0 {
+		r.maxStrBytes = DefaultMaxStrBytes
+	}
 	start, err := r.bindInputs(p, inputs, now())
 	if err != nil {
 		return nil, err
@@ -384,7 +395,7 @@ func (r *run) patternCost(c *clause, cur *rel, n float64) float64 {
 	case known(c.e):
 		return n * (facts/(ents+1) + 0.01)
 	case c.v.kind == tConst:
-		if v, ok := r.d.lookup(c.v.val); ok {
+		if v, ok := r.d.constVal(c.v.val); ok {
 			return n * float64(len(ix.byV[v]))
 		}
 		return 0
@@ -433,14 +444,14 @@ func (r *run) pattern(c *clause, cur *rel) (*rel, error) {
 	out := newRel(vars)
 	var eConst, vConst Val = -1, -1
 	if c.e.kind == tConst {
-		id, ok := c.e.val.(int64)
-		if !ok || id < 0 || id >= int64(len(r.d.ents)) {
+		id, ok := r.d.entityConst(c.e.val)
+		if !ok {
 			return out, nil
 		}
-		eConst = Val(id)
+		eConst = id
 	}
 	if c.v.kind == tConst {
-		id, ok := r.d.lookup(c.v.val)
+		id, ok := r.d.constVal(c.v.val)
 		if !ok {
 			return out, nil
 		}
@@ -545,6 +556,12 @@ func (r *run) fn(c *clause, cur *rel) (*rel, error) {
 				args[i] = r.d.vals[row[cur.col[a.name]]]
 			case tConst:
 				args[i] = a.val
+				if lr, ok := a.val.(*lookupRef); ok {
+					args[i] = nil
+					if id, ok := r.d.resolveRef(lr); ok {
+						args[i] = r.d.ents[id]
+					}
+				}
 			default:
 				args[i] = nil
 			}
@@ -563,6 +580,11 @@ func (r *run) fn(c *clause, cur *rel) (*rel, error) {
 			}
 			out.rows = append(out.rows, row)
 		case newCol:
+			if s, ok := res.(string); ok {
+				if r.strBytes += len(s); r.strBytes > r.maxStrBytes {
+					return nil, unsupported("too many computed strings", "the query's functions made more than %d bytes of strings: narrow it", r.maxStrBytes).With("max_bytes", r.maxStrBytes)
+				}
+			}
 			nr := make([]Val, len(vars))
 			copy(nr, row)
 			nr[outCol] = r.d.intern(res)

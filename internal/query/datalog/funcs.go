@@ -28,6 +28,10 @@ func (s sig) arity() string {
 	return fmt.Sprintf("%d to %d arguments", s.min, s.max)
 }
 
+// maxStr caps the strings str makes (repeated str could double a string
+// per clause).
+const maxStr = 64 << 10
+
 // funcs are the functions and predicates a clause may call.
 var funcs = map[string]sig{
 	"=": {2, -1, false}, "==": {2, -1, false}, "not=": {2, -1, false}, "!=": {2, -1, false},
@@ -42,6 +46,8 @@ var funcs = map[string]sig{
 	"re-pattern": {1, 1, false}, "re-find": {2, 2, false}, "re-matches": {2, 2, false},
 	"missing?": {3, 3, true}, "get-else": {4, 4, true},
 	"loci/property-matches?": {2, 2, false},
+	"subs":                   {2, 3, false}, "count": {1, 1, false}, "name": {1, 1, false},
+	"+": {0, -1, false}, "-": {1, -1, false}, "*": {0, -1, false}, "inc": {1, 1, false}, "dec": {1, 1, false},
 }
 
 // call applies a function to its arguments' values; nil means no value
@@ -117,6 +123,9 @@ func (d *db) call(name string, args []any) (any, error) {
 		var b strings.Builder
 		for _, a := range args {
 			b.WriteString(d.str(a))
+			if b.Len() > maxStr {
+				return nil, unsupported("str longer than 64 KiB", "(str) made a string longer than %d bytes", maxStr)
+			}
 		}
 		return b.String(), nil
 	case "ground", "identity":
@@ -191,6 +200,44 @@ func (d *db) call(name string, args []any) (any, error) {
 			return d.vals[vs[0]], nil
 		}
 		return args[3], nil
+	case "subs":
+		s, ok := args[0].(string)
+		if !ok {
+			return nil, nil
+		}
+		rs := []rune(s)
+		from, ok1 := args[1].(int64)
+		to, ok2 := int64(len(rs)), true
+		if len(args) == 3 {
+			to, ok2 = args[2].(int64)
+		}
+		if !ok1 || !ok2 || from < 0 || to < from || to > int64(len(rs)) {
+			return nil, nil // Clojure throws; the row is dropped
+		}
+		return string(rs[from:to]), nil
+	case "count":
+		switch v := args[0].(type) {
+		case string:
+			return int64(len([]rune(v))), nil
+		case *setVal:
+			return int64(len(v.m)), nil
+		case *propMap:
+			return int64(len(v.m)), nil
+		}
+		return nil, nil
+	case "name":
+		switch v := args[0].(type) {
+		case edn.Keyword:
+			if i := strings.LastIndex(string(v), "/"); i >= 0 && i < len(v)-1 {
+				return string(v[i+1:]), nil
+			}
+			return string(v), nil
+		case string:
+			return v, nil
+		}
+		return nil, nil
+	case "+", "-", "*", "inc", "dec":
+		return arith(name, args), nil
 	case "loci/property-matches?":
 		return truth(propertyMatches(args[0], args[1])), nil
 	}
@@ -361,4 +408,66 @@ func propertyMatches(val, want any) bool {
 		return contains(s, w)
 	}
 	return false
+}
+
+// arith is +, -, *, inc and dec over integers and decimals (nil when an
+// argument is not a number).
+func arith(op string, args []any) any {
+	switch op {
+	case "inc":
+		args, op = []any{args[0], int64(1)}, "+"
+	case "dec":
+		args, op = []any{args[0], int64(1)}, "-"
+	}
+	allInt := true
+	for _, a := range args {
+		if _, ok := num(a); !ok {
+			return nil
+		}
+		if _, ok := a.(int64); !ok {
+			allInt = false
+		}
+	}
+	if allInt {
+		var acc int64
+		if op == "*" {
+			acc = 1
+		}
+		for i, a := range args {
+			n := a.(int64)
+			switch {
+			case op == "+":
+				acc += n
+			case op == "*":
+				acc *= n
+			case i == 0 && len(args) == 1:
+				acc = -n
+			case i == 0:
+				acc = n
+			default:
+				acc -= n
+			}
+		}
+		return acc
+	}
+	var acc float64
+	if op == "*" {
+		acc = 1
+	}
+	for i, a := range args {
+		n, _ := num(a)
+		switch {
+		case op == "+":
+			acc += n
+		case op == "*":
+			acc *= n
+		case i == 0 && len(args) == 1:
+			acc = -n
+		case i == 0:
+			acc = n
+		default:
+			acc -= n
+		}
+	}
+	return acc
 }

@@ -621,10 +621,26 @@ func constant(x any) (any, error) {
 		}
 		return nil, unsupported("#"+v.Tagname, "tagged value #%s is not supported", v.Tagname)
 	case []any:
-		// A literal vector (a collection for contains?), or a lookup ref.
+		// A lookup ref [:block/name "x"], or a literal vector (a
+		// collection for contains?).
 		if len(v) == 2 {
-			if _, ok := v[0].(edn.Keyword); ok {
-				return nil, unsupported("lookup ref", "lookup refs ([:attr value]) are not supported")
+			if kw, ok := v[0].(edn.Keyword); ok {
+				a, err := attrName(string(kw))
+				if err != nil {
+					return nil, err
+				}
+				val, err := constant(v[1])
+				if err != nil {
+					return nil, err
+				}
+				switch val.(type) {
+				case *setVal, *lookupRef:
+					return nil, invalid("a lookup ref [:attribute value] takes a single value")
+				}
+				if attrs[a].ref {
+					return nil, invalid("a lookup ref's attribute holds values, not entities")
+				}
+				return &lookupRef{attr: a, val: val}, nil
 			}
 		}
 		s := &setVal{m: map[any]bool{}}
@@ -644,6 +660,13 @@ func constant(x any) (any, error) {
 	return nil, unsupported(fmt.Sprintf("value of type %T", x), "this kind of value (%T) is not supported", x)
 }
 
+// lookupRef names the entity whose attribute has the value (the first
+// one when several do), as [:block/name "x"] does.
+type lookupRef struct {
+	attr string
+	val  any
+}
+
 func (q *Query) freshVar() string {
 	q.fresh++
 	return fmt.Sprintf("?_%d", q.fresh)
@@ -656,8 +679,13 @@ func (q *Query) parseClause(x any, depth int) ([]*clause, error) {
 	if !ok || len(vec) == 0 {
 		return nil, invalid("a :where clause is [pattern], [(predicate)], (not ...), (or ...) or a Logseq rule call")
 	}
-	if inner, ok := vec[0].([]any); ok { // [(f args) out?]
-		return q.parseFn(vec, inner)
+	if inner, ok := vec[0].([]any); ok {
+		if len(inner) > 0 {
+			if _, isKw := inner[0].(edn.Keyword); isKw { // [[:block/name "x"] :attr ?v]
+				return q.parsePattern(vec)
+			}
+		}
+		return q.parseFn(vec, inner) // [(f args) out?]
 	}
 	if head, ok := vec[0].(edn.Symbol); ok && !isVar(string(head)) && head != "_" && !strings.HasPrefix(string(head), "$") {
 		return q.parseForm(string(head), vec[1:], depth)
