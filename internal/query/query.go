@@ -49,6 +49,10 @@ type Options struct {
 	// notes it refuses are dropped before they count against Limit.
 	// Nil shows every note.
 	Visible func(path string) bool
+	// Inputs are the values of a Logseq advanced query's :in variables
+	// (JSON values; they replace the query map's :inputs). Nil when not
+	// given; other languages take none.
+	Inputs []any
 }
 
 // Shows reports whether o lets path be shown.
@@ -82,14 +86,15 @@ func Languages() []string {
 }
 
 // Detect tells a query's language from its start: {{query ...}} or a
-// leading ( is a Logseq simple query, [:find or {:query a Logseq advanced
-// (Datalog) query, LIST, TABLE or TASK a Dataview query. "" when none fits.
+// leading ( is a Logseq simple query; [:find, a {:title ... :query ...}
+// map (any {:key ...}) or #+BEGIN_QUERY a Logseq advanced (Datalog)
+// query; LIST, TABLE or TASK a Dataview query. "" when none fits.
 func Detect(q string) string {
 	s := strings.TrimSpace(q)
 	switch {
 	case strings.HasPrefix(s, "{{query"), strings.HasPrefix(s, "("):
 		return LogseqSimple
-	case strings.HasPrefix(s, "[:find"), strings.HasPrefix(s, "{:query"), strings.HasPrefix(s, "#+BEGIN_QUERY"):
+	case strings.HasPrefix(s, "[:find"), strings.HasPrefix(s, "{:"), strings.HasPrefix(s, "#+BEGIN_QUERY"):
 		return LogseqAdvanced
 	}
 	w, _, _ := strings.Cut(s, " ")

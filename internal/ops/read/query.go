@@ -3,6 +3,7 @@ package read
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -10,6 +11,7 @@ import (
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/query"
+	_ "github.com/loci-dev/loci/internal/query/datalog"  // registers the logseq-advanced language
 	_ "github.com/loci-dev/loci/internal/query/dataview" // registers the dataview language
 	_ "github.com/loci-dev/loci/internal/query/lsimple"  // registers the logseq-simple language
 )
@@ -37,6 +39,7 @@ type QueryIn struct {
 	Language  string `json:"language,omitempty" jsonschema:"dataview, logseq-simple or logseq-advanced (default: detected from the query)"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"rows returned, 1-1000 (default 100); truncated says when more matched"`
 	TimeoutMS int    `json:"timeout_ms,omitempty" jsonschema:"give up after this many milliseconds, 1-60000 (default 5000)"`
+	Inputs    []any  `json:"inputs,omitempty" jsonschema:"logseq-advanced only: the values of the query's :in variables after $, replacing its :inputs; strings starting with : are keywords (\":today\", \":-7d\")"`
 	Vault     string `json:"vault,omitempty" jsonschema:"vault name (default: the first)"`
 }
 
@@ -54,6 +57,18 @@ func (in *QueryIn) Validate() error {
 	if in.TimeoutMS < 0 || in.TimeoutMS > 60000 {
 		return errs.New(errs.CodeInvalidInput, "timeout_ms must be between 1 and 60000").With("timeout_ms", in.TimeoutMS)
 	}
+	if in.Inputs != nil {
+		lang := strings.ToLower(strings.TrimSpace(in.Language))
+		if lang == "" {
+			lang = query.Detect(in.Query)
+		}
+		if lang != query.LogseqAdvanced {
+			return errs.New(errs.CodeInvalidInput, "inputs are given only to logseq-advanced queries")
+		}
+		if len(in.Inputs) > 64 {
+			return errs.New(errs.CodeInvalidInput, "at most 64 inputs").With("inputs", len(in.Inputs))
+		}
+	}
 	return ops.CheckLimit(in.Limit, 1000)
 }
 
@@ -69,6 +84,7 @@ func Query() ops.Def[QueryIn, QueryOut] {
 		Title: "Run a structured query",
 		Description: "Run a structured query over the index and get a table: columns, and rows that each carry the note's path (and the line and block uuid of a task or block). " +
 			"Dataview's LIST, TABLE and TASK queries with FROM (#tag, \"folder\", [[note]], outgoing([[note]]), and/or/-), WHERE, SORT and LIMIT are answered; " +
+			"Logseq simple queries ({{query ...}}) and advanced queries ([:find ...] Datalog, with inputs) are answered too; " +
 			"a construct outside the supported subset is an unsupported_query error naming it (docs/query.md). Notes hidden from the caller never appear.",
 		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
 		CLI:         ops.CLI{Use: "query", Args: []string{"query"}, Text: textQuery},
@@ -81,7 +97,7 @@ func Query() ops.Def[QueryIn, QueryOut] {
 			}
 			ctx, cancel := context.WithTimeout(ctx, time.Duration(ops.OrDefault(in.TimeoutMS, 5000))*time.Millisecond)
 			defer cancel()
-			opt := query.Options{Limit: ops.OrDefault(in.Limit, 100)}
+			opt := query.Options{Limit: ops.OrDefault(in.Limit, 100), Inputs: in.Inputs}
 			if f := env.ReadFence(ctx, vh); f.Active() {
 				opt.Visible = f.Allows
 			}
@@ -161,6 +177,21 @@ func cell(v any) string {
 			parts[i] = cell(x)
 		}
 		return strings.Join(parts, ", ")
+	case map[string]any: // a pulled entity, properties: key: value; ...
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			c := cell(v[k])
+			if _, nested := v[k].(map[string]any); nested {
+				c = "{" + c + "}"
+			}
+			parts[i] = k + ": " + c
+		}
+		return strings.Join(parts, "; ")
 	}
 	return fmt.Sprint(v)
 }

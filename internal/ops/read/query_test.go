@@ -178,17 +178,17 @@ func TestQueryLimitAndLanguage(t *testing.T) {
 func TestQueryErrors(t *testing.T) {
 	env := queryEnv(t)
 	for q, construct := range map[string]string{
-		`TABLE status GROUP BY status`:         "GROUP BY",
-		`LIST FLATTEN file.tags`:               "FLATTEN",
-		`CALENDAR file.mtime`:                  "CALENDAR queries",
-		`LIST WHERE regexmatch("a", x)`:        "function regexmatch()",
-		`LIST WHERE file.lists`:                "field file.lists",
-		`TABLE priority * 2`:                   "arithmetic (*)",
-		`LIST FROM csv("a.csv")`:               "FROM csv(...)",
-		`LIST FROM [[]]`:                       "[[]] (the current note) in FROM",
-		`[:find ?b :where [?b :block/marker]]`: "language logseq-advanced",
-		`{:query [:find ?b]}`:                  "language logseq-advanced",
-		`hello world`:                          "query language",
+		`TABLE status GROUP BY status`:  "GROUP BY",
+		`LIST FLATTEN file.tags`:        "FLATTEN",
+		`CALENDAR file.mtime`:           "CALENDAR queries",
+		`LIST WHERE regexmatch("a", x)`: "function regexmatch()",
+		`LIST WHERE file.lists`:         "field file.lists",
+		`TABLE priority * 2`:            "arithmetic (*)",
+		`LIST FROM csv("a.csv")`:        "FROM csv(...)",
+		`LIST FROM [[]]`:                "[[]] (the current note) in FROM",
+		`{:query [:find ?b :where [?b :block/marker]] :view (fn [r] r)}`: ":view",
+		`[:find ?b :where [?b :block/left ?l]]`:                          "attribute :block/left",
+		`hello world`:                                                    "query language",
 	} {
 		d := opstest.WantCode(t, env, "query", opstest.JS(map[string]any{"query": q}), errs.CodeUnsupportedQuery)
 		if d["construct"] != construct {
@@ -333,4 +333,37 @@ func TestQueryLogseqSimple(t *testing.T) {
 	if d := opstest.WantCode(t, env, "query", opstest.JS(map[string]any{"query": `(and (task TODO) (full-text-search "x"))`}), errs.CodeUnsupportedQuery); d["construct"] != "(full-text-search)" {
 		t.Errorf("(full-text-search) details: %v", d)
 	}
+}
+
+// TestQueryLogseqAdvanced: a Datalog query through the operation, with
+// inputs from the call, the read fence, and the CLI's table of pulled
+// blocks.
+func TestQueryLogseqAdvanced(t *testing.T) {
+	env := opstest.FixtureEnv(t, map[string]string{
+		"logseq/config.edn":      "{:meta/version 1}\n",
+		"pages/Plan.md":          "type:: project\n\n- TODO draft the plan\n  id:: 6561a0b2-1111-4222-8333-444455556666\n- DONE old step\n",
+		"journals/2026_11_20.md": "- DOING review [[Plan]]\n",
+		"pages/HR___Pay.md":      "- TODO secret raise [[Plan]]\n",
+	})
+	env.Vaults[0].Read = ops.ReadRules{DenyReadPaths: []string{"pages/HR*"}}
+	out := runQuery(t, env, `[:find (pull ?b [*]) :where [?b :block/marker ?m] [(contains? #{"TODO" "DOING"} ?m)]]`)
+	if got := rowPaths(out); !slices.Equal(got, []string{"journals/2026_11_20.md", "pages/Plan.md"}) {
+		t.Errorf("tasks: %v", got)
+	}
+	if out.Language != query.LogseqAdvanced || out.Rows[1].Block != "6561a0b2-1111-4222-8333-444455556666" || out.Rows[1].Line != 3 {
+		t.Errorf("rows: %+v", out)
+	}
+	text := read.Query().CLI.Text(out)
+	if !strings.Contains(text, "pages/Plan.md:3 ") || !strings.Contains(text, " block/content: TODO draft the plan; block/marker: TODO; block/page: Plan;") {
+		t.Errorf("CLI text:\n%s", text)
+	}
+	// Inputs from the call replace the query's :inputs.
+	in := `{"query": "{:query [:find ?b :in $ ?name :where [?p :block/name ?name] [?b :block/refs ?p]] :inputs [\"nothing\"]}", "inputs": ["[[Plan]]"]}`
+	out = opstest.Call[read.QueryOut](t, env, "query", in)
+	if fmt.Sprint(out.Rows) != "[{journals/2026_11_20.md 1  [DOING review [[Plan]]]}]" {
+		t.Errorf("inputs: %v", out.Rows)
+	}
+	opstest.WantCode(t, env, "query", `{"query": "LIST", "inputs": [1]}`, errs.CodeInvalidInput)
+	opstest.WantCode(t, env, "query", `{"query": "[:find ?b :in $ ?x :where [?b :block/name ?x]]", "inputs": [{"a": 1}]}`, errs.CodeInvalidInput)
+	opstest.WantCode(t, env, "query", `{"query": "[:find ?b :where [?b :block/name"}`, errs.CodeInvalidInput)
 }

@@ -1,0 +1,471 @@
+package datalog
+
+import (
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"olympos.io/encoding/edn"
+
+	"github.com/loci-dev/loci/internal/query/graph"
+)
+
+// Val is an interned value: the entities are 0..len(ents)-1, every other
+// value (string, int64, float64, bool, edn.Keyword, *propMap, *setVal,
+// *regexp.Regexp) gets the next free number the first time it is seen.
+type Val int32
+
+// entity is a page or a block.
+type entity struct {
+	id    Val
+	page  *graph.Page  // the page, or the block's page
+	block *graph.Block // nil for a page
+}
+
+// propMap is a :block/properties value: normalized key → string, int64,
+// float64 or bool.
+type propMap struct{ m map[string]any }
+
+// setVal is a collection: a #{...} or [...] literal, or an input.
+type setVal struct{ m map[any]bool }
+
+// attrDef says where an attribute applies and how its values are found.
+type attrDef struct {
+	page, block bool
+	ref         bool // values are entities
+	many        bool // several values per entity
+	vals        func(d *db, e *entity, emit func(any))
+}
+
+var attrs map[string]attrDef
+
+func init() {
+	attrs = map[string]attrDef{
+		"block/content": {block: true, vals: func(d *db, e *entity, emit func(any)) { emit(e.block.Content) }},
+		"block/marker": {block: true, vals: func(d *db, e *entity, emit func(any)) {
+			if m := marker(e.block.Content); m != "" {
+				emit(m)
+			}
+		}},
+		"block/priority": {block: true, vals: func(d *db, e *entity, emit func(any)) {
+			if p := priority(e.block.Content); p != "" {
+				emit(p)
+			}
+		}},
+		"block/properties": {page: true, block: true, vals: func(d *db, e *entity, emit func(any)) {
+			if pm := d.props(e); pm != nil {
+				emit(pm)
+			}
+		}},
+		"block/page": {block: true, ref: true, vals: func(d *db, e *entity, emit func(any)) { emit(d.ents[d.pageEnt[e.page]]) }},
+		"block/parent": {block: true, ref: true, vals: func(d *db, e *entity, emit func(any)) {
+			if par := e.block.Parent; par != nil {
+				emit(d.ents[d.blockEnt[par]])
+			} else {
+				emit(d.ents[d.pageEnt[e.page]])
+			}
+		}},
+		"block/refs": {block: true, ref: true, many: true, vals: func(d *db, e *entity, emit func(any)) {
+			for _, p := range d.refs(e.block) {
+				emit(d.ents[p])
+			}
+		}},
+		"block/path-refs": {block: true, ref: true, many: true, vals: func(d *db, e *entity, emit func(any)) {
+			seen := map[Val]bool{d.pageEnt[e.page]: true}
+			emit(d.ents[d.pageEnt[e.page]])
+			for b := e.block; b != nil; b = b.Parent {
+				for _, p := range d.refs(b) {
+					if !seen[p] {
+						seen[p] = true
+						emit(d.ents[p])
+					}
+				}
+			}
+		}},
+		"block/uuid": {block: true, vals: func(d *db, e *entity, emit func(any)) {
+			if e.block.UUID != "" {
+				emit(e.block.UUID)
+			}
+		}},
+		"block/scheduled":     {block: true, vals: func(d *db, e *entity, emit func(any)) { dayOf(e.block.Content, "SCHEDULED", emit) }},
+		"block/deadline":      {block: true, vals: func(d *db, e *entity, emit func(any)) { dayOf(e.block.Content, "DEADLINE", emit) }},
+		"block/name":          {page: true, vals: func(d *db, e *entity, emit func(any)) { emit(strings.ToLower(e.page.Title)) }},
+		"block/original-name": {page: true, vals: func(d *db, e *entity, emit func(any)) { emit(e.page.Title) }},
+		"block/journal?":      {page: true, vals: func(d *db, e *entity, emit func(any)) { emit(e.page.Kind == "journal" && !e.page.Day.IsZero()) }},
+		"block/journal-day": {page: true, vals: func(d *db, e *entity, emit func(any)) {
+			if day := e.page.Day; !day.IsZero() {
+				emit(int64(day.Year()*10000 + int(day.Month())*100 + day.Day()))
+			}
+		}},
+		"block/tags": {page: true, ref: true, many: true, vals: func(d *db, e *entity, emit func(any)) {
+			tags := make([]string, 0, len(e.page.Tags))
+			for t := range e.page.Tags {
+				tags = append(tags, t)
+			}
+			for _, p := range d.resolve(tags) {
+				emit(d.ents[p])
+			}
+		}},
+		"block/namespace": {page: true, ref: true, vals: func(d *db, e *entity, emit func(any)) {
+			if i := strings.LastIndex(e.page.Title, "/"); i > 0 {
+				for _, p := range d.resolve([]string{e.page.Title[:i]}) {
+					emit(d.ents[p])
+				}
+			}
+		}},
+	}
+}
+
+var markers = map[string]bool{"TODO": true, "DOING": true, "DONE": true, "LATER": true, "NOW": true, "WAITING": true, "WAIT": true, "CANCELED": true, "CANCELLED": true, "IN-PROGRESS": true}
+
+// marker is the block's task marker: its first word when that is one.
+func marker(content string) string {
+	w, _, _ := strings.Cut(content, " ")
+	w, _, _ = strings.Cut(w, "\n")
+	if markers[w] {
+		return w
+	}
+	return ""
+}
+
+// priority is A, B or C from [#A] in the block's first line.
+func priority(content string) string {
+	first, _, _ := strings.Cut(content, "\n")
+	for _, p := range []string{"A", "B", "C"} {
+		if strings.Contains(first, "[#"+p+"]") {
+			return p
+		}
+	}
+	return ""
+}
+
+var dayRe = regexp.MustCompile(`(?m)^\s*(SCHEDULED|DEADLINE): <(\d{4})-(\d{2})-(\d{2})`)
+
+// dayOf emits the yyyyMMdd day of the block's SCHEDULED or DEADLINE line.
+func dayOf(content, which string, emit func(any)) {
+	if !strings.Contains(content, which) {
+		return
+	}
+	for _, m := range dayRe.FindAllStringSubmatch(content, -1) {
+		if m[1] == which {
+			n, _ := strconv.ParseInt(m[2]+m[3]+m[4], 10, 64)
+			emit(n)
+			return
+		}
+	}
+}
+
+// normKey normalizes a property key as Logseq does.
+func normKey(k string) string { return graph.NormKey(k) }
+
+// propValue reads a property value: a number when it reads as one, a
+// bool for true/false, else the text.
+func propValue(s string) any {
+	t := strings.TrimSpace(s)
+	switch t {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+		return n
+	}
+	if f, err := strconv.ParseFloat(t, 64); err == nil && strings.ContainsAny(t, "0123456789") && !strings.ContainsAny(t, "xXpPnN") {
+		return f
+	}
+	return t
+}
+
+// attrIdx holds one attribute's facts.
+type attrIdx struct {
+	byE  [][]Val       // entity → values
+	byV  map[Val][]Val // value → entities
+	ents []Val         // entities with at least one value, in order
+	vals []Val         // distinct values, first-seen order
+	n    int           // facts
+}
+
+// db is the fact base of one query: the visible pages and blocks of the
+// graph, their attributes built on first use.
+type db struct {
+	g        *graph.Graph
+	ents     []*entity
+	pageEnt  map[*graph.Page]Val
+	blockEnt map[*graph.Block]Val
+	names    map[string][]Val // lower-cased title or alias → visible pages
+	vals     []any
+	ids      map[any]Val
+	idx      map[string]*attrIdx
+	propMaps map[Val]*propMap
+	refMemo  map[*graph.Block][]Val
+	regexps  map[string]*regexp.Regexp // compiled re-patterns
+}
+
+// newDB builds the entities of the pages shows allows.
+func newDB(g *graph.Graph, shows func(string) bool) *db {
+	d := &db{g: g, pageEnt: map[*graph.Page]Val{}, blockEnt: map[*graph.Block]Val{}, names: map[string][]Val{},
+		ids: map[any]Val{}, idx: map[string]*attrIdx{}, propMaps: map[Val]*propMap{}, refMemo: map[*graph.Block][]Val{},
+		regexps: map[string]*regexp.Regexp{}}
+	for _, p := range g.Pages {
+		if !shows(p.Path) {
+			continue
+		}
+		e := &entity{id: Val(len(d.ents)), page: p}
+		d.ents = append(d.ents, e)
+		d.pageEnt[p] = e.id
+	}
+	for _, p := range g.Pages {
+		if _, ok := d.pageEnt[p]; !ok {
+			continue
+		}
+		for _, b := range p.Blocks {
+			e := &entity{id: Val(len(d.ents)), page: p, block: b}
+			d.ents = append(d.ents, e)
+			d.blockEnt[b] = e.id
+		}
+	}
+	for name, ps := range g.Names {
+		for _, p := range ps {
+			if id, ok := d.pageEnt[p]; ok {
+				d.names[name] = append(d.names[name], id)
+			}
+		}
+	}
+	d.vals = make([]any, len(d.ents), len(d.ents)+1024)
+	for i, e := range d.ents {
+		d.vals[i] = e
+	}
+	return d
+}
+
+// intern returns x's number, adding it when new.
+func (d *db) intern(x any) Val {
+	if e, ok := x.(*entity); ok {
+		return e.id
+	}
+	if id, ok := d.ids[x]; ok {
+		return id
+	}
+	id := Val(len(d.vals))
+	d.vals = append(d.vals, x)
+	d.ids[x] = id
+	return id
+}
+
+// lookup returns x's number when x was seen.
+func (d *db) lookup(x any) (Val, bool) {
+	if e, ok := x.(*entity); ok {
+		return e.id, true
+	}
+	id, ok := d.ids[x]
+	return id, ok
+}
+
+// resolveRef finds a lookup ref's entity.
+func (d *db) resolveRef(lr *lookupRef) (Val, bool) {
+	ix := d.attr(lr.attr) // interns the attribute's values first
+	id, ok := d.lookup(lr.val)
+	if !ok {
+		return 0, false
+	}
+	ents := ix.byV[id]
+	if len(ents) == 0 {
+		return 0, false
+	}
+	return ents[0], true
+}
+
+// entityConst reads a constant in a pattern's entity position: a lookup
+// ref, or loci's entity number.
+func (d *db) entityConst(x any) (Val, bool) {
+	switch v := x.(type) {
+	case *lookupRef:
+		return d.resolveRef(v)
+	case int64:
+		if v >= 0 && v < int64(len(d.ents)) {
+			return Val(v), true
+		}
+	}
+	return 0, false
+}
+
+// constVal reads a constant in a pattern's value position.
+func (d *db) constVal(x any) (Val, bool) {
+	if lr, ok := x.(*lookupRef); ok {
+		return d.resolveRef(lr)
+	}
+	return d.lookup(x)
+}
+
+// attr returns the facts of a (canonical) attribute, built on first use.
+func (d *db) attr(name string) *attrIdx {
+	if ix := d.idx[name]; ix != nil {
+		return ix
+	}
+	def := attrs[name]
+	ix := &attrIdx{byE: make([][]Val, len(d.ents)), byV: map[Val][]Val{}}
+	if name == "db/id" {
+		d.idx[name] = ix
+		return ix
+	}
+	for _, e := range d.ents {
+		if e.block == nil && !def.page || e.block != nil && !def.block {
+			continue
+		}
+		var vs []Val
+		def.vals(d, e, func(x any) { vs = append(vs, d.intern(x)) })
+		if len(vs) == 0 {
+			continue
+		}
+		ix.byE[e.id] = vs
+		ix.ents = append(ix.ents, e.id)
+		ix.n += len(vs)
+		for _, v := range vs {
+			if _, seen := ix.byV[v]; !seen {
+				ix.vals = append(ix.vals, v)
+			}
+			ix.byV[v] = append(ix.byV[v], e.id)
+		}
+	}
+	d.idx[name] = ix
+	return ix
+}
+
+// props returns the entity's properties (nil when it has none).
+func (d *db) props(e *entity) *propMap {
+	if pm, ok := d.propMaps[e.id]; ok {
+		return pm
+	}
+	src := e.page.Props
+	if e.block != nil {
+		src = e.block.Props
+	}
+	var pm *propMap
+	if len(src) > 0 {
+		pm = &propMap{m: make(map[string]any, len(src))}
+		for k, v := range src {
+			if e.block != nil && k == "id" {
+				continue
+			}
+			pm.m[k] = propValue(v)
+		}
+		if len(pm.m) == 0 {
+			pm = nil
+		}
+	}
+	d.propMaps[e.id] = pm
+	return pm
+}
+
+// refs returns the visible pages a block's own lines reference.
+func (d *db) refs(b *graph.Block) []Val {
+	if r, ok := d.refMemo[b]; ok {
+		return r
+	}
+	names := make([]string, 0, len(b.Refs))
+	for n := range b.Refs {
+		names = append(names, n)
+	}
+	r := d.resolve(names)
+	d.refMemo[b] = r
+	return r
+}
+
+// resolve maps page names to visible page entities, sorted, distinct.
+func (d *db) resolve(names []string) []Val {
+	var out []Val
+	for _, n := range names {
+		out = append(out, d.names[strings.ToLower(strings.TrimSpace(n))]...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	k := 0
+	for i, v := range out {
+		if i == 0 || v != out[i-1] {
+			out[k] = v
+			k++
+		}
+	}
+	return out[:k]
+}
+
+// display is how a value appears in a result: a page by its title, a
+// block by its content, properties as a map, a set as a sorted list.
+func (d *db) display(x any) any {
+	switch v := x.(type) {
+	case *entity:
+		if v.block != nil {
+			return v.block.Content
+		}
+		return v.page.Title
+	case *propMap:
+		m := make(map[string]any, len(v.m))
+		for k, x := range v.m {
+			m[k] = x
+		}
+		return m
+	case *setVal:
+		out := make([]any, 0, len(v.m))
+		for k := range v.m {
+			out = append(out, d.display(k))
+		}
+		sort.Slice(out, func(i, j int) bool { return compareAny(out[i], out[j]) < 0 })
+		return out
+	case edn.Keyword:
+		return ":" + string(v)
+	case *regexp.Regexp:
+		return v.String()
+	}
+	return x
+}
+
+// pull returns the entity's attributes the pattern asks for.
+func (d *db) pull(e *entity, items []pullItem) map[string]any {
+	out := map[string]any{}
+	add := func(name string, sub []pullItem) {
+		if name == "db/id" {
+			out[name] = int64(e.id)
+			return
+		}
+		def := attrs[name]
+		if e.block == nil && !def.page || e.block != nil && !def.block {
+			return
+		}
+		// Straight from the entity: a pull never builds an attribute's index.
+		var vs []any
+		def.vals(d, e, func(x any) { vs = append(vs, x) })
+		if len(vs) == 0 {
+			return
+		}
+		conv := func(x any) any {
+			if sub != nil {
+				if ent, ok := x.(*entity); ok {
+					return d.pull(ent, sub)
+				}
+			}
+			return d.display(x)
+		}
+		if def.many {
+			list := make([]any, len(vs))
+			for i, v := range vs {
+				list[i] = conv(v)
+			}
+			out[name] = list
+			return
+		}
+		out[name] = conv(vs[0])
+	}
+	for _, it := range items {
+		if it.all {
+			for name := range attrs {
+				if _, done := out[name]; !done {
+					add(name, nil)
+				}
+			}
+			continue
+		}
+		add(it.attr, it.sub)
+	}
+	return out
+}
