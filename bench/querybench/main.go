@@ -63,11 +63,18 @@ var dataview = []string{
 	`LIST FROM #MOC SORT file.name`,
 }
 
-// datalog are Logseq advanced queries over logseq-docs; skipped while no
-// evaluator is registered for query.LogseqAdvanced.
+// datalog are typical Logseq advanced queries over logseq-docs (the
+// shapes of the docs' own "Advanced Queries" examples).
 var datalog = []string{
-	// Filled in when the Datalog evaluator is merged, e.g.
-	// `[:find (pull ?b [*]) :where [?b :block/marker "TODO"]]`,
+	`{:title "All tasks" :query [:find (pull ?b [*]) :where [?b :block/marker _]]}`,
+	`{:title "TODO tasks" :query [:find (pull ?b [*]) :where (task ?b #{"TODO"})]}`,
+	`{:query [:find (pull ?b [*]) :where [?p :block/name "project"] [?b :block/refs ?p]]}`,
+	`{:query [:find (pull ?b [*]) :in $ ?start ?today :where (task ?b #{"NOW" "LATER" "TODO" "DOING"}) (between ?b ?start ?today)] :inputs [:-56d :today]}`,
+	`{:query [:find (pull ?b [*]) :where (property ?b :type "programming_lang")]}`,
+	`[:find (count ?b) :where [?p :block/name "advanced queries"] [?b :block/page ?p]]`,
+	`[:find ?name (count ?b) :where [?b :block/path-refs ?p] [?p :block/original-name ?name]]`,
+	`[:find (pull ?b [*]) :where [?b :block/content ?c] [(clojure.string/includes? ?c "query")] (not [?b :block/marker _])]`,
+	`[:find (pull ?p [:block/original-name :block/properties]) :where [?p :block/properties ?props] [(get ?props :alias) ?a]]`,
 }
 
 type suite struct {

@@ -31,8 +31,8 @@ func evalQuery(ctx context.Context, ix *index.Index, q string, opt query.Options
 	return Evaluator{}.Run(ctx, g, p, inputs, opt)
 }
 
-// loadGraph is the one place the graph is read (a cache keyed by the
-// index's ContentRev can take its place).
+// loadGraph is the one place the graph is read: the shared graph of the
+// index, cached by its content revision (read-only: never mutate it).
 func loadGraph(ctx context.Context, ix *index.Index) (*graph.Graph, error) {
-	return graph.Load(ctx, ix.DB)
+	return graph.For(ctx, ix)
 }
