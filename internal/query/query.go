@@ -85,17 +85,20 @@ func Languages() []string {
 	return out
 }
 
-// Detect tells a query's language from its start: {{query ...}} or a
-// leading ( is a Logseq simple query; [:find, a {:title ... :query ...}
+// Detect tells a query's language from its start: {{query ...}}, a
+// leading (, [[page]], #tag or "text" is a Logseq simple query; [:find, a {:title ... :query ...}
 // map (any {:key ...}) or #+BEGIN_QUERY a Logseq advanced (Datalog)
 // query; LIST, TABLE or TASK a Dataview query. "" when none fits.
 func Detect(q string) string {
 	s := strings.TrimSpace(q)
 	switch {
-	case strings.HasPrefix(s, "{{query"), strings.HasPrefix(s, "("):
-		return LogseqSimple
-	case strings.HasPrefix(s, "[:find"), strings.HasPrefix(s, "{:"), strings.HasPrefix(s, "#+BEGIN_QUERY"):
+	case strings.HasPrefix(s, "[") && strings.HasPrefix(strings.TrimLeft(s[1:], " \t\r\n,"), ":find"),
+		strings.HasPrefix(s, "{:"), strings.HasPrefix(s, "#+BEGIN_QUERY"):
 		return LogseqAdvanced
+	case strings.HasPrefix(s, "{{query"), strings.HasPrefix(s, "("),
+		// A bare reference or phrase is a whole simple query too.
+		strings.HasPrefix(s, "[["), strings.HasPrefix(s, "#"), strings.HasPrefix(s, `"`):
+		return LogseqSimple
 	}
 	w, _, _ := strings.Cut(s, " ")
 	w, _, _ = strings.Cut(w, "\n")
