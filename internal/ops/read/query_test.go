@@ -178,8 +178,8 @@ func TestQueryLimitAndLanguage(t *testing.T) {
 func TestQueryErrors(t *testing.T) {
 	env := queryEnv(t)
 	for q, construct := range map[string]string{
-		`TABLE status GROUP BY status`:         "GROUP BY",
-		`LIST FLATTEN file.tags`:               "FLATTEN",
+		`LIST GROUP BY a GROUP BY b`:           "GROUP BY twice",
+		`LIST WHERE file.tasks`:                "field file.tasks",
 		`CALENDAR file.mtime`:                  "CALENDAR queries",
 		`LIST WHERE regexmatch("a", x)`:        "function regexmatch()",
 		`LIST WHERE file.lists`:                "field file.lists",
