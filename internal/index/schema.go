@@ -166,7 +166,7 @@ CREATE VIRTUAL TABLE descriptions_fts USING ` + DescriptionsTableArgs + `;
 // inline field (Key:: value, [key:: value], (key:: value)) of an Obsidian
 // note's body, value as written (typed by the reader, like frontmatter).
 const migrationInlineFields = `
-CREATE TABLE fields (
+CREATE TABLE IF NOT EXISTS fields (
 	note_id  INTEGER NOT NULL,
 	key      TEXT NOT NULL,                -- as written
 	key_norm TEXT NOT NULL,                -- lower-cased, spaces as '-' (markdown.NormalizeFieldKey)

@@ -61,6 +61,7 @@ func InlineFields(line string) []Field {
 	}
 	s := blankCodeSpans(line)
 	var out []Field
+	var match []int
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c != '[' && c != '(' {
@@ -69,8 +70,15 @@ func InlineFields(line string) []Field {
 		if c == '[' && (i+1 < len(s) && s[i+1] == '[' || i > 0 && s[i-1] == '[') {
 			continue // a [[wikilink]]
 		}
-		if f, end, ok := bracketField(s, line, i); ok {
-			out = append(out, f)
+		key, n, ok := fieldKey(s[i+1:], false)
+		if !ok {
+			continue
+		}
+		if match == nil {
+			match = matchBrackets(s)
+		}
+		if end := match[i]; end > 0 {
+			out = append(out, Field{Key: key, Value: trimSpace(line[i+1+n : end])})
 			i = end
 		}
 	}
@@ -143,34 +151,32 @@ func keyStart(r rune) bool {
 	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || r >= 0x80 && (unicode.IsSymbol(r) || unicode.Is(unicode.Mn, r))
 }
 
-// bracketField reads a [key:: value] or (key:: value) field opening at
-// s[i]: the value ends at the matching bracket (brackets of the same kind
-// nest, so [[links]] stay whole). s is line with code spans blanked; the
-// value is taken from line.
-func bracketField(s, line string, i int) (Field, int, bool) {
-	open := s[i]
-	close := byte(']')
-	if open == '(' {
-		close = ')'
-	}
-	key, n, ok := fieldKey(s[i+1:], false)
-	if !ok {
-		return Field{}, 0, false
-	}
-	vstart := i + 1 + n
-	depth := 1
-	for j := vstart; j < len(s); j++ {
-		switch s[j] {
-		case open:
-			depth++
-		case close:
-			depth--
-			if depth == 0 {
-				return Field{Key: key, Value: trimSpace(line[vstart:j])}, j, true
+// matchBrackets returns, for each '[' and '(' of s, the offset of the
+// bracket closing it (brackets of the same kind nest, so [[links]] in a
+// value stay whole), or -1; in one pass, so hostile lines stay linear.
+func matchBrackets(s string) []int {
+	match := make([]int, len(s))
+	var sq, par []int
+	for i := 0; i < len(s); i++ {
+		match[i] = -1
+		switch s[i] {
+		case '[':
+			sq = append(sq, i)
+		case '(':
+			par = append(par, i)
+		case ']':
+			if n := len(sq); n > 0 {
+				match[sq[n-1]] = i
+				sq = sq[:n-1]
+			}
+		case ')':
+			if n := len(par); n > 0 {
+				match[par[n-1]] = i
+				par = par[:n-1]
 			}
 		}
 	}
-	return Field{}, 0, false
+	return match
 }
 
 // blankCodeSpans returns line with the contents of its `code spans`

@@ -107,3 +107,20 @@ func FuzzInlineFields(f *testing.F) {
 		}
 	})
 }
+
+// TestInlineFieldsHostile: lines built to make a naive scan quadratic
+// still give the right answer (the parser is linear in the line).
+func TestInlineFieldsHostile(t *testing.T) {
+	open := strings.Repeat("[a:: ", 50000)
+	if got := InlineFields(open); got != nil {
+		t.Errorf("unclosed fields: %d", len(got))
+	}
+	got := InlineFields(open + "[b:: c]")
+	if len(got) != 1 || got[0].Key != "b" || got[0].Value != "c" {
+		t.Errorf("one closed field after unclosed ones: %#v", got)
+	}
+	ticks := strings.Repeat("`", 3000) + " x:: y"
+	if got := InlineFields(ticks); len(got) != 0 {
+		t.Errorf("backticks: %#v", got)
+	}
+}
