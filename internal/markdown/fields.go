@@ -8,13 +8,14 @@ import (
 
 // Inline fields, as Obsidian Dataview writes them in a note's body:
 //
-//	Key:: value            the whole line (or list item, or task) is the field
+//	Key:: value            the whole line (or list item) is the field
 //	- Key:: value
 //	text [key:: value] …   bracketed, anywhere in a line (shown with its key)
 //	text (key:: value) …   bracketed, anywhere in a line (shown without it)
 //
 // A line with bracketed fields has only those (as in Dataview); otherwise
-// it may be one full-line field. Fields are not read in code (fenced
+// it may be one full-line field, unless it is a task (a task's line holds
+// only bracketed fields). Fields are not read in code (fenced
 // blocks, `code spans`), comments or frontmatter, nor in Logseq pages,
 // whose key:: value lines are block and page properties.
 
@@ -28,7 +29,11 @@ type Field struct {
 }
 
 // maxFieldKey bounds a key's length (in bytes); longer is not a key.
-const maxFieldKey = 128
+// Lines longer than maxFieldLine have no fields (Dataview's bound too).
+const (
+	maxFieldKey  = 128
+	maxFieldLine = 32 << 10
+)
 
 // NormalizeFieldKey is Dataview's canonical form of a field key: lower
 // case, runs of spaces as one '-', formatting characters (*_~`) dropped.
@@ -56,7 +61,7 @@ func NormalizeFieldKey(k string) string {
 // (line numbers are left 0). It never panics and allocates nothing for a
 // line without "::".
 func InlineFields(line string) []Field {
-	if !strings.Contains(line, "::") {
+	if len(line) > maxFieldLine || !strings.Contains(line, "::") {
 		return nil
 	}
 	s := blankCodeSpans(line)
@@ -90,7 +95,7 @@ func InlineFields(line string) []Field {
 		rest = r
 		if len(rest) >= 3 && rest[0] == '[' {
 			if _, size := utf8.DecodeRuneInString(rest[1:]); 1+size < len(rest) && rest[1+size] == ']' {
-				rest = trimSpace(rest[2+size:])
+				return nil // a task: bracketed fields only
 			}
 		}
 	}
@@ -179,8 +184,8 @@ func matchBrackets(s string) []int {
 	return match
 }
 
-// blankCodeSpans returns line with the contents of its `code spans`
-// replaced by spaces (same length), so no field is read inside them.
+// blankCodeSpans returns line with its `code spans` replaced by NUL
+// bytes (same length), so no field is read inside or across them.
 func blankCodeSpans(line string) string {
 	if strings.IndexByte(line, '`') < 0 {
 		return line
@@ -213,7 +218,7 @@ func blankCodeSpans(line string) string {
 			continue
 		}
 		for k := i; k < closed+n; k++ {
-			b[k] = ' '
+			b[k] = 0 // no key, bracket or "::" can include it
 		}
 		i = closed + n
 	}

@@ -272,6 +272,10 @@ func (r *raw) build(ctx context.Context, shows func(string) bool) (*model, error
 	if err := query.Check(ctx); err != nil {
 		return nil, err
 	}
+	taskLine := map[string]bool{} // "path\x00line" of every task
+	for _, t := range r.tasks {
+		taskLine[t.Path+"\x00"+strconv.Itoa(t.Line)] = true
+	}
 	for _, f := range r.fields {
 		n := m.byID[f.id]
 		if n == nil {
@@ -281,7 +285,10 @@ func (r *raw) build(ctx context.Context, shows func(string) bool) (*model, error
 		if n.fields == nil {
 			n.fields, n.lineFields = map[string]any{}, map[int]map[string]any{}
 		}
-		addValue(n.fields, f.norm, v)
+		// A task's fields are the task's, not the note's (as in Dataview).
+		if !taskLine[n.path+"\x00"+strconv.Itoa(f.line)] {
+			addValue(n.fields, f.norm, v)
+		}
 		lf := n.lineFields[f.line]
 		if lf == nil {
 			lf = map[string]any{}

@@ -63,6 +63,8 @@ func TestInlineFieldQueries(t *testing.T) {
 		// A list of links; text that is not all literals stays text.
 		{`TABLE see, author FROM "Books/Solaris.md"`, `["File","see","author"] Books/Solaris.md=["[[Solaris]]",["[[Dune]]","[[Emma]]"],"Stanisław Lem, \"x\""]`},
 		{`LIST WHERE contains(see, [[Emma]])`, `["File"] Books/Solaris.md=["[[Solaris]]"]`},
+		// A task's fields are not the note's.
+		{`LIST WHERE owner OR due`, `["File"]`},
 		// Task fields: [due:: …] unless 📅 gives one, completion, and the
 		// task's own fields.
 		{`TASK WHERE due = date(2026-12-01)`, `["Task","Status","Due"] Books/Emma.md:5=["finish chapter 3 [due:: 2026-12-01] [owner:: ann]","todo","2026-12-01"] Tasks.md:1=["pay rent [due:: 2026-12-01]","todo","2026-12-01"]`},
