@@ -150,6 +150,15 @@ func TestModelCache(t *testing.T) {
 	if r2, _ := cached(ctx, ix); r2 != r1 {
 		t.Error("the model was loaded again without a change to the index")
 	}
+	// Fenced views: one per set of hidden notes, however the fence is
+	// written; a fence that hides nothing reads the full model.
+	v1, _ := r1.view(ctx, hideDune.Shows)
+	v2, _ := r1.view(ctx, func(p string) bool { return !strings.HasSuffix(p, "Dune.md") })
+	v3, _ := r1.view(ctx, func(p string) bool { return p != "Tasks.md" })
+	v4, _ := r1.view(ctx, func(string) bool { return true })
+	if v1 != v2 || v1 == v3 || v1 == r1.full || v4 != r1.full || v1.byPath["Books/Dune.md"] != nil || r1.full.byPath["Books/Dune.md"] == nil {
+		t.Errorf("fenced views: %p %p %p %p full %p", v1, v2, v3, v4, r1.full)
+	}
 	// A file touched (same bytes, new mtime) moves file.mtime.
 	mt := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	if err := os.Chtimes(filepath.Join(root, "Tasks.md"), mt, mt); err != nil {
