@@ -1051,10 +1051,14 @@ func (e *evaluator) field(p string, it item) (any, error) {
 		if v, ok := it.vars[p]; ok {
 			return v, nil
 		}
-		for name, v := range it.vars {
-			if rest, ok := strings.CutPrefix(p, name+"."); ok {
-				return e.sub(v, rest)
+		best := ""
+		for name := range it.vars {
+			if len(name) > len(best) && strings.HasPrefix(p, name+".") {
+				best = name
 			}
+		}
+		if best != "" {
+			return e.sub(it.vars[best], p[len(best)+1:])
 		}
 	}
 	if g := it.group; g != nil {
@@ -1166,6 +1170,17 @@ func (e *evaluator) field(p string, it item) (any, error) {
 			return v, nil
 		}
 	}
+	if head, rest, dotted := strings.Cut(p, "."); dotted {
+		// A nested frontmatter key, else a field of the value: an
+		// object's key or a linked note's field (author.file.name).
+		if v := fmValue(n.fm, p); v != nil {
+			return v, nil
+		}
+		if v := n.value(head); v != nil {
+			return e.sub(v, rest)
+		}
+		return nil, nil
+	}
 	return n.value(p), nil
 }
 
@@ -1199,6 +1214,9 @@ func (n *note) value(p string) any {
 // sub reads a dotted path inside a value: an object's key, or (on a
 // link) the linked note's field.
 func (e *evaluator) sub(v any, p string) (any, error) {
+	if s, ok := v.(string); ok && len(s) > 4 && strings.HasPrefix(s, "[[") && strings.HasSuffix(s, "]]") {
+		v = e.m.linkValue(s[2 : len(s)-2]) // a link written in frontmatter
+	}
 	if l, ok := v.(link); ok && l.path != "" {
 		if n := e.m.byPath[l.path]; n != nil {
 			return e.field(p, item{n: n})

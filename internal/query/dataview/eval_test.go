@@ -106,6 +106,12 @@ func TestGroupByFlatten(t *testing.T) {
 		{`TABLE sum(rows.r) AS total, max(rows.r), min(rows.r) FROM "Books" FLATTEN rating AS r GROUP BY status`,
 			`["status","total","expr","expr"] =["read",22,9,5] =["reading",13,7,6]`},
 		{`LIST FROM "Books" FLATTEN file.tags WHERE file.tags`, `["File"]`},
+		// A link's fields: after FLATTEN (a note without the field is one
+		// row with null), or directly.
+		{`TABLE a.file.folder FROM "Books" FLATTEN see AS a`,
+			`["File","a.file.folder"] Books/Dune.md=["[[Dune]]",null] Books/Emma.md=["[[Emma]]",null] Books/Solaris.md=["[[Solaris]]","Books"] Books/Solaris.md=["[[Solaris]]","Books"]`},
+		{`TABLE author.file.folder, author.file.name FROM "Books/Dune.md" OR "Books/Emma.md"`,
+			`["File","author.file.folder","author.file.name"] Books/Dune.md=["[[Dune]]","People","Frank Herbert"] Books/Emma.md=["[[Emma]]",null,null]`},
 	} {
 		if got := rowsOf(t, ix, c.q, query.Options{}); got != c.want {
 			t.Errorf("%s\n got %s\nwant %s", c.q, got, c.want)
