@@ -146,6 +146,10 @@ func TestModelCache(t *testing.T) {
 	if got := rowsOf(t, ix, `LIST WHERE mood`, hideDune); got != `["File"]` {
 		t.Errorf("fenced field: %s", got)
 	}
+	hideFrank := query.Options{Visible: func(p string) bool { return p != "People/Frank Herbert.md" }}
+	if got := rowsOf(t, ix, `TABLE author.file.folder, author FROM "Books/Dune.md"`, hideFrank); got != `["File","author.file.folder","author"] Books/Dune.md=["[[Dune]]",null,"[[Frank Herbert]]"]` {
+		t.Errorf("a hidden note through a link: %s", got)
+	}
 	if got := rowsOf(t, ix, q, query.Options{}); got != before {
 		t.Errorf("after a fenced query: %s", got)
 	}
