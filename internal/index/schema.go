@@ -8,7 +8,7 @@ import (
 // SchemaVersion is stored in PRAGMA user_version. Bump it and append a
 // migration when the schema changes; an index written by a newer loci is
 // refused with a message that says to run `loci index --reset`.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // FTSTableArgs is the FTS5 declaration of chunks_fts (shared with the
 // benchmark's bare-insert baseline so both measure the same table).
@@ -156,7 +156,26 @@ CREATE VIRTUAL TABLE descriptions_fts USING ` + DescriptionsTableArgs + `;
 	// an index with notes is marked for a healing sync, which re-parses
 	// every note and rewrites its tasks (see writer.relink).
 	migrationTaskFields,
+	// 5 → 6: Dataview inline fields. The table starts empty; an index
+	// with notes is marked for a healing sync, which re-parses every note
+	// and writes its fields (and its tasks: dates from [due:: …] fields).
+	migrationInlineFields,
 }
+
+// migrationInlineFields adds the fields table: one row per Dataview
+// inline field (Key:: value, [key:: value], (key:: value)) of an Obsidian
+// note's body, value as written (typed by the reader, like frontmatter).
+const migrationInlineFields = `
+CREATE TABLE IF NOT EXISTS fields (
+	note_id  INTEGER NOT NULL,
+	key      TEXT NOT NULL,                -- as written
+	key_norm TEXT NOT NULL,                -- lower-cased, spaces as '-' (markdown.NormalizeFieldKey)
+	value    TEXT NOT NULL,                -- raw text, trimmed
+	line     INTEGER NOT NULL
+);
+INSERT INTO meta(key, value) SELECT 'sync_incomplete', 'sync' WHERE EXISTS (SELECT 1 FROM notes)
+	ON CONFLICT(key) DO NOTHING;
+`
 
 // migrationTaskFields adds the parsed fields of a task: its marker as
 // written, its dates, priority and Logseq block id. Self-contained (it
@@ -197,6 +216,7 @@ var secondaryIndexes = []string{
 	"CREATE INDEX IF NOT EXISTS props_note ON props(note_id)",
 	"CREATE INDEX IF NOT EXISTS props_key ON props(key, value)",
 	"CREATE INDEX IF NOT EXISTS tasks_note ON tasks(note_id)",
+	"CREATE INDEX IF NOT EXISTS fields_note ON fields(note_id)",
 	"CREATE INDEX IF NOT EXISTS blocks_note ON blocks(note_id)",
 	"CREATE INDEX IF NOT EXISTS blocks_uuid ON blocks(uuid) WHERE uuid IS NOT NULL",
 	"CREATE INDEX IF NOT EXISTS block_anchors_note ON block_anchors(note_id)",
@@ -206,4 +226,4 @@ var secondaryIndexes = []string{
 // childTables hold rows keyed by note_id that are rewritten on every re-index of a note.
 // chunk_vectors and note_vectors only point into the vectors cache, which
 // outlives them (a note changed back, or renamed, finds its vectors there).
-var childTables = []string{"chunks", "links", "tags", "aliases", "props", "tasks", "blocks", "block_anchors", "chunk_vectors", "note_vectors"}
+var childTables = []string{"chunks", "links", "tags", "aliases", "props", "tasks", "fields", "blocks", "block_anchors", "chunk_vectors", "note_vectors"}

@@ -325,7 +325,7 @@ func (ix *Index) sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 				if err := w.relink(p.prev.id, p.file.Rel, p.doc.Links); err != nil {
 					return nil, err
 				}
-				if err := w.retask(p.prev.id, p.doc.Tasks); err != nil {
+				if err := w.retask(p.prev.id, p.doc.Tasks, p.doc.Fields); err != nil {
 					return nil, err
 				}
 				crashPoint("relink")
@@ -610,6 +610,7 @@ type writer struct {
 	failed              map[string]bool // paths with a recorded failure
 	links               []noteLinks     // links of the notes written, inserted by insertLinks
 	marked              bool            // sync_incomplete is set in the open (or a committed) transaction
+	touched             bool            // a note's size or mtime changed (not its bytes): file.mtime readers must see it
 	// fts rows are written last in each transaction, one per statement: a
 	// multi-row INSERT (into any table) opens a statement savepoint, and FTS5
 	// flushes its in-memory segment at every savepoint once it has pending
@@ -646,6 +647,7 @@ var writerSQL = map[string]string{
 	"tag":       `INSERT INTO tags(note_id,tag,tag_key,line,source) VALUES(?,?,?,?,?)`,
 	"alias":     `INSERT INTO aliases(note_id,alias,alias_key) VALUES(?,?,?)`,
 	"prop":      `INSERT INTO props(note_id,key,value) VALUES(?,?,?)`,
+	"field":     `INSERT INTO fields(note_id,key,key_norm,value,line) VALUES(?,?,?,?,?)`,
 	"task":      `INSERT INTO tasks(note_id,line,status,text,marker,due,scheduled,start,done,priority,block_uuid) VALUES(?,?,?,?,?,?,?,?,?,?,?)`,
 	"block":     `INSERT INTO blocks(note_id,seq,uuid,parent_seq,depth,line,end_line,content,properties) VALUES(?,?,?,?,?,?,?,?,?)`,
 	"anchor":    `INSERT INTO block_anchors(note_id,anchor,line) VALUES(?,?,?)`,
@@ -743,7 +745,7 @@ func (w *writer) flush(name string, b *batch) error {
 
 // flushAll writes every queued row, in an order that keeps references valid.
 func (w *writer) flushAll() error {
-	for _, name := range []string{"note_ins", "chunk", "tag", "alias", "prop", "task", "block", "anchor", "link"} {
+	for _, name := range []string{"note_ins", "chunk", "tag", "alias", "prop", "task", "field", "block", "anchor", "link"} {
 		if b := w.batches[name]; b != nil {
 			if err := w.flush(name, b); err != nil {
 				return err
@@ -766,7 +768,7 @@ func (w *writer) commit() error {
 		}
 	}
 	w.fts = w.fts[:0]
-	if w.marked { // this run changed something: readers' caches must see it
+	if w.marked || w.touched { // this run changed something: readers' caches must see it
 		if _, err := w.tx.ExecContext(w.ctx, bumpContentRev); err != nil {
 			return err
 		}
@@ -775,7 +777,7 @@ func (w *writer) commit() error {
 		s.Close()
 	}
 	err := w.tx.Commit()
-	w.tx, w.stmts, w.pending = nil, nil, 0
+	w.tx, w.stmts, w.pending, w.touched = nil, nil, 0, false
 	return err
 }
 
@@ -834,13 +836,29 @@ func (w *writer) addTasks(id int64, tasks []markdown.Task) error {
 	return nil
 }
 
-// retask rewrites the tasks of an unchanged note during a healing sync
-// (an index migrated from before the task fields has them empty).
-func (w *writer) retask(id int64, tasks []markdown.Task) error {
-	if _, err := w.tx.ExecContext(w.ctx, "DELETE FROM tasks WHERE note_id=?", id); err != nil {
+// addFields inserts the inline fields of note id.
+func (w *writer) addFields(id int64, fields []markdown.Field) error {
+	for _, f := range fields {
+		if err := w.add("field", id, f.Key, markdown.NormalizeFieldKey(f.Key), f.Value, f.Line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// retask rewrites the tasks and inline fields of an unchanged note during
+// a healing sync (an index migrated from before the task fields, or the
+// inline fields, has them empty).
+func (w *writer) retask(id int64, tasks []markdown.Task, fields []markdown.Field) error {
+	for _, t := range []string{"tasks", "fields"} {
+		if _, err := w.tx.ExecContext(w.ctx, "DELETE FROM "+t+" WHERE note_id=?", id); err != nil {
+			return err
+		}
+	}
+	if err := w.addTasks(id, tasks); err != nil {
 		return err
 	}
-	return w.addTasks(id, tasks)
+	return w.addFields(id, fields)
 }
 
 func (w *writer) queueLinks(id int64, rel string, links []markdown.Link) {
@@ -859,6 +877,7 @@ func (w *writer) queueLinks(id int64, rel string, links []markdown.Link) {
 }
 
 func (w *writer) touch(id int64, f vault.File) error {
+	w.touched = true
 	_, err := w.exec("touch", f.Size, f.ModTime, id)
 	w.pending++
 	return err
@@ -1025,6 +1044,9 @@ func (w *writer) upsert(p parsed) (int64, bool, error) {
 		}
 	}
 	if err := w.addTasks(id, d.Tasks); err != nil {
+		return 0, false, err
+	}
+	if err := w.addFields(id, d.Fields); err != nil {
 		return 0, false, err
 	}
 	for i, b := range d.Blocks {

@@ -15,10 +15,10 @@ type TaskRow struct {
 	Status    string `json:"status" jsonschema:"todo, in_progress, waiting, done, cancelled, or another checkbox character"`
 	Marker    string `json:"marker" jsonschema:"the status as written: the checkbox character or the Logseq marker (TODO, DOING, DONE...)"`
 	Text      string `json:"text" jsonschema:"the task's text as written (after the checkbox or marker)"`
-	Due       string `json:"due,omitempty" jsonschema:"due date (📅 or Logseq DEADLINE), YYYY-MM-DD"`
-	Scheduled string `json:"scheduled,omitempty" jsonschema:"scheduled date (⏳ or Logseq SCHEDULED), YYYY-MM-DD"`
-	Start     string `json:"start,omitempty" jsonschema:"start date (🛫), YYYY-MM-DD"`
-	Done      string `json:"done,omitempty" jsonschema:"done date (✅), YYYY-MM-DD"`
+	Due       string `json:"due,omitempty" jsonschema:"due date (📅, a [due:: …] inline field, or Logseq DEADLINE), YYYY-MM-DD"`
+	Scheduled string `json:"scheduled,omitempty" jsonschema:"scheduled date (⏳, [scheduled:: …], or Logseq SCHEDULED), YYYY-MM-DD"`
+	Start     string `json:"start,omitempty" jsonschema:"start date (🛫 or [start:: …]), YYYY-MM-DD"`
+	Done      string `json:"done,omitempty" jsonschema:"done date (✅ or [completion:: …]), YYYY-MM-DD"`
 	Priority  string `json:"priority,omitempty" jsonschema:"highest, high, medium, low or lowest"`
 	Block     string `json:"block,omitempty" jsonschema:"the Logseq block's id:: (uuid), when it has one"`
 }

@@ -176,12 +176,18 @@ func (p *parser) parseMarkdown() {
 					continue
 				}
 			}
+			fields := InlineFields(line)
+			for _, f := range fields {
+				f.Line = ln
+				p.doc.Fields = append(p.doc.Fields, f)
+			}
 			if status, text, ok := checkboxTask(line); ok {
 				t := Task{Line: ln, Status: status, Text: text}
 				if _, _, r, ok := CheckboxSpan(line); ok {
 					t.Marker = string(r)
 				}
 				obsidianFields(&t)
+				taskFieldDates(&t, fields)
 				p.doc.Tasks = append(p.doc.Tasks, t)
 			}
 		}

@@ -29,6 +29,10 @@ type Doc struct {
 	Chunks   []Chunk   `json:"chunks,omitempty"`
 	Links    []Link    `json:"links,omitempty"`
 	Tasks    []Task    `json:"tasks,omitempty"`
+	// Fields are Dataview inline fields (Key:: value, [key:: value],
+	// (key:: value)) of an Obsidian note's body, in file order; a Logseq
+	// page has none (its key:: value lines are properties).
+	Fields []Field `json:"fields,omitempty"`
 	// BlockIDs are Obsidian `^block-id` anchors.
 	BlockIDs []BlockID `json:"block_ids,omitempty"`
 	// Blocks is the Logseq outline (only when Options.Logseq), in file order.
@@ -100,7 +104,9 @@ type Task struct {
 	// "-", ...) or the Logseq marker ("TODO", "DONE", ...).
 	Marker string `json:"marker"`
 	// Due, Scheduled, Start and Done are YYYY-MM-DD dates: Obsidian Tasks
-	// emoji fields (📅 ⏳ 🛫 ✅) or Logseq DEADLINE / SCHEDULED lines.
+	// emoji fields (📅 ⏳ 🛫 ✅), else Dataview inline fields on the task's
+	// line ([due:: …], [scheduled:: …], [start:: …], [completion:: …]),
+	// or Logseq DEADLINE / SCHEDULED lines.
 	Due       string `json:"due,omitempty"`
 	Scheduled string `json:"scheduled,omitempty"`
 	Start     string `json:"start,omitempty"`

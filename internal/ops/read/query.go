@@ -83,7 +83,7 @@ func Query() ops.Def[QueryIn, QueryOut] {
 		Name:  "query",
 		Title: "Run a structured query",
 		Description: "Run a structured query over the index and get a table: columns, and rows that each carry the note's path (and the line and block uuid of a task or block). " +
-			"Dataview's LIST, TABLE and TASK queries with FROM (#tag, \"folder\", [[note]], outgoing([[note]]), and/or/-), WHERE, SORT and LIMIT are answered; " +
+			"Dataview's LIST, TABLE and TASK queries with FROM (#tag, \"folder\", [[note]], outgoing([[note]]), and/or/-), WHERE, SORT, LIMIT, GROUP BY and FLATTEN, frontmatter and inline fields (key:: value) are answered; " +
 			"Logseq simple queries ({{query ...}}) and advanced queries ([:find ...] Datalog, with inputs) are answered too; " +
 			"a construct outside the supported subset is an unsupported_query error naming it (docs/query.md). Notes hidden from the caller never appear.",
 		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},

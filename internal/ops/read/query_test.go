@@ -178,8 +178,8 @@ func TestQueryLimitAndLanguage(t *testing.T) {
 func TestQueryErrors(t *testing.T) {
 	env := queryEnv(t)
 	for q, construct := range map[string]string{
-		`TABLE status GROUP BY status`:  "GROUP BY",
-		`LIST FLATTEN file.tags`:        "FLATTEN",
+		`LIST GROUP BY a GROUP BY b`:    "GROUP BY twice",
+		`LIST WHERE file.tasks`:         "field file.tasks",
 		`CALENDAR file.mtime`:           "CALENDAR queries",
 		`LIST WHERE regexmatch("a", x)`: "function regexmatch()",
 		`LIST WHERE file.lists`:         "field file.lists",
@@ -366,4 +366,25 @@ func TestQueryLogseqAdvanced(t *testing.T) {
 	opstest.WantCode(t, env, "query", `{"query": "LIST", "inputs": [1]}`, errs.CodeInvalidInput)
 	opstest.WantCode(t, env, "query", `{"query": "[:find ?b :in $ ?x :where [?b :block/name ?x]]", "inputs": [{"a": 1}]}`, errs.CodeInvalidInput)
 	opstest.WantCode(t, env, "query", `{"query": "[:find ?b :where [?b :block/name"}`, errs.CodeInvalidInput)
+}
+
+// TestQueryInlineFields: Dataview inline fields reach the query op, and a
+// task's [due:: …] field is its due date for list_tasks' due filter too.
+func TestQueryInlineFields(t *testing.T) {
+	env := opstest.FixtureEnv(t, map[string]string{
+		"Books/Dune.md": "Rating:: 9\nStatus:: read\n- [ ] lend it to Ann [due:: 2026-12-01]\n- [ ] reread 📅 2026-12-02 [due:: 2026-12-01]\n",
+		"Books/Emma.md": "I'd give it [rating:: 6] (status:: read)\n",
+	})
+	o := runQuery(t, env, `TABLE rating FROM "Books" WHERE rating > 5 SORT rating DESC`)
+	if got := fmt.Sprint(o.Rows); got != "[{Books/Dune.md 0  [[[Dune]] 9]} {Books/Emma.md 0  [[[Emma]] 6]}]" {
+		t.Errorf("inline fields: %s", got)
+	}
+	o = runQuery(t, env, `TABLE length(rows) AS n GROUP BY status`)
+	if got := fmt.Sprint(o.Columns, o.Rows); got != "[status n] [{ 0  [read 2]}]" {
+		t.Errorf("group by: %s", got)
+	}
+	lt := opstest.Call[read.ListTasksOut](t, env, "list_tasks", `{"due_from": "2026-12-01", "due_to": "2026-12-01"}`)
+	if len(lt.Tasks) != 1 || lt.Tasks[0].Line != 3 || lt.Tasks[0].Due != "2026-12-01" {
+		t.Errorf("list_tasks due 2026-12-01: %+v", lt.Tasks)
+	}
 }

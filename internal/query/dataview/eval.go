@@ -2,14 +2,19 @@ package dataview
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/markdown"
 	"github.com/loci-dev/loci/internal/query"
 )
 
@@ -39,29 +44,154 @@ type note struct {
 	out, in            []link
 	outIDs             map[int64]bool
 	inIDs              map[int64]bool
+	// fields are the inline fields by normalized key (one value, or a
+	// list when the key occurs more than once); lineFields the same per
+	// line, for the tasks on that line.
+	fields     map[string]any
+	lineFields map[int]map[string]any
+	// file.tags, file.etags, file.outlinks and file.inlinks as values,
+	// made once by build (shared: never changed once built).
+	tagList, etagList, outList, inList []any
 }
 
 func (n *note) link() link { return link{n.path, n.name} }
 
-// model is the part of the index a query reads, with hidden notes left out.
+// raw is what a query reads from the index, as stored: loaded once per
+// content revision (see cached) and shared, read-only, by every query.
+type raw struct {
+	notes   []index.NoteSummary
+	size    map[int64]int64
+	aliases []idText
+	tags    []idText
+	links   []rawLink
+	fields  []rawField
+	tasks   []index.TaskRow // by path and line
+	full    *model          // the model with every note shown
+
+	mu     sync.Mutex
+	fenced []fencedModel // the latest models of fenced views, newest last
+}
+
+// fencedModel is the model of a view that hides the notes hidden (ids,
+// in path order): it depends on nothing else, so views hiding the same
+// notes share it.
+type fencedModel struct {
+	hidden []int64
+	m      *model
+}
+
+// maxFenced bounds the fenced views kept per index.
+const maxFenced = 4
+
+type idText struct {
+	id   int64
+	text string
+}
+
+type rawLink struct {
+	src, dst int64 // dst 0: unresolved
+	target   string
+}
+
+type rawField struct {
+	id        int64
+	norm, val string
+	line      int
+}
+
+// model is the part of the index a query reads, with hidden notes left
+// out. It is read-only once built.
 type model struct {
 	notes  []*note
 	byID   map[int64]*note
 	byPath map[string]*note
 	keys   map[string]*note // path without .md, file name and title, lower-cased
+	tasks  []index.TaskRow  // every task, by path and line (rows of hidden notes are skipped by run)
 }
 
-func load(ctx context.Context, ix *index.Index, opt query.Options) (*model, error) {
-	list, err := ix.ListNotes(ctx, true)
-	if err != nil {
+func loadRaw(ctx context.Context, ix *index.Index) (*raw, error) {
+	r := &raw{size: map[int64]int64{}}
+	var err error
+	if r.notes, err = ix.ListNotes(ctx, true); err != nil {
 		return nil, err
 	}
-	m := &model{byID: map[int64]*note{}, byPath: map[string]*note{}, keys: map[string]*note{}}
-	for _, s := range list {
-		if !opt.Shows(s.Path) {
+	if err := query.Check(ctx); err != nil {
+		return nil, err
+	}
+	scan := func(q string, each func(*sql.Rows) error) error {
+		rows, err := ix.DB.QueryContext(ctx, q)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := each(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}
+	if err := scan(`SELECT id, size FROM notes`, func(rows *sql.Rows) error {
+		var id, size int64
+		err := rows.Scan(&id, &size)
+		r.size[id] = size
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := scan(`SELECT note_id, alias FROM aliases ORDER BY rowid`, func(rows *sql.Rows) error {
+		var x idText
+		err := rows.Scan(&x.id, &x.text)
+		r.aliases = append(r.aliases, x)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := scan(`SELECT note_id, tag FROM tags ORDER BY note_id, line`, func(rows *sql.Rows) error {
+		var x idText
+		err := rows.Scan(&x.id, &x.text)
+		r.tags = append(r.tags, x)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := scan(`SELECT src_id, target, COALESCE(dst_id, 0) FROM links
+		WHERE kind IN ('wikilink','embed','markdown','typed') ORDER BY src_id, line`, func(rows *sql.Rows) error {
+		var x rawLink
+		err := rows.Scan(&x.src, &x.target, &x.dst)
+		r.links = append(r.links, x)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := scan(`SELECT note_id, key_norm, value, line FROM fields ORDER BY note_id, line, rowid`, func(rows *sql.Rows) error {
+		var x rawField
+		err := rows.Scan(&x.id, &x.norm, &x.val, &x.line)
+		r.fields = append(r.fields, x)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if r.tasks, err = ix.Tasks(ctx, index.TaskFilter{}); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(r.tasks, func(i, j int) bool {
+		if r.tasks[i].Path != r.tasks[j].Path {
+			return r.tasks[i].Path < r.tasks[j].Path
+		}
+		return r.tasks[i].Line < r.tasks[j].Line
+	})
+	return r, nil
+}
+
+// build makes the model of r showing the notes shows allows (nil: all).
+func (r *raw) build(ctx context.Context, shows func(string) bool) (*model, error) {
+	m := &model{byID: map[int64]*note{}, byPath: map[string]*note{}, keys: map[string]*note{}, tasks: r.tasks}
+	for _, s := range r.notes {
+		if shows != nil && !shows(s.Path) {
 			continue
 		}
-		n := &note{id: s.ID, path: s.Path, fm: s.Frontmatter, outIDs: map[int64]bool{}, inIDs: map[int64]bool{}}
+		n := &note{id: s.ID, path: s.Path, fm: s.Frontmatter, outIDs: map[int64]bool{}, inIDs: map[int64]bool{}, size: r.size[s.ID]}
 		n.name = strings.TrimSuffix(path.Base(s.Path), path.Ext(s.Path))
 		if d := path.Dir(s.Path); d != "." {
 			n.folder = d
@@ -84,107 +214,330 @@ func load(ctx context.Context, ix *index.Index, opt query.Options) (*model, erro
 	if err := query.Check(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := ix.DB.QueryContext(ctx, `SELECT id, size FROM notes`)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var id, size int64
-		if err := rows.Scan(&id, &size); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if n := m.byID[id]; n != nil {
-			n.size = size
+	for _, a := range r.aliases {
+		if n := m.byID[a.id]; n != nil {
+			n.aliases = append(n.aliases, a.text)
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows, err = ix.DB.QueryContext(ctx, `SELECT note_id, alias FROM aliases ORDER BY rowid`)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var id int64
-		var a string
-		if err := rows.Scan(&id, &a); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if n := m.byID[id]; n != nil {
-			n.aliases = append(n.aliases, a)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows, err = ix.DB.QueryContext(ctx, `SELECT note_id, tag FROM tags ORDER BY note_id, line`)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	for rows.Next() {
-		var id int64
-		var tag string
-		if err := rows.Scan(&id, &tag); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		n := m.byID[id]
-		k := fmt.Sprint(id, "\x00", strings.ToLower(tag))
-		if n == nil || seen[k] {
-			continue
-		}
-		seen[k] = true
-		n.tags = append(n.tags, tag)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows, err = ix.DB.QueryContext(ctx, `SELECT src_id, target, dst_id FROM links
-		WHERE kind IN ('wikilink','embed','markdown','typed') ORDER BY src_id, line`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	outSeen := map[string]bool{}
-	for rows.Next() {
-		var src int64
-		var target string
-		var dst *int64
-		if err := rows.Scan(&src, &target, &dst); err != nil {
-			return nil, err
-		}
-		n := m.byID[src]
+	var last *note
+	var seen map[string]bool
+	for _, t := range r.tags {
+		n := m.byID[t.id]
 		if n == nil {
 			continue
 		}
+		if n != last {
+			last, seen = n, map[string]bool{}
+		}
+		k := strings.ToLower(t.text)
+		if !seen[k] {
+			seen[k] = true
+			n.tags = append(n.tags, t.text)
+		}
+	}
+	last = nil
+	for _, x := range r.links {
+		n := m.byID[x.src]
+		if n == nil {
+			continue
+		}
+		if n != last {
+			last, seen = n, map[string]bool{}
+		}
 		var l link
-		if dst != nil {
-			d := m.byID[*dst]
+		if x.dst != 0 {
+			d := m.byID[x.dst]
 			if d == nil {
-				continue // a hidden note: neither named nor counted
+				continue // a hidden (or gone) note: neither named nor counted
 			}
 			l = d.link()
-			if !d.inIDs[src] {
-				d.inIDs[src] = true
+			if !d.inIDs[x.src] {
+				d.inIDs[x.src] = true
 				d.in = append(d.in, n.link())
 			}
 			n.outIDs[d.id] = true
 		} else {
-			t, _, _ := strings.Cut(target, "#")
+			t, _, _ := strings.Cut(x.target, "#")
 			l = link{name: strings.TrimSuffix(path.Base(t), ".md")}
 		}
-		if k := fmt.Sprint(src, "\x00", l.key()); !outSeen[k] {
-			outSeen[k] = true
+		if k := l.key(); !seen[k] {
+			seen[k] = true
 			n.out = append(n.out, l)
 		}
 	}
-	return m, rows.Err()
+	for _, n := range m.notes {
+		n.tagList, n.etagList = tagValues(n.tags, true), tagValues(n.tags, false)
+		n.outList, n.inList = linkValues(n.out), linkValues(n.in)
+	}
+	if err := query.Check(ctx); err != nil {
+		return nil, err
+	}
+	taskLine := map[string]bool{} // "path\x00line" of every task
+	for _, t := range r.tasks {
+		taskLine[t.Path+"\x00"+strconv.Itoa(t.Line)] = true
+	}
+	for _, f := range r.fields {
+		n := m.byID[f.id]
+		if n == nil {
+			continue
+		}
+		v := m.fieldValue(f.val)
+		if n.fields == nil {
+			n.fields, n.lineFields = map[string]any{}, map[int]map[string]any{}
+		}
+		// A task's fields are the task's, not the note's (as in Dataview).
+		if !taskLine[n.path+"\x00"+strconv.Itoa(f.line)] {
+			addValue(n.fields, f.norm, v)
+		}
+		lf := n.lineFields[f.line]
+		if lf == nil {
+			lf = map[string]any{}
+			n.lineFields[f.line] = lf
+		}
+		addValue(lf, f.norm, v)
+	}
+	return m, nil
+}
+
+// tagValues is file.tags (with parents: #a/b gives #a/b and #a) or
+// file.etags (the tags as written).
+func tagValues(tags []string, parents bool) []any {
+	var l []any
+	seen := map[string]bool{}
+	for _, t := range tags {
+		forms := []string{t}
+		if parents {
+			parts := strings.Split(t, "/")
+			for i := 1; i < len(parts); i++ {
+				forms = append(forms, strings.Join(parts[:i], "/"))
+			}
+		}
+		for _, f := range forms {
+			if !seen[strings.ToLower(f)] {
+				seen[strings.ToLower(f)] = true
+				l = append(l, "#"+f)
+			}
+		}
+	}
+	return l
+}
+
+func linkValues(ls []link) []any {
+	l := make([]any, len(ls))
+	for i, x := range ls {
+		l[i] = x
+	}
+	return l
+}
+
+// addValue sets m[k] to v, or appends v to what m[k] holds (a second
+// value makes a list).
+func addValue(m map[string]any, k string, v any) {
+	old, ok := m[k]
+	if !ok {
+		m[k] = v
+		return
+	}
+	if l, ok := old.(multi); ok {
+		m[k] = append(l, v)
+		return
+	}
+	m[k] = multi{old, v}
+}
+
+// multi is the list of a key's values when it occurs more than once (a
+// []any underneath, so it reads as a list everywhere).
+type multi = []any
+
+// fieldValue types an inline field's value as Dataview does: a number, a
+// boolean, a date, a [[link]], a "quoted" string, a list of those
+// separated by commas, else the text as written. Empty is null.
+func (m *model) fieldValue(s string) any {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil
+	}
+	if v, ok := m.literal(s); ok {
+		return v
+	}
+	if strings.Contains(s, ",") {
+		parts := splitTop(s)
+		if len(parts) > 1 {
+			var out []any
+			for _, p := range parts {
+				v, ok := m.literal(strings.TrimSpace(p))
+				if !ok {
+					return s
+				}
+				out = append(out, v)
+			}
+			return out
+		}
+	}
+	return s
+}
+
+// literal reads one typed value (not plain text).
+func (m *model) literal(s string) (any, bool) {
+	switch strings.ToLower(s) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' && !strings.Contains(s[1:len(s)-1], `"`) {
+		return s[1 : len(s)-1], true
+	}
+	if len(s) > 4 && strings.HasPrefix(s, "[[") && strings.HasSuffix(s, "]]") && !strings.Contains(s[2:len(s)-2], "]]") {
+		return m.linkValue(s[2 : len(s)-2]), true
+	}
+	if t, ok := asTime(s); ok {
+		return t, true
+	}
+	if c := s[0]; c >= '0' && c <= '9' || c == '-' || c == '.' {
+		if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
+// splitTop splits s at the commas outside [[links]] and "quotes".
+func splitTop(s string) []string {
+	var out []string
+	depth, quoted, start := 0, false, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case c == ',' && depth == 0:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}
+
+// The cache: per index, the raw rows and the unfenced model of its
+// latest content revision (index.ContentRev). A fenced query builds its
+// own model from the cached rows, so a fenced view is never cached.
+const maxCached = 4
+
+type cacheEntry struct {
+	mu   sync.Mutex // held while loading
+	rev  string
+	raw  *raw
+	used uint64
+}
+
+var cache struct {
+	sync.Mutex
+	byIx map[*index.Index]*cacheEntry
+	tick uint64
+}
+
+// cached returns the raw rows of ix at its current content revision,
+// loading them (once, however many queries ask at the same time) when
+// the revision has moved on.
+func cached(ctx context.Context, ix *index.Index) (*raw, error) {
+	rev := ix.ContentRev(ctx)
+	cache.Lock()
+	if cache.byIx == nil {
+		cache.byIx = map[*index.Index]*cacheEntry{}
+	}
+	e := cache.byIx[ix]
+	if e == nil {
+		if len(cache.byIx) >= maxCached {
+			var oldest *index.Index
+			for k, v := range cache.byIx {
+				if oldest == nil || v.used < cache.byIx[oldest].used {
+					oldest = k
+				}
+			}
+			delete(cache.byIx, oldest)
+		}
+		e = &cacheEntry{}
+		cache.byIx[ix] = e
+	}
+	cache.tick++
+	e.used = cache.tick
+	cache.Unlock()
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.raw != nil && e.rev == rev && rev != "" {
+		return e.raw, nil
+	}
+	r, err := loadRaw(ctx, ix)
+	if err != nil {
+		return nil, err
+	}
+	if r.full, err = r.build(ctx, nil); err != nil {
+		return nil, err
+	}
+	e.raw, e.rev = r, rev
+	return r, nil
+}
+
+// load returns the model a query with opt reads.
+func load(ctx context.Context, ix *index.Index, opt query.Options) (*model, error) {
+	r, err := cached(ctx, ix)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Visible == nil {
+		return r.full, nil
+	}
+	return r.view(ctx, opt.Shows)
+}
+
+// view returns the model of the notes shows allows: the full one when it
+// hides none, else one built for the notes it hides (kept, keyed by
+// exactly those notes, for the next query with the same fence).
+func (r *raw) view(ctx context.Context, shows func(string) bool) (*model, error) {
+	var hidden []int64
+	for _, n := range r.notes {
+		if !shows(n.Path) {
+			hidden = append(hidden, n.ID)
+		}
+	}
+	if len(hidden) == 0 {
+		return r.full, nil
+	}
+	r.mu.Lock()
+	for _, f := range r.fenced {
+		if slices.Equal(f.hidden, hidden) {
+			r.mu.Unlock()
+			return f.m, nil
+		}
+	}
+	r.mu.Unlock()
+	hide := make(map[int64]bool, len(hidden))
+	for _, id := range hidden {
+		hide[id] = true
+	}
+	byPath := make(map[string]bool, len(hidden))
+	for _, n := range r.notes {
+		if hide[n.ID] {
+			byPath[n.Path] = true
+		}
+	}
+	m, err := r.build(ctx, func(p string) bool { return !byPath[p] })
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if len(r.fenced) == maxFenced {
+		r.fenced = r.fenced[1:]
+	}
+	r.fenced = append(r.fenced, fencedModel{hidden, m})
+	r.mu.Unlock()
+	return m, nil
 }
 
 // resolve finds the note a [[target]] names (nil when none or hidden).
@@ -262,10 +615,20 @@ func (m *model) sourceSet(s Source) map[int64]bool {
 	return out
 }
 
-// item is what an expression is evaluated on: a note, or a task in it.
+// item is what an expression is evaluated on: a note, a task in it, or
+// (after GROUP BY) a group; vars holds FLATTEN's names.
 type item struct {
-	n    *note
-	task *index.TaskRow
+	n     *note
+	task  *index.TaskRow
+	group *group
+	vars  map[string]any
+}
+
+// group is one GROUP BY group: its key, under name, and its rows.
+type group struct {
+	name string
+	key  any
+	rows []item
 }
 
 // Eval is the dataview evaluator (query.Evaluator).
@@ -278,33 +641,21 @@ func Eval(ctx context.Context, ix *index.Index, src string, opt query.Options) (
 	if err != nil {
 		return nil, err
 	}
-	var tasks []index.TaskRow
-	if q.Kind == "TASK" {
-		if tasks, err = ix.Tasks(ctx, index.TaskFilter{}); err != nil {
-			return nil, err
-		}
-	}
-	return m.run(ctx, q, tasks, opt)
+	return m.run(ctx, q, opt)
 }
 
-// run answers q over the model (and, for TASK, the index's tasks).
-func (m *model) run(ctx context.Context, q *Query, tasks []index.TaskRow, opt query.Options) (*query.Result, error) {
+// run answers q over the model.
+func (m *model) run(ctx context.Context, q *Query, opt query.Options) (*query.Result, error) {
 	var from map[int64]bool
 	if q.From != nil {
 		from = m.sourceSet(q.From)
 	}
 	var items []item
 	if q.Kind == "TASK" {
-		sort.SliceStable(tasks, func(i, j int) bool {
-			if tasks[i].Path != tasks[j].Path {
-				return tasks[i].Path < tasks[j].Path
-			}
-			return tasks[i].Line < tasks[j].Line
-		})
-		for i := range tasks {
-			n := m.byPath[tasks[i].Path]
+		for i := range m.tasks {
+			n := m.byPath[m.tasks[i].Path]
 			if n != nil && (from == nil || from[n.id]) {
-				items = append(items, item{n, &tasks[i]})
+				items = append(items, item{n: n, task: &m.tasks[i]})
 			}
 		}
 	} else {
@@ -315,104 +666,245 @@ func (m *model) run(ctx context.Context, q *Query, tasks []index.TaskRow, opt qu
 		}
 	}
 	ev := &evaluator{m: m}
-	kept := items[:0]
+	var grouped *Step
+	for i, st := range q.Steps {
+		if err := query.Check(ctx); err != nil {
+			return nil, err
+		}
+		var err error
+		switch st.Kind {
+		case "WHERE":
+			items, err = ev.where(ctx, items, st.Expr)
+		case "SORT":
+			items, err = ev.sort(ctx, items, st.Sort)
+		case "LIMIT":
+			if st.Limit < len(items) {
+				items = items[:st.Limit]
+			}
+		case "GROUP":
+			if grouped != nil {
+				return nil, unsupported("GROUP BY twice")
+			}
+			grouped = &q.Steps[i]
+			items, err = ev.groupBy(ctx, items, st)
+		case "FLATTEN":
+			items, err = ev.flatten(ctx, items, st)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	res := &query.Result{Columns: columns(q, grouped), Rows: []query.Row{}}
+	add := func(r query.Row) bool {
+		if opt.Limit > 0 && len(res.Rows) == opt.Limit {
+			res.Truncated = true
+			return false
+		}
+		res.Rows = append(res.Rows, r)
+		return true
+	}
 	for _, it := range items {
 		if err := query.Check(ctx); err != nil {
 			return nil, err
 		}
-		ok := true
-		for _, w := range q.Where {
-			v, err := ev.eval(w, it)
+		if q.Kind == "TASK" {
+			var key []any
+			if it.group != nil {
+				key = []any{output(it.group.key)}
+			}
+			rows := []item{it}
+			if it.group != nil {
+				rows = it.group.rows
+			}
+			for _, r := range rows {
+				if r.task == nil {
+					continue
+				}
+				if !add(query.Row{Path: r.n.path, Line: r.task.Line, Block: r.task.Block,
+					Values: append(append([]any{}, key...), r.task.Text, r.task.Status, nullIfEmpty(r.task.Due))}) {
+					return res, nil
+				}
+			}
+			continue
+		}
+		row := query.Row{Values: []any{}}
+		if it.group == nil {
+			row.Path = it.n.path
+		}
+		if !q.WithoutID {
+			if it.group != nil {
+				row.Values = append(row.Values, output(it.group.key))
+			} else {
+				row.Values = append(row.Values, it.n.link().String())
+			}
+		}
+		for _, f := range q.Fields {
+			v, err := ev.eval(f.Expr, it)
 			if err != nil {
 				return nil, err
 			}
-			if !truthy(v) {
-				ok = false
-				break
-			}
+			row.Values = append(row.Values, output(v))
 		}
-		if ok {
-			kept = append(kept, it)
+		if q.Kind == "LIST" && it.group != nil && len(q.Fields) == 0 {
+			v, _ := ev.field("rows", it)
+			row.Values = append(row.Values, output(v))
 		}
-	}
-	items = kept
-	if len(q.Sort) > 0 {
-		keys := make([][]any, len(items))
-		for i, it := range items {
-			if err := query.Check(ctx); err != nil {
-				return nil, err
-			}
-			for _, k := range q.Sort {
-				v, err := ev.eval(k.Expr, it)
-				if err != nil {
-					return nil, err
-				}
-				keys[i] = append(keys[i], v)
-			}
-		}
-		idx := make([]int, len(items))
-		for i := range idx {
-			idx[i] = i
-		}
-		sort.SliceStable(idx, func(a, b int) bool {
-			for k, sk := range q.Sort {
-				c := compare(keys[idx[a]][k], keys[idx[b]][k])
-				if c != 0 {
-					return (c < 0) != sk.Desc
-				}
-			}
-			return false
-		})
-		sorted := make([]item, len(items))
-		for i, j := range idx {
-			sorted[i] = items[j]
-		}
-		items = sorted
-	}
-	limit := opt.Limit
-	res := &query.Result{Columns: columns(q), Rows: []query.Row{}}
-	if q.Limit > 0 && q.Limit < len(items) {
-		items = items[:q.Limit]
-	}
-	for _, it := range items {
-		if err := query.Check(ctx); err != nil {
-			return nil, err
-		}
-		if limit > 0 && len(res.Rows) == limit {
-			res.Truncated = true
+		if !add(row) {
 			break
 		}
-		row := query.Row{Path: it.n.path, Values: []any{}}
-		if it.task != nil {
-			row.Line, row.Block = it.task.Line, it.task.Block
-			row.Values = append(row.Values, it.task.Text, it.task.Status, nullIfEmpty(it.task.Due))
-		} else {
-			if !q.WithoutID {
-				row.Values = append(row.Values, it.n.link().String())
-			}
-			for _, f := range q.Fields {
-				v, err := ev.eval(f.Expr, it)
-				if err != nil {
-					return nil, err
-				}
-				row.Values = append(row.Values, output(v))
-			}
-		}
-		res.Rows = append(res.Rows, row)
 	}
 	return res, nil
 }
 
-func columns(q *Query) []string {
-	if q.Kind == "TASK" {
-		return []string{"Task", "Status", "Due"}
+func (ev *evaluator) where(ctx context.Context, items []item, cond Expr) ([]item, error) {
+	kept := make([]item, 0, len(items))
+	for _, it := range items {
+		if err := query.Check(ctx); err != nil {
+			return nil, err
+		}
+		v, err := ev.eval(cond, it)
+		if err != nil {
+			return nil, err
+		}
+		if truthy(v) {
+			kept = append(kept, it)
+		}
 	}
+	return kept, nil
+}
+
+func (ev *evaluator) sort(ctx context.Context, items []item, by []SortKey) ([]item, error) {
+	keys := make([][]any, len(items))
+	for i, it := range items {
+		if err := query.Check(ctx); err != nil {
+			return nil, err
+		}
+		for _, k := range by {
+			v, err := ev.eval(k.Expr, it)
+			if err != nil {
+				return nil, err
+			}
+			keys[i] = append(keys[i], v)
+		}
+	}
+	idx := make([]int, len(items))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		for k, sk := range by {
+			c := compare(keys[idx[a]][k], keys[idx[b]][k])
+			if c != 0 {
+				return (c < 0) != sk.Desc
+			}
+		}
+		return false
+	})
+	sorted := make([]item, len(items))
+	for i, j := range idx {
+		sorted[i] = items[j]
+	}
+	return sorted, nil
+}
+
+// groupBy makes one item per distinct key, in key order (as Dataview
+// sorts its groups), each holding its rows in their order so far.
+func (ev *evaluator) groupBy(ctx context.Context, items []item, st Step) ([]item, error) {
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, it := range items {
+		if err := query.Check(ctx); err != nil {
+			return nil, err
+		}
+		k, err := ev.eval(st.Expr, it)
+		if err != nil {
+			return nil, err
+		}
+		ks := groupKey(k)
+		g := byKey[ks]
+		if g == nil {
+			g = &group{name: st.Name, key: k}
+			byKey[ks] = g
+			groups = append(groups, g)
+		}
+		g.rows = append(g.rows, it)
+	}
+	sort.SliceStable(groups, func(a, b int) bool { return compare(groups[a].key, groups[b].key) < 0 })
+	out := make([]item, len(groups))
+	for i, g := range groups {
+		out[i] = item{group: g}
+	}
+	return out, nil
+}
+
+// groupKey is a value's identity for grouping.
+func groupKey(v any) string {
+	switch x := v.(type) {
+	case link:
+		return "l" + x.key()
+	case time.Time:
+		return "t" + x.UTC().Format(time.RFC3339Nano)
+	case []any:
+		var b strings.Builder
+		b.WriteString("[")
+		for _, e := range x {
+			b.WriteString(groupKey(e))
+			b.WriteString("\x00")
+		}
+		return b.String()
+	}
+	return fmt.Sprintf("%T:%v", v, v)
+}
+
+// flatten makes one item per element of the value (a list; any other
+// value is one element), binding it to the step's name.
+func (ev *evaluator) flatten(ctx context.Context, items []item, st Step) ([]item, error) {
+	var out []item
+	for _, it := range items {
+		if err := query.Check(ctx); err != nil {
+			return nil, err
+		}
+		v, err := ev.eval(st.Expr, it)
+		if err != nil {
+			return nil, err
+		}
+		vals, ok := v.([]any)
+		if !ok {
+			vals = []any{v}
+		}
+		for _, x := range vals {
+			c := it
+			c.vars = make(map[string]any, len(it.vars)+1)
+			for k, v := range it.vars {
+				c.vars[k] = v
+			}
+			c.vars[st.Name] = x
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func columns(q *Query, grouped *Step) []string {
 	var cols []string
+	if q.Kind == "TASK" {
+		if grouped != nil {
+			cols = append(cols, grouped.Name)
+		}
+		return append(cols, "Task", "Status", "Due")
+	}
 	if !q.WithoutID {
-		cols = append(cols, "File")
+		if grouped != nil {
+			cols = append(cols, grouped.Name)
+		} else {
+			cols = append(cols, "File")
+		}
 	}
 	for _, f := range q.Fields {
 		cols = append(cols, f.Name)
+	}
+	if q.Kind == "LIST" && grouped != nil && len(q.Fields) == 0 {
+		cols = append(cols, "rows")
 	}
 	return cols
 }
@@ -519,6 +1011,33 @@ func (e *evaluator) eval(x Expr, it item) (any, error) {
 				return float64(0), nil
 			}
 			return float64(1), nil
+		case "sum":
+			l, ok := args[0].([]any)
+			if !ok {
+				return args[0], nil
+			}
+			s := 0.0
+			for _, v := range l {
+				if f, ok := v.(float64); ok {
+					s += f
+				}
+			}
+			return s, nil
+		case "min", "max":
+			l, ok := args[0].([]any)
+			if !ok {
+				return args[0], nil
+			}
+			var best any
+			for _, v := range l {
+				if v == nil {
+					continue
+				}
+				if c := compare(v, best); best == nil || (x.fn == "min") == (c < 0) && c != 0 {
+					best = v
+				}
+			}
+			return best, nil
 		}
 	}
 	return nil, fmt.Errorf("dataview: cannot evaluate %T", x)
@@ -528,6 +1047,54 @@ var fileFields = map[string]bool{"name": true, "path": true, "folder": true, "ex
 	"ctime": true, "mday": true, "day": true, "size": true, "aliases": true, "cday": true, "tags": true, "etags": true, "outlinks": true, "inlinks": true, "frontmatter": true}
 
 func (e *evaluator) field(p string, it item) (any, error) {
+	if it.vars != nil {
+		if v, ok := it.vars[p]; ok {
+			return v, nil
+		}
+		best := ""
+		for name := range it.vars {
+			if len(name) > len(best) && strings.HasPrefix(p, name+".") {
+				best = name
+			}
+		}
+		if best != "" {
+			return e.sub(it.vars[best], p[len(best)+1:])
+		}
+	}
+	if g := it.group; g != nil {
+		head, rest, _ := strings.Cut(p, ".")
+		switch {
+		case p == "key" || p == g.name:
+			return g.key, nil
+		case head == "rows":
+			var out []any
+			for _, r := range g.rows {
+				var v any
+				var err error
+				if rest == "" {
+					v = r.n.link()
+					if r.task != nil {
+						v = r.task.Text
+					}
+				} else if v, err = e.field(rest, r); err != nil {
+					return nil, err
+				}
+				if l, ok := v.([]any); ok {
+					out = append(out, l...)
+				} else {
+					out = append(out, v)
+				}
+			}
+			if out == nil {
+				out = []any{}
+			}
+			return out, nil
+		}
+		if strings.HasPrefix(p, g.name+".") {
+			return e.sub(g.key, strings.TrimPrefix(p, g.name+"."))
+		}
+		return nil, nil
+	}
 	n := it.n
 	if rest, ok := strings.CutPrefix(p, "file."); ok {
 		name, sub, _ := strings.Cut(rest, ".")
@@ -560,40 +1127,19 @@ func (e *evaluator) field(p string, it item) (any, error) {
 			v = append([]any{}, n.aliases...)
 		case "cday":
 			v = day(n.ctime)
-		case "tags", "etags":
-			var l []any
-			seen := map[string]bool{}
-			for _, t := range n.tags {
-				forms := []string{t}
-				if name == "tags" {
-					parts := strings.Split(t, "/")
-					for i := 1; i < len(parts); i++ {
-						forms = append(forms, strings.Join(parts[:i], "/"))
-					}
-				}
-				for _, f := range forms {
-					if !seen[strings.ToLower(f)] {
-						seen[strings.ToLower(f)] = true
-						l = append(l, "#"+f)
-					}
-				}
-			}
-			v = l
-		case "outlinks", "inlinks":
-			ls := n.out
-			if name == "inlinks" {
-				ls = n.in
-			}
-			l := make([]any, len(ls))
-			for i, x := range ls {
-				l[i] = x
-			}
-			v = l
+		case "tags":
+			v = n.tagList
+		case "etags":
+			v = n.etagList
+		case "outlinks":
+			v = n.outList
+		case "inlinks":
+			v = n.inList
 		case "frontmatter":
 			v = anyMap(n.fm)
 		}
 		if sub != "" {
-			return dig(v, sub), nil
+			return e.sub(v, sub)
 		}
 		return v, nil
 	}
@@ -620,8 +1166,64 @@ func (e *evaluator) field(p string, it item) (any, error) {
 		case "priority":
 			return nullIfEmpty(t.Priority), nil
 		}
+		if v, ok := n.lineFields[t.Line][markdown.NormalizeFieldKey(p)]; ok {
+			return v, nil
+		}
 	}
-	return fmValue(n.fm, p), nil
+	if head, rest, dotted := strings.Cut(p, "."); dotted {
+		// A nested frontmatter key, else a field of the value: an
+		// object's key or a linked note's field (author.file.name).
+		if v := fmValue(n.fm, p); v != nil {
+			return v, nil
+		}
+		if v := n.value(head); v != nil {
+			return e.sub(v, rest)
+		}
+		return nil, nil
+	}
+	return n.value(p), nil
+}
+
+// value is a note's field p: its frontmatter value and its inline
+// fields' values merged (one value as is, several as a list, the
+// frontmatter's first), looked up by the key as written or normalized.
+func (n *note) value(p string) any {
+	fv := fmValue(n.fm, p)
+	if n.fields == nil || strings.Contains(p, ".") {
+		return fv
+	}
+	iv, ok := n.fields[markdown.NormalizeFieldKey(p)]
+	if !ok {
+		return fv
+	}
+	if fv == nil {
+		return iv
+	}
+	out := []any{}
+	if l, ok := fv.([]any); ok {
+		out = append(out, l...)
+	} else {
+		out = append(out, fv)
+	}
+	if l, ok := iv.(multi); ok {
+		return append(out, l...)
+	}
+	return append(out, iv)
+}
+
+// sub reads a dotted path inside a value: an object's key, or (on a
+// link) the linked note's field.
+func (e *evaluator) sub(v any, p string) (any, error) {
+	if s, ok := v.(string); ok && len(s) > 4 && strings.HasPrefix(s, "[[") && strings.HasSuffix(s, "]]") {
+		v = e.m.linkValue(s[2 : len(s)-2]) // a link written in frontmatter
+	}
+	if l, ok := v.(link); ok && l.path != "" {
+		if n := e.m.byPath[l.path]; n != nil {
+			return e.field(p, item{n: n})
+		}
+		return nil, nil
+	}
+	return dig(v, p), nil
 }
 
 // fileDay is Dataview's file.day: a date the file name starts with

@@ -1,6 +1,6 @@
 // Package dataview evaluates a subset of Obsidian Dataview's query
 // language (DQL) against loci's index: LIST, TABLE and TASK queries with
-// FROM, WHERE, SORT and LIMIT. The parser is hand-written; anything
+// FROM, WHERE, SORT, LIMIT, GROUP BY and FLATTEN. The parser is hand-written; anything
 // outside the subset is an unsupported_query error naming the construct
 // (docs/query.md has the conformance table).
 package dataview
@@ -139,6 +139,20 @@ type Query struct {
 	Where     []Expr  // each WHERE clause, in order (all must hold)
 	Sort      []SortKey
 	Limit     int // 0: none
+	// Steps are the data commands (WHERE, SORT, LIMIT, GROUP BY,
+	// FLATTEN) in the order written: the evaluator runs them in turn, as
+	// Dataview does (a SORT after GROUP BY sorts the groups). Where, Sort
+	// and Limit above gather the same clauses by kind.
+	Steps []Step
+}
+
+// Step is one data command.
+type Step struct {
+	Kind  string    // WHERE, SORT, LIMIT, GROUP or FLATTEN
+	Expr  Expr      // WHERE's condition, GROUP BY's key, FLATTEN's value
+	Sort  []SortKey // SORT's keys
+	Limit int       // LIMIT's count
+	Name  string    // GROUP BY's and FLATTEN's name (AS name, else the field path)
 }
 
 // Field is a TABLE column.
@@ -316,7 +330,9 @@ func Parse(src string) (q *Query, err error) {
 				return nil, err
 			}
 			q.Where = append(q.Where, e)
+			q.Steps = append(q.Steps, Step{Kind: "WHERE", Expr: e})
 		case "SORT":
+			n := len(q.Sort)
 			for {
 				e, err := p.expr()
 				if err != nil {
@@ -335,6 +351,7 @@ func Parse(src string) (q *Query, err error) {
 				}
 				p.next()
 			}
+			q.Steps = append(q.Steps, Step{Kind: "SORT", Sort: q.Sort[n:len(q.Sort):len(q.Sort)]})
 		case "LIMIT":
 			n := p.next()
 			v, err := strconv.Atoi(n.text)
@@ -342,10 +359,23 @@ func Parse(src string) (q *Query, err error) {
 				return nil, syntaxErr(n.pos, "LIMIT takes a whole number")
 			}
 			q.Limit = v
+			q.Steps = append(q.Steps, Step{Kind: "LIMIT", Limit: v})
 		case "GROUP":
-			return nil, unsupported("GROUP BY")
+			if !p.kw("BY") {
+				return nil, syntaxErr(p.peek().pos, "expected BY after GROUP")
+			}
+			p.next()
+			st, err := p.named("GROUP")
+			if err != nil {
+				return nil, err
+			}
+			q.Steps = append(q.Steps, st)
 		case "FLATTEN":
-			return nil, unsupported("FLATTEN")
+			st, err := p.named("FLATTEN")
+			if err != nil {
+				return nil, err
+			}
+			q.Steps = append(q.Steps, st)
 		default:
 			return nil, syntaxErr(t.pos, "unknown clause %q", t.text)
 		}
@@ -354,6 +384,27 @@ func Parse(src string) (q *Query, err error) {
 		}
 	}
 	return q, nil
+}
+
+// named reads GROUP BY's or FLATTEN's "expr [AS name]".
+func (p *parser) named(kind string) (Step, error) {
+	e, err := p.expr()
+	if err != nil {
+		return Step{}, err
+	}
+	st := Step{Kind: kind, Expr: e, Name: exprName("", p, e)}
+	if kind == "GROUP" && st.Name == "expr" {
+		st.Name = "key"
+	}
+	if p.kw("AS") {
+		p.next()
+		t := p.next()
+		if t.kind != tString && t.kind != tIdent {
+			return Step{}, syntaxErr(t.pos, "expected a name after AS")
+		}
+		st.Name = t.text
+	}
+	return st, nil
 }
 
 func (p *parser) atClause() bool {
@@ -618,7 +669,7 @@ func (p *parser) call(name token) (Expr, error) {
 		return eLit{d}, nil
 	}
 	switch fn {
-	case "contains", "icontains", "lower", "upper", "length":
+	case "contains", "icontains", "lower", "upper", "length", "sum", "min", "max":
 	default:
 		return nil, unsupported("function " + name.text + "()")
 	}

@@ -22,6 +22,11 @@ var seeds = []string{
 	`LIST WHERE length(file.inlinks) > 3 and lower(file.name) = "x" and icontains(text, "Y")`,
 	`TABLE a GROUP BY b`,
 	`LIST FLATTEN x`,
+	`TABLE length(rows) AS n, rows.file.link, sum(rows.n) FROM #project FLATTEN file.tags AS t WHERE t != "#x" GROUP BY t AS tag SORT length(rows) DESC LIMIT 3`,
+	`TASK WHERE !completed GROUP BY file.link`,
+	`LIST rows.status GROUP BY status WHERE key != null FLATTEN rows AS r`,
+	`TABLE max(rows.due), min(rows.n) GROUP BY file.folder`,
+	`LIST WHERE rating > 3 AND contains(author, [[B]])`,
 	`CALENDAR file.mtime`,
 	`LIST WHERE x = -1.5 AND y = null AND z = true`,
 	`list from -("a" or #b) where file.folder = "a/b"`,
@@ -43,9 +48,21 @@ func TestParse(t *testing.T) {
 	if q.Fields[1].Name != "Due date" || !q.Sort[1].Desc || q.Sort[0].Desc {
 		t.Errorf("fields %+v sort %+v", q.Fields, q.Sort)
 	}
+	q, err = Parse(`TABLE x FROM #a WHERE a SORT b LIMIT 5 GROUP BY c AS k FLATTEN rows AS r SORT k DESC LIMIT 2`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for _, st := range q.Steps {
+		steps = append(steps, fmt.Sprintf("%s:%s:%d:%d", st.Kind, st.Name, len(st.Sort), st.Limit))
+	}
+	if got, want := fmt.Sprint(steps), "[WHERE::0:0 SORT::1:0 LIMIT::0:5 GROUP:k:0:0 FLATTEN:r:0:0 SORT::1:0 LIMIT::0:2]"; got != want {
+		t.Errorf("steps %s, want %s", got, want)
+	}
 	for src, code := range map[string]string{
-		`TABLE a GROUP BY b`:   errs.CodeUnsupportedQuery,
-		`LIST FLATTEN x`:       errs.CodeUnsupportedQuery,
+		`TABLE a GROUP x`:      errs.CodeInvalidInput,
+		`LIST FLATTEN`:         errs.CodeInvalidInput,
+		`LIST GROUP BY a AS`:   errs.CodeInvalidInput,
 		`TABLE a + b`:          errs.CodeUnsupportedQuery,
 		`LIST WHERE f(x)`:      errs.CodeUnsupportedQuery,
 		`LIST WHERE x[0]`:      errs.CodeUnsupportedQuery,
@@ -82,7 +99,7 @@ func TestDetect(t *testing.T) {
 }
 
 // fuzzModel is a small in-memory vault for the fuzz target to evaluate on.
-func fuzzModel() (*model, []index.TaskRow) {
+func fuzzModel() *model {
 	m := &model{byID: map[int64]*note{}, byPath: map[string]*note{}, keys: map[string]*note{}}
 	add := func(id int64, p, name, folder string, fm map[string]any, tags ...string) *note {
 		n := &note{id: id, path: p, name: name, folder: folder, fm: fm, tags: tags, outIDs: map[int64]bool{}, inIDs: map[int64]bool{},
@@ -95,8 +112,11 @@ func fuzzModel() (*model, []index.TaskRow) {
 	b := add(2, "B.md", "B", "", nil)
 	a.out, a.outIDs[2] = []link{b.link(), {name: "missing"}}, true
 	b.in, b.inIDs[1] = []link{a.link()}, true
-	return m, []index.TaskRow{{Path: "a/A.md", Line: 3, Status: "todo", Marker: " ", Text: "do it", Due: "2026-01-05"},
+	a.fields = map[string]any{"rating": 4.0, "author": multi{b.link(), "x"}, "status": "inline"}
+	a.lineFields = map[int]map[string]any{3: {"owner": "bob"}}
+	m.tasks = []index.TaskRow{{Path: "a/A.md", Line: 3, Status: "todo", Marker: " ", Text: "do it", Due: "2026-01-05"},
 		{Path: "B.md", Line: 1, Status: "done", Marker: "x", Text: "done", Done: "2026-01-01"}}
+	return m
 }
 
 // FuzzParse: any text parses to a query or a typed error, and a query
@@ -105,7 +125,7 @@ func FuzzParse(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s)
 	}
-	m, tasks := fuzzModel()
+	m := fuzzModel()
 	f.Fuzz(func(t *testing.T, src string) {
 		q, err := Parse(src)
 		if err != nil {
@@ -115,7 +135,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		res, err := m.run(context.Background(), q, tasks, query.Options{Limit: 5})
+		res, err := m.run(context.Background(), q, query.Options{Limit: 5})
 		if err != nil {
 			if c := errs.Code(err); c != errs.CodeUnsupportedQuery && c != errs.CodeInvalidInput {
 				t.Fatalf("%q: eval error %v", src, err)
