@@ -29,6 +29,9 @@ const (
 	EmbeddedQueryMaxBytes = 16 << 10 // the query operation's cap on a query's text
 )
 
+// embeddedQueryBudget is EmbeddedQueryBudget (tests shorten it).
+var embeddedQueryBudget = EmbeddedQueryBudget
+
 // CodeQuerySkipped is the error of an embedded query that was not run: the
 // note's budget of queries (count or time) was spent before it.
 const CodeQuerySkipped = "query_skipped"
@@ -283,7 +286,7 @@ func RunEmbeddedQueries(ctx context.Context, env *Env, vh *VaultHandle, text str
 	if f := env.ReadFence(ctx, vh); f.Active() {
 		opt.Visible = f.Allows
 	}
-	budget := time.Now().Add(EmbeddedQueryBudget)
+	budget := time.Now().Add(embeddedQueryBudget)
 	ran := 0
 	for _, fq := range found {
 		if fq.Line < from || (to > 0 && fq.Line > to) {
@@ -304,8 +307,8 @@ func RunEmbeddedQueries(ctx context.Context, env *Env, vh *VaultHandle, text str
 			e.Error = queryError(errs.New(CodeQuerySkipped, "not run: a note renders at most %d embedded queries; run this one with the query operation", EmbeddedQueryMax).
 				With("max_queries", EmbeddedQueryMax))
 		case !time.Now().Before(budget):
-			e.Error = queryError(errs.New(CodeQuerySkipped, "not run: the note's embedded queries used their %s together; run this one with the query operation", EmbeddedQueryBudget).
-				With("budget_ms", EmbeddedQueryBudget.Milliseconds()))
+			e.Error = queryError(errs.New(CodeQuerySkipped, "not run: the note's embedded queries used their %s together; run this one with the query operation", embeddedQueryBudget).
+				With("budget_ms", embeddedQueryBudget.Milliseconds()))
 		default:
 			ran++
 			e.Result, e.Error = runEmbedded(ctx, vh, fq, opt, min(EmbeddedQueryTimeout, time.Until(budget)))

@@ -1,13 +1,16 @@
 package ops_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/opstest"
 	"github.com/loci-dev/loci/internal/query"
 )
 
@@ -82,4 +85,43 @@ func FuzzScanQueries(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEmbeddedQueryTimeBudget: with the note's time budget spent, the
+// queries are query_skipped naming it (the malformed one too: it is only
+// found malformed when run); past the caller's deadline they are
+// query_timeout.
+func TestEmbeddedQueryTimeBudget(t *testing.T) {
+	env := opstest.FixtureEnv(t, map[string]string{
+		"logseq/config.edn": "{:meta/version 1}\n",
+		"pages/p.md":        "- TODO a\n- {{query (task TODO)}}\n- {{query (todo todo)}}\n",
+	})
+	vh := env.Vaults[0]
+	text := "- {{query (task TODO)}}\n```dataview\nLIST\n```\n- {{query (and}}\n"
+
+	got := ops.RunEmbeddedQueries(context.Background(), env, vh, text, 1, 0, nil)
+	if len(got) != 3 || got[0].Error != nil || len(got[0].Result.Rows) != 1 || got[1].Error != nil || got[2].Error.Code != errs.CodeInvalidInput {
+		t.Fatalf("with the budget: %s", opstest.JS(got))
+	}
+
+	restore := ops.SetEmbeddedQueryBudget(0)
+	got = ops.RunEmbeddedQueries(context.Background(), env, vh, text, 1, 0, nil)
+	restore()
+	if len(got) != 3 {
+		t.Fatalf("budget spent: %s", opstest.JS(got))
+	}
+	for _, q := range got {
+		if q.Error == nil || q.Error.Code != ops.CodeQuerySkipped || q.Error.Details["budget_ms"] != int64(0) || q.Result != nil {
+			t.Errorf("budget spent: %s", opstest.JS(q))
+		}
+	}
+
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	got = ops.RunEmbeddedQueries(ctx, env, vh, text, 1, 0, nil)
+	for _, q := range got[:2] {
+		if q.Error == nil || q.Error.Code != errs.CodeQueryTimeout {
+			t.Errorf("past the deadline: %s", opstest.JS(q))
+		}
+	}
 }
