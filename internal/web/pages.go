@@ -15,6 +15,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 
 	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/read"
 	"github.com/loci-dev/loci/internal/ops/write"
 	"github.com/loci-dev/loci/internal/search"
@@ -25,6 +26,7 @@ var funcs = template.FuncMap{
 	"snippet": snippetHTML,
 	"join":    strings.Join,
 	"fmtv":    func(v any) string { return fmt.Sprint(v) },
+	"cell":    ops.QueryCell,
 }
 
 // snippetHTML escapes a snippet and turns its **match** markers into <mark>.
@@ -165,7 +167,9 @@ func escapeMD(s string) string {
 
 func (h *Handler) notePage(ctx context.Context, w http.ResponseWriter, r *http.Request, s *session) {
 	qv := r.URL.Query()
-	in := map[string]any{}
+	// The note's embedded queries are run for the reader (their tables are
+	// shown under the note; html/template escapes every cell).
+	in := map[string]any{"render_queries": true}
 	if n := qv.Get("note"); n != "" {
 		in["note"] = n
 	} else {

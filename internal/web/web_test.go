@@ -218,3 +218,32 @@ func TestActivityUndo(t *testing.T) {
 		t.Fatalf("%s still there after undo", wr.Path)
 	}
 }
+
+// TestNotePageRendersQueries: the note view shows each embedded query's
+// table under the note, every cell escaped (a value holding markup shows
+// as text), and a failing query as its error.
+func TestNotePageRendersQueries(t *testing.T) {
+	srv, env := fixture(t)
+	testutil.WriteFiles(t, env.Vaults[0].Vault.Root, map[string]string{
+		"Dash.md":    "# Dash\n\n```dataview\nTABLE status FROM #dashq\n```\n\n```dataview\nLIST WHERE (\n```\n",
+		"Evil.md":    "---\nstatus: \"<script>alert(1)</script>\"\ntags: [dashq]\n---\n# Evil\n",
+		"Regular.md": "---\nstatus: fine\ntags: [dashq]\n---\n# Regular\n",
+	})
+	if _, err := env.Sync(context.Background(), env.Vaults[0], index.SyncOptions{NoEmbed: true}); err != nil {
+		t.Fatal(err)
+	}
+	c := login(t, srv)
+	code, body := get(t, c, srv.URL+"/ui/note?path=Dash.md")
+	if code != 200 {
+		t.Fatalf("note: %d", code)
+	}
+	for _, want := range []string{"Queries (2)", `id="query-3"`, "TABLE status FROM #dashq", `href="/ui/note?path=Evil.md">Evil.md</a>`,
+		"&lt;script&gt;alert(1)&lt;/script&gt;", "<td>fine</td>", "2 row(s)", "validation_failed: "} {
+		if !strings.Contains(body, want) {
+			t.Errorf("note page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "<script>alert") {
+		t.Error("a query cell is not escaped")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
@@ -61,17 +62,37 @@ func TaskDay(s string, now time.Time) (string, error) {
 	return "", fmt.Errorf("not a day: %q (use YYYY-MM-DD, today, tomorrow, yesterday, -7d, +2w)", s)
 }
 
-// taskStatusMatch reports whether a task matches a status filter.
-func taskStatusMatch(filter string, t index.TaskRow) bool {
+// taskStatusFilter narrows f to the tasks a status filter keeps: open
+// (not done or cancelled; the default), all, a status, or a marker as
+// written (one character also in any case: X for x).
+func taskStatusFilter(filter string, f *index.TaskFilter) {
 	switch strings.ToLower(filter) {
 	case "", "open":
-		return t.Status != "done" && t.Status != "cancelled"
+		f.NotStatuses = []string{"done", "cancelled"}
 	case "all":
-		return true
 	case "done", "todo", "in_progress", "waiting", "cancelled":
-		return t.Status == strings.ToLower(filter)
+		f.Statuses = []string{strings.ToLower(filter)}
+	default:
+		f.Markers = []string{filter}
+		if r := []rune(filter); len(r) == 1 {
+			// strings.EqualFold's matches of one rune: its simple-fold orbit.
+			for c := unicode.SimpleFold(r[0]); c != r[0]; c = unicode.SimpleFold(c) {
+				f.Markers = append(f.Markers, string(c))
+			}
+		}
 	}
-	return t.Marker == filter || (len([]rune(filter)) == 1 && strings.EqualFold(t.Marker, filter))
+}
+
+// globPrefix is the literal start of a path glob, which every path it
+// matches begins with, and whether the glob matches exactly the paths
+// that begin with it ("Projects/**", "**", "").
+func globPrefix(g string) (string, bool) {
+	i := strings.IndexAny(g, "*?[{\\")
+	if i < 0 {
+		return g, g == ""
+	}
+	p := g[:i]
+	return p, g[i:] == "**" && (p == "" || strings.HasSuffix(p, "/"))
 }
 
 // ListTasks is the list_tasks operation.
@@ -100,31 +121,46 @@ func ListTasks() ops.Def[ListTasksIn, ListTasksOut] {
 			if env.Now != nil {
 				now = env.Now()
 			}
-			f := index.TaskFilter{Tag: in.Tag}
+			f := index.TaskFilter{Tag: in.Tag, Page: strings.ToLower(strings.TrimSpace(in.Page))}
 			if f.DueFrom, err = TaskDay(in.DueFrom, now); err != nil {
 				return nil, errs.New(errs.CodeInvalidInput, "due_from: %v", err)
 			}
 			if f.DueTo, err = TaskDay(in.DueTo, now); err != nil {
 				return nil, errs.New(errs.CodeInvalidInput, "due_to: %v", err)
 			}
+			taskStatusFilter(in.Status, &f)
+			prefix, exact := globPrefix(in.PathGlob)
+			f.PathPrefix = prefix
+			limit := ops.OrDefault(in.Limit, 100)
+			fence := env.ReadFence(ctx, vh)
+			if !fence.Active() && exact {
+				// Every filter is in SQL: read one page and the count.
+				rows, total, err := vh.Index.TasksPage(ctx, f, off, limit)
+				if err != nil {
+					return nil, err
+				}
+				out := &ListTasksOut{Tasks: rows, Total: total}
+				if out.Tasks == nil {
+					out.Tasks = []index.TaskRow{}
+				}
+				if end := off + len(rows); end < total {
+					out.NextCursor = ops.EncodeCursor(end)
+				}
+				return out, nil
+			}
 			all, err := vh.Index.Tasks(ctx, f)
 			if err != nil {
 				return nil, err
 			}
-			all = ops.Visible(env.ReadFence(ctx, vh), all, func(t index.TaskRow) string { return t.Path })
-			page := strings.ToLower(strings.TrimSpace(in.Page))
+			all = ops.Visible(fence, all, func(t index.TaskRow) string { return t.Path })
 			kept := []index.TaskRow{}
 			for _, t := range all {
-				if !taskStatusMatch(in.Status, t) || !ops.GlobMatch(in.PathGlob, t.Path) {
-					continue
+				if ops.GlobMatch(in.PathGlob, t.Path) {
+					kept = append(kept, t)
 				}
-				if page != "" && strings.ToLower(t.Title) != page && strings.ToLower(strings.TrimSuffix(t.Path, ".md")) != page {
-					continue
-				}
-				kept = append(kept, t)
 			}
 			out := &ListTasksOut{Total: len(kept)}
-			out.Tasks, out.NextCursor = ops.Page(kept, off, ops.OrDefault(in.Limit, 100))
+			out.Tasks, out.NextCursor = ops.Page(kept, off, limit)
 			if out.Tasks == nil {
 				out.Tasks = []index.TaskRow{}
 			}

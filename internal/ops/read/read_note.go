@@ -20,6 +20,9 @@ type ReadNoteIn struct {
 	Heading   string `json:"heading,omitempty" jsonschema:"return only this heading's section (its text, or a path like Parent > Child)"`
 	MaxChars  int    `json:"max_chars,omitempty" jsonschema:"cut the content after this many characters (default 50000)"`
 	Vault     string `json:"vault,omitempty" jsonschema:"vault name (default: the first)"`
+
+	// RenderQueries runs the queries the note embeds (docs/query.md).
+	RenderQueries bool `json:"render_queries,omitempty" jsonschema:"also run the queries the returned lines embed ({{query ...}}, #+BEGIN_QUERY, dataview code blocks) and return their answers in queries; the content is unchanged"`
 }
 
 // Validate checks ranges.
@@ -49,6 +52,9 @@ type ReadNoteOut struct {
 	EndLine          int            `json:"end_line" jsonschema:"last line of content"`
 	TotalLines       int            `json:"total_lines" jsonschema:"lines in the whole note"`
 	Truncated        bool           `json:"truncated" jsonschema:"true when content was cut at max_chars"`
+
+	// Queries are the embedded queries' answers (render_queries).
+	Queries []ops.EmbeddedQuery `json:"queries,omitempty" jsonschema:"with render_queries: the queries that start in the returned lines, in note order, each with its result or its error (absent when there are none)"`
 }
 
 // ReadNote is the read_note operation.
@@ -59,9 +65,10 @@ func ReadNote() ops.Def[ReadNoteIn, ReadNoteOut] {
 		Description: "Read a note from disk by vault-relative path, or by note: its frontmatter id, title, alias, file name or [[wikilink]] text. " +
 			"Returns its text, etag (SHA-256, needed for safe edits) and parsed frontmatter. " +
 			"Narrow with a line range or one heading's section; long notes are cut at max_chars with truncated=true. " +
-			"A note reference that fits several notes fails with ambiguous_note listing the candidates.",
+			"A note reference that fits several notes fails with ambiguous_note listing the candidates. " +
+			"With render_queries, the queries the note embeds (Logseq {{query}} and #+BEGIN_QUERY, ```dataview blocks) are run under the same read rules and returned in queries; a failing query gives an error entry, never a failed read.",
 		Annotations: ops.Annotations{ReadOnly: true, Idempotent: true},
-		CLI:         ops.CLI{Use: "read", Args: []string{"path"}, Text: func(o any) string { return o.(*ReadNoteOut).Content }},
+		CLI:         ops.CLI{Use: "read", Args: []string{"path"}, Text: textReadNote},
 		Errors:      []string{errs.CodeInvalidInput, errs.CodePathDenied, errs.CodeNotFound, errs.CodeAmbiguous, errs.CodeVaultNotFound},
 		Example:     `{"note": "[[Project Atlas#Goals]]"}`,
 		Handler:     readNote,
@@ -145,5 +152,23 @@ func readNote(ctx context.Context, env *ops.Env, in *ReadNoteIn) (*ReadNoteOut, 
 		out.Truncated = true
 		out.EndLine = out.StartLine + strings.Count(out.Content, "\n")
 	}
+	if in.RenderQueries && out.Content != "" {
+		out.Queries = ops.RunEmbeddedQueries(ctx, env, vh, text, out.StartLine, out.EndLine, ops.BlockAt(len(doc.Blocks), func(i int) (int, int, string) {
+			return doc.Blocks[i].Line, doc.Blocks[i].EndLine, doc.Blocks[i].UUID
+		}))
+	}
 	return out, nil
+}
+
+// textReadNote prints the content, then each rendered query's table.
+func textReadNote(o any) string {
+	out := o.(*ReadNoteOut)
+	if len(out.Queries) == 0 {
+		return out.Content
+	}
+	s := out.Content
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return s + ops.EmbeddedQueriesText(out.Queries)
 }
