@@ -362,15 +362,16 @@ func EmbeddedQueriesText(qs []EmbeddedQuery) string {
 			fmt.Fprintf(&b, "error %s: %s\n", q.Error.Code, q.Error.Message)
 			continue
 		}
-		b.WriteString(QueryTable(q.Result))
+		b.WriteString(QueryTable(q.Result, ""))
 	}
 	return b.String()
 }
 
 // QueryTable renders a query result as an aligned text table, each row's
 // location (path, and :line for a task or block) first; long cells are
-// cut (the JSON output has them whole).
-func QueryTable(r *query.Result) string {
+// cut (the JSON output has them whole). more follows "more matched" when
+// the result was truncated (a hint such as " (raise --limit)").
+func QueryTable(r *query.Result, more string) string {
 	if r == nil {
 		return ""
 	}
@@ -415,7 +416,7 @@ func QueryTable(r *query.Result) string {
 	}
 	fmt.Fprintf(&b, "%d row(s)", len(r.Rows))
 	if r.Truncated {
-		b.WriteString(", more matched")
+		b.WriteString(", more matched" + more)
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -440,11 +441,17 @@ func QueryCell(v any) string {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		// A pulled entity or a property map: key: value; ... (nested
+		// maps in braces).
 		parts := make([]string, len(keys))
 		for i, k := range keys {
-			parts[i] = k + ": " + QueryCell(v[k])
+			c := QueryCell(v[k])
+			if _, nested := v[k].(map[string]any); nested {
+				c = "{" + c + "}"
+			}
+			parts[i] = k + ": " + c
 		}
-		return "{" + strings.Join(parts, ", ") + "}"
+		return strings.Join(parts, "; ")
 	}
 	return strings.ReplaceAll(fmt.Sprint(v), "\n", " ")
 }

@@ -2,8 +2,6 @@ package read
 
 import (
 	"context"
-	"fmt"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -95,9 +93,9 @@ func Query() ops.Def[QueryIn, QueryOut] {
 			if err != nil {
 				return nil, err
 			}
-			ctx, cancel := context.WithTimeout(ctx, time.Duration(ops.OrDefault(in.TimeoutMS, 5000))*time.Millisecond)
+			ctx, cancel := context.WithTimeout(ctx, time.Duration(ops.OrDefault(in.TimeoutMS, int(ops.EmbeddedQueryTimeout/time.Millisecond)))*time.Millisecond)
 			defer cancel()
-			opt := query.Options{Limit: ops.OrDefault(in.Limit, 100), Inputs: in.Inputs}
+			opt := query.Options{Limit: ops.OrDefault(in.Limit, ops.EmbeddedQueryLimit), Inputs: in.Inputs}
 			if f := env.ReadFence(ctx, vh); f.Active() {
 				opt.Visible = f.Allows
 			}
@@ -113,85 +111,8 @@ func Query() ops.Def[QueryIn, QueryOut] {
 	}
 }
 
-// textQuery renders the result as an aligned table, a row's location
-// (path, and :line for a task or block) first; long cells are cut (the
-// JSON output has them whole).
+// textQuery renders the result as ops.QueryTable does, with a hint to
+// raise --limit when more matched.
 func textQuery(o any) string {
-	r := o.(*QueryOut)
-	head := append([]string{"Location"}, r.Columns...)
-	rows := [][]string{head}
-	for _, row := range r.Rows {
-		loc := row.Path
-		if row.Line > 0 {
-			loc = fmt.Sprintf("%s:%d", row.Path, row.Line)
-		}
-		line := []string{loc}
-		for _, v := range row.Values {
-			c := cell(v)
-			if r := []rune(c); len(r) > 80 {
-				c = string(r[:79]) + "…"
-			}
-			line = append(line, c)
-		}
-		rows = append(rows, line)
-	}
-	width := make([]int, len(head))
-	for _, row := range rows {
-		for i, c := range row {
-			if i < len(width) && utf8.RuneCountInString(c) > width[i] {
-				width[i] = min(utf8.RuneCountInString(c), 60)
-			}
-		}
-	}
-	var b strings.Builder
-	for _, row := range rows {
-		for i, c := range row {
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			if i == len(row)-1 {
-				b.WriteString(c)
-				break
-			}
-			b.WriteString(c + strings.Repeat(" ", max(0, width[i]-utf8.RuneCountInString(c))))
-		}
-		b.WriteString("\n")
-	}
-	fmt.Fprintf(&b, "%d row(s)", len(r.Rows))
-	if r.Truncated {
-		b.WriteString(", more matched (raise --limit)")
-	}
-	b.WriteString("\n")
-	return b.String()
-}
-
-func cell(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "-"
-	case string:
-		return strings.ReplaceAll(v, "\n", " ")
-	case []any:
-		parts := make([]string, len(v))
-		for i, x := range v {
-			parts[i] = cell(x)
-		}
-		return strings.Join(parts, ", ")
-	case map[string]any: // a pulled entity, properties: key: value; ...
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			c := cell(v[k])
-			if _, nested := v[k].(map[string]any); nested {
-				c = "{" + c + "}"
-			}
-			parts[i] = k + ": " + c
-		}
-		return strings.Join(parts, "; ")
-	}
-	return fmt.Sprint(v)
+	return ops.QueryTable(&o.(*QueryOut).Result, " (raise --limit)")
 }
