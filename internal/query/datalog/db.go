@@ -103,7 +103,7 @@ func init() {
 			for t := range e.page.Tags {
 				tags = append(tags, t)
 			}
-			for _, p := range d.resolve(tags) {
+			for _, p := range d.resolveTags(tags) {
 				emit(d.ents[p])
 			}
 		}},
@@ -195,6 +195,11 @@ type db struct {
 	pageEnt  map[*graph.Page]Val
 	blockEnt map[*graph.Block]Val
 	names    map[string][]Val // lower-cased title or alias → visible pages
+	// refOnly maps a lower-cased page name that visible blocks or pages
+	// reference, and no visible page bears, to its page entity (a page
+	// that exists only by reference, as Logseq makes one for every
+	// [[name]] and #tag).
+	refOnly  map[string]Val
 	vals     []any
 	ids      map[any]Val
 	idx      map[string]*attrIdx
@@ -233,11 +238,56 @@ func newDB(g *graph.Graph, shows func(string) bool) *db {
 			}
 		}
 	}
+	d.addRefOnly()
 	d.vals = make([]any, len(d.ents), len(d.ents)+1024)
 	for i, e := range d.ents {
 		d.vals[i] = e
 	}
 	return d
+}
+
+// addRefOnly makes a page entity for every name the visible blocks and
+// pages reference that no visible page bears (its file absent, or hidden
+// by the read fence: the two look alike). Its name is as first written
+// by a visible note; it has no path, no blocks and no properties, and is
+// a journal when the name reads as a journal title in the graph's title
+// format. A name referenced only from hidden notes has no entity.
+func (d *db) addRefOnly() {
+	d.refOnly = map[string]Val{}
+	for _, k := range d.g.RefNames {
+		if len(d.names[k]) > 0 {
+			continue
+		}
+		u := d.g.Named[k]
+		var written, at string
+		found := false
+		for _, b := range u.Blocks {
+			if _, ok := d.blockEnt[b]; ok {
+				written, at, found = b.Names[k], b.Page.Path, true
+				break
+			}
+		}
+		for _, p := range u.Pages {
+			if _, ok := d.pageEnt[p]; ok {
+				// A page's own property lines come before its blocks.
+				if !found || p.Path <= at {
+					written, found = p.Names[k], true
+				}
+				break
+			}
+		}
+		if !found {
+			continue
+		}
+		p := &graph.Page{Title: written, Key: k, Kind: "page"}
+		if day, ok := d.g.RefDays[k]; ok {
+			p.Kind, p.Day = "journal", day
+		}
+		e := &entity{id: Val(len(d.ents)), page: p}
+		d.ents = append(d.ents, e)
+		d.pageEnt[p] = e.id
+		d.refOnly[k] = e.id
+	}
 }
 
 // intern returns x's number, adding it when new.
@@ -369,6 +419,14 @@ func (d *db) refs(b *graph.Block) []Val {
 		names = append(names, n)
 	}
 	r := d.resolve(names)
+	if len(b.Names) > 0 && len(d.refOnly) > 0 {
+		for k := range b.Names {
+			if id, ok := d.refOnly[k]; ok {
+				r = append(r, id)
+			}
+		}
+		r = distinct(r)
+	}
 	d.refMemo[b] = r
 	return r
 }
@@ -379,6 +437,25 @@ func (d *db) resolve(names []string) []Val {
 	for _, n := range names {
 		out = append(out, d.names[strings.ToLower(strings.TrimSpace(n))]...)
 	}
+	return distinct(out)
+}
+
+// resolveTags maps a page's tags to page entities: visible pages, else
+// the pages that exist only by reference.
+func (d *db) resolveTags(tags []string) []Val {
+	var out []Val
+	for _, t := range tags {
+		if ps := d.names[t]; len(ps) > 0 {
+			out = append(out, ps...)
+		} else if id, ok := d.refOnly[t]; ok {
+			out = append(out, id)
+		}
+	}
+	return distinct(out)
+}
+
+// distinct sorts out and drops repeats.
+func distinct(out []Val) []Val {
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	k := 0
 	for i, v := range out {

@@ -152,6 +152,7 @@ func loadAt(ctx context.Context, ix *index.Index, f formatSet) (*Graph, string, 
 	}
 	g.Rev = rev
 	g.TitleLayouts = f.titles
+	g.setTitleFormats(f.formats)
 	return g, rev + "\x00" + f.key, nil
 }
 
@@ -163,9 +164,10 @@ func loadAt(ctx context.Context, ix *index.Index, f formatSet) (*Graph, string, 
 
 // formatSet is the journal formats of a vault's graphs.
 type formatSet struct {
-	set    index.JournalSet
-	titles []string // Go layouts of the graphs' non-default :journal/page-title-format, distinct
-	key    string
+	set     index.JournalSet
+	titles  []string // Go layouts of the graphs' non-default :journal/page-title-format, distinct
+	formats []string // the graphs' title patterns (the default included when one uses it), distinct
+	key     string
 }
 
 // journalFormats reads the journal formats of every graph of ix's vault
@@ -173,11 +175,17 @@ type formatSet struct {
 func journalFormats(ix *index.Index) formatSet {
 	f := formatSet{set: ix.JournalFormats()}
 	for _, jf := range f.set.Formats {
+		if !slices.Contains(f.formats, jf.TitleFormat()) {
+			f.formats = append(f.formats, jf.TitleFormat())
+		}
 		if p := jf.Title; p != "" && p != markdown.DefaultJournalTitleFormat {
 			if t := TitleLayout(p); !slices.Contains(f.titles, t) {
 				f.titles = append(f.titles, t)
 			}
 		}
+	}
+	if len(f.formats) == 0 {
+		f.formats = []string{markdown.DefaultJournalTitleFormat}
 	}
 	f.key = f.set.Key
 	return f
