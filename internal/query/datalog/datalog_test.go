@@ -222,8 +222,8 @@ func TestRows(t *testing.T) {
 	}
 	wantRow := query.Row{Path: "pages/Alice.md", Line: 5, Values: []any{map[string]any{
 		"block/content":    "LATER [#B] al2 lunch",
-		"block/properties": map[string]any{"owner": "[[Bob]], [[Carol]]", "effort": int64(3)},
-		"block/page":       map[string]any{"block/original-name": "Alice", "block/properties": map[string]any{"type": "person", "alias": "Al"}},
+		"block/properties": map[string]any{"owner": []any{"Bob", "Carol"}, "effort": int64(3)},
+		"block/page":       map[string]any{"block/original-name": "Alice", "block/properties": map[string]any{"type": "person", "alias": []any{"Al"}}},
 	}}}
 	if len(r.Rows) != 1 || !reflect.DeepEqual(r.Rows[0], wantRow) {
 		t.Errorf("nested pull = %#v\nwant %#v", r.Rows, wantRow)

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"olympos.io/encoding/edn"
 
@@ -27,8 +29,18 @@ type entity struct {
 // float64 or bool.
 type propMap struct{ m map[string]any }
 
-// setVal is a collection: a #{...} or [...] literal, or an input.
-type setVal struct{ m map[any]bool }
+// setVal is a collection: a #{...} or [...] literal, or an input; or a
+// property value holding page references (names: see propValue).
+type setVal struct {
+	m map[any]bool
+	// A set of page names: m holds them lower-cased, shown as first
+	// written (sorted), key is the lower-cased names sorted and joined
+	// (equal sets intern to one value); membership and equality ignore
+	// case, as page names do.
+	names bool
+	shown []string
+	key   string
+}
 
 // attrDef says where an attribute applies and how its values are found.
 type attrDef struct {
@@ -159,10 +171,20 @@ func dayOf(content, which string, emit func(any)) {
 // normKey normalizes a property key as Logseq does.
 func normKey(k string) string { return graph.NormKey(k) }
 
-// propValue reads a property value: a number when it reads as one, a
-// bool for true/false, else the text.
-func propValue(s string) any {
+// propValue reads a property value as Logseq's file graphs store it
+// (graph-parser's parse-property): a value that references pages
+// ([[x]], #x, #[[x y]]) is the set of their names, as written; so is
+// every comma-separated item of tags:: and alias::. A value in double
+// quotes, or of a key Logseq leaves unparsed (title::, filters::, ...),
+// stays text. Otherwise a number when it reads as one (Logseq reads only
+// integers; loci decimals too), a bool for true/false, else the text.
+func propValue(key, s string) any {
 	t := strings.TrimSpace(s)
+	if !unparsedProps[key] && !(len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"') {
+		if names := refNames(t, key == "tags" || key == "alias"); len(names) > 0 {
+			return nameSet(names)
+		}
+	}
 	switch t {
 	case "true":
 		return true
@@ -176,6 +198,98 @@ func propValue(s string) any {
 		return f
 	}
 	return t
+}
+
+// unparsedProps are the built-in properties whose values Logseq keeps as
+// text (never page references).
+var unparsedProps = map[string]bool{"title": true, "filters": true, "icon": true, "heading": true,
+	"collapsed": true, "created-at": true, "updated-at": true, "last-modified-at": true,
+	"query-table": true, "query-properties": true, "query-sort-by": true, "query-sort-desc": true,
+	"ls-type": true, "hl-type": true, "hl-page": true, "hl-stamp": true, "hl-color": true,
+	"logseq.macro-name": true, "logseq.macro-arguments": true, "logseq.order-list-type": true}
+
+// refNames are the page names a property value references, as written:
+// [[x]] (#[[x]]), and #tag (up to a space or comma, without a trailing
+// . ! or ,); with commas, every other comma-separated item too (a
+// reference or quoted text ends an item). Text in double quotes is
+// skipped.
+func refNames(v string, commas bool) []string {
+	var out []string
+	var plain strings.Builder
+	for i := 0; i < len(v); {
+		switch {
+		case v[i] == '"':
+			j := strings.IndexByte(v[i+1:], '"')
+			if j < 0 {
+				plain.WriteString(v[i:])
+				i = len(v)
+				continue
+			}
+			i += j + 2
+			plain.WriteByte(',')
+		case strings.HasPrefix(v[i:], "[["), strings.HasPrefix(v[i:], "#[["):
+			if v[i] == '#' {
+				i++
+			}
+			j := strings.Index(v[i+2:], "]]")
+			if j < 0 {
+				plain.WriteString(v[i:])
+				i = len(v)
+				continue
+			}
+			if n := strings.TrimSpace(v[i+2 : i+2+j]); n != "" {
+				out = append(out, n)
+			}
+			i += j + 4
+			plain.WriteByte(',')
+		case v[i] == '#' && (i == 0 || v[i-1] == ' ' || v[i-1] == ',' || v[i-1] == '\t'):
+			j := i + 1
+			for j < len(v) {
+				r, size := utf8.DecodeRuneInString(v[j:])
+				if unicode.IsSpace(r) || r == ',' {
+					break
+				}
+				j += size
+			}
+			n := strings.TrimRight(v[i+1:j], ".!,")
+			if n != "" {
+				out = append(out, n)
+				plain.WriteByte(',')
+			} else {
+				plain.WriteString(v[i:j])
+			}
+			i = j
+		default:
+			plain.WriteByte(v[i])
+			i++
+		}
+	}
+	if commas {
+		for _, it := range strings.FieldsFunc(plain.String(), func(r rune) bool { return r == ',' || r == '，' }) {
+			if it = strings.TrimSpace(it); it != "" {
+				out = append(out, it)
+			}
+		}
+	}
+	return out
+}
+
+// nameSet is the set of page names (see setVal.names).
+func nameSet(names []string) *setVal {
+	s := &setVal{m: make(map[any]bool, len(names)), names: true}
+	keys := make([]string, 0, len(names))
+	for _, n := range names {
+		k := strings.ToLower(n)
+		if !s.m[k] {
+			s.m[k] = true
+			s.shown = append(s.shown, n)
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(s.shown)
+	sort.Strings(keys)
+	s.key = strings.Join(keys, "\x00")
+	return s
 }
 
 // attrIdx holds one attribute's facts.
@@ -202,6 +316,7 @@ type db struct {
 	refOnly  map[string]Val
 	vals     []any
 	ids      map[any]Val
+	setIDs   map[string]Val // name sets by key
 	idx      map[string]*attrIdx
 	propMaps map[Val]*propMap
 	refMemo  map[*graph.Block][]Val
@@ -211,7 +326,7 @@ type db struct {
 // newDB builds the entities of the pages shows allows.
 func newDB(g *graph.Graph, shows func(string) bool) *db {
 	d := &db{g: g, pageEnt: map[*graph.Page]Val{}, blockEnt: map[*graph.Block]Val{}, names: map[string][]Val{},
-		ids: map[any]Val{}, idx: map[string]*attrIdx{}, propMaps: map[Val]*propMap{}, refMemo: map[*graph.Block][]Val{},
+		ids: map[any]Val{}, setIDs: map[string]Val{}, idx: map[string]*attrIdx{}, propMaps: map[Val]*propMap{}, refMemo: map[*graph.Block][]Val{},
 		regexps: map[string]*regexp.Regexp{}}
 	for _, p := range g.Pages {
 		if !shows(p.Path) {
@@ -295,6 +410,15 @@ func (d *db) intern(x any) Val {
 	if e, ok := x.(*entity); ok {
 		return e.id
 	}
+	if s, ok := x.(*setVal); ok && s.names {
+		if id, ok := d.setIDs[s.key]; ok {
+			return id
+		}
+		id := Val(len(d.vals))
+		d.vals = append(d.vals, x)
+		d.setIDs[s.key] = id
+		return id
+	}
 	if id, ok := d.ids[x]; ok {
 		return id
 	}
@@ -308,6 +432,10 @@ func (d *db) intern(x any) Val {
 func (d *db) lookup(x any) (Val, bool) {
 	if e, ok := x.(*entity); ok {
 		return e.id, true
+	}
+	if s, ok := x.(*setVal); ok && s.names {
+		id, ok := d.setIDs[s.key]
+		return id, ok
 	}
 	id, ok := d.ids[x]
 	return id, ok
@@ -399,7 +527,7 @@ func (d *db) props(e *entity) *propMap {
 			if e.block != nil && k == "id" {
 				continue
 			}
-			pm.m[k] = propValue(v)
+			pm.m[k] = propValue(k, v)
 		}
 		if len(pm.m) == 0 {
 			pm = nil
@@ -479,10 +607,17 @@ func (d *db) display(x any) any {
 	case *propMap:
 		m := make(map[string]any, len(v.m))
 		for k, x := range v.m {
-			m[k] = x
+			m[k] = d.display(x)
 		}
 		return m
 	case *setVal:
+		if v.names {
+			out := make([]any, len(v.shown))
+			for i, n := range v.shown {
+				out[i] = n
+			}
+			return out
+		}
 		out := make([]any, 0, len(v.m))
 		for k := range v.m {
 			out = append(out, d.display(k))
