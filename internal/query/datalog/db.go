@@ -369,39 +369,25 @@ func newDB(g *graph.Graph, shows func(string) bool) *db {
 // format. A name referenced only from hidden notes has no entity.
 func (d *db) addRefOnly() {
 	d.refOnly = map[string]Val{}
-	for _, k := range d.g.RefNames {
-		if len(d.names[k]) > 0 {
+	shows := func(p *graph.Page) bool { _, ok := d.pageEnt[p]; return ok }
+	for _, u := range d.g.Refs {
+		if len(d.names[u.Key]) > 0 {
 			continue
 		}
-		u := d.g.Named[k]
-		var written, at string
-		found := false
-		for _, b := range u.Blocks {
-			if _, ok := d.blockEnt[b]; ok {
-				written, at, found = b.Names[k], b.Page.Path, true
-				break
-			}
-		}
-		for _, p := range u.Pages {
-			if _, ok := d.pageEnt[p]; ok {
-				// A page's own property lines come before its blocks.
-				if !found || p.Path <= at {
-					written, found = p.Names[k], true
-				}
-				break
-			}
-		}
-		if !found {
+		written, ok := u.FirstWritten(shows)
+		if !ok {
 			continue
 		}
-		p := &graph.Page{Title: written, Key: k, Kind: "page"}
-		if day, ok := d.g.RefDays[k]; ok {
-			p.Kind, p.Day = "journal", day
+		p := u.Page // the shared page, unless the fence changes its spelling
+		if written != p.Title {
+			cp := *p
+			cp.Title = written
+			p = &cp
 		}
 		e := &entity{id: Val(len(d.ents)), page: p}
 		d.ents = append(d.ents, e)
 		d.pageEnt[p] = e.id
-		d.refOnly[k] = e.id
+		d.refOnly[u.Key] = e.id
 	}
 }
 
@@ -548,12 +534,15 @@ func (d *db) refs(b *graph.Block) []Val {
 	}
 	r := d.resolve(names)
 	if len(b.Names) > 0 && len(d.refOnly) > 0 {
+		n := len(r)
 		for k := range b.Names {
 			if id, ok := d.refOnly[k]; ok {
 				r = append(r, id)
 			}
 		}
-		r = distinct(r)
+		if len(r) > n {
+			r = distinct(r)
+		}
 	}
 	d.refMemo[b] = r
 	return r

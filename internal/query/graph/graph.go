@@ -91,15 +91,12 @@ type Graph struct {
 	ByUUID map[string]*Block
 	// Named maps every lower-cased page name the graph references by
 	// name (Block.Names, Page.Names) to where: Logseq has a page for each
-	// such name, with a file or not. RefNames are its keys, sorted.
-	Named    map[string]*NameUse
-	RefNames []string
+	// such name, with a file or not. Refs are its values, by name.
+	Named map[string]*NameUse
+	Refs  []*NameUse
 	// TitleFormats are the graphs' :journal/page-title-format patterns
 	// (Logseq's default "MMM do, yyyy" when no graph sets one), distinct.
 	TitleFormats []string
-	// RefDays maps the names of RefNames that read as journal titles in
-	// one of TitleFormats to their day.
-	RefDays map[string]time.Time
 	// TitleLayouts are the Go layouts (TitleLayout) of the graphs'
 	// :journal/page-title-format when not Logseq's default "MMM do, yyyy"
 	// (set by For).
@@ -112,8 +109,37 @@ type Graph struct {
 // NameUse is where a page name is referenced: blocks in Blocks order,
 // pages (page-level lines) in Pages order.
 type NameUse struct {
+	Key    string // the lower-cased name
 	Blocks []*Block
 	Pages  []*Page
+	// Page is the page the name stands for when no file bears it: no
+	// path, no blocks, titled as first written (FirstWritten of every
+	// note), a journal with its Day when the name is a journal title in
+	// one of the graph's TitleFormats. Shared: never modify it.
+	Page *Page
+}
+
+// FirstWritten is the name as first written by a note shows allows (nil:
+// every note), in path then line order (a page's own property lines
+// before its blocks); false when no such note references it.
+func (u *NameUse) FirstWritten(shows func(*Page) bool) (string, bool) {
+	var written, at string
+	found := false
+	for _, b := range u.Blocks {
+		if shows == nil || shows(b.Page) {
+			written, at, found = b.Names[u.Key], b.Page.Path, true
+			break
+		}
+	}
+	for _, p := range u.Pages {
+		if shows == nil || shows(p) {
+			if !found || p.Path <= at {
+				written, found = p.Names[u.Key], true
+			}
+			break
+		}
+	}
+	return written, found
 }
 
 // Markers are the task markers a block's first word can be.
@@ -312,9 +338,9 @@ func load(ctx context.Context, db queryer, days func(rel string) (time.Time, boo
 	use := func(k string) *NameUse {
 		u := g.Named[k]
 		if u == nil {
-			u = &NameUse{}
+			u = &NameUse{Key: k}
 			g.Named[k] = u
-			g.RefNames = append(g.RefNames, k)
+			g.Refs = append(g.Refs, u)
 		}
 		return u
 	}
@@ -336,20 +362,25 @@ func load(ctx context.Context, db queryer, days func(rel string) (time.Time, boo
 			u.Pages = append(u.Pages, p)
 		}
 	}
-	sort.Strings(g.RefNames)
+	slices.SortFunc(g.Refs, func(a, b *NameUse) int { return strings.Compare(a.Key, b.Key) })
+	for _, u := range g.Refs {
+		title, _ := u.FirstWritten(nil)
+		u.Page = &Page{Title: title, Key: u.Key, Kind: "page"}
+	}
 	g.setTitleFormats([]string{markdown.DefaultJournalTitleFormat})
 	return g, nil
 }
 
-// setTitleFormats sets TitleFormats and reads RefDays with them.
+// setTitleFormats sets TitleFormats and, with them, which of the pages
+// that exist only by reference are journals (before the graph is shared).
 func (g *Graph) setTitleFormats(formats []string) {
 	g.TitleFormats = formats
-	g.RefDays = map[string]time.Time{}
-	for _, k := range g.RefNames {
+	for _, u := range g.Refs {
+		u.Page.Kind, u.Page.Day = "page", time.Time{}
 		// Every title format writes the year in digits.
-		if strings.ContainsAny(k, "0123456789") {
-			if t, ok := g.JournalDay(k); ok {
-				g.RefDays[k] = t
+		if strings.ContainsAny(u.Key, "0123456789") {
+			if t, ok := g.JournalDay(u.Key); ok {
+				u.Page.Kind, u.Page.Day = "journal", t
 			}
 		}
 	}
