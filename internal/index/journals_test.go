@@ -77,12 +77,15 @@ func TestJournalTitleFormats(t *testing.T) {
 	if res := mustSync(t, ix, SyncOptions{}); res.Indexed != 0 {
 		t.Errorf("indexed %d on an unchanged vault", res.Indexed)
 	}
-	// Back to the defaults (no config): the default titles.
+	// Back to the defaults (no config): the default titles, also when
+	// the next sync is asked for one note only (it becomes a full one).
 	if err := os.Remove(cfg); err != nil {
 		t.Fatal(err)
 	}
 	bump(t, filepath.Join(root, "pages", "Alice.md"), time.Second)
-	mustSync(t, ix, SyncOptions{})
+	if res := mustSync(t, ix, SyncOptions{Paths: []string{"pages/Alice.md"}}); res.Indexed != 3 {
+		t.Errorf("indexed %d, want the 3 journals (Alice only touched)", res.Indexed)
+	}
 	want = map[string]string{"journals/20261120.md": "20261120", "journals/2026_11_21.md": "Nov 21st, 2026", "journals/notes.md": "notes"}
 	if got := titles(); !equalMaps(got, want) {
 		t.Errorf("titles %v, want %v", got, want)
