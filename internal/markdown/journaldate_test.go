@@ -38,7 +38,12 @@ func FuzzEDNString(f *testing.F) {
 		if len(s) > 64 || strings.ContainsAny(s, "\"\n") || s != "" && !bytes.Contains(b, []byte(`"`+s+`"`)) {
 			t.Fatalf("%q: %q", b, s)
 		}
-		_ = FileDateLayout(s)
+		// Whatever pattern a config holds, the date helpers read and
+		// write with it without a panic.
+		f := JournalFormats{File: s, Title: s}
+		_, _ = JournalFileDate(s, f)
+		_, _ = journalTitle("20261120", f)
+		_, _ = ParseTitleDate(s, s)
 	})
 }
 
