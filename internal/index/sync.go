@@ -84,6 +84,10 @@ type job struct {
 	file   vault.File
 	prev   *existing
 	relink bool // finishing an interrupted run: rebuild the links even if unchanged
+	// reparse indexes the note again even if unchanged (a journal whose
+	// graph's journal formats changed).
+	reparse  bool
+	journals markdown.JournalFormats // the formats of the note's graph
 }
 
 type parsed struct {
@@ -157,6 +161,13 @@ func (ix *Index) sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 	if heal {
 		paths = nil
 	}
+	// Journals are titled by their graph's formats: when these changed
+	// since the last full run, every journal is indexed again (a full walk).
+	journals := ix.JournalFormats()
+	rejournal := !opt.Reset && metaValue(ctx, conn, metaJournalFormats) != journals.Key
+	if rejournal {
+		paths = nil
+	}
 
 	known, err := loadExisting(ctx, conn)
 	if err != nil {
@@ -219,14 +230,18 @@ func (ix *Index) sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 	var jobs []job
 	for _, f := range files {
 		if e, ok := known[f.Rel]; ok {
-			if e.size == f.Size && e.mtime == f.ModTime && !heal {
+			reparse := false
+			if rejournal {
+				_, reparse = ix.Vault.LogseqFile(f.Rel)
+			}
+			if e.size == f.Size && e.mtime == f.ModTime && !heal && !reparse {
 				res.Unchanged++
 				continue
 			}
 			e := e
-			jobs = append(jobs, job{file: f, prev: &e, relink: heal})
+			jobs = append(jobs, job{file: f, prev: &e, relink: heal, reparse: reparse, journals: journals.Of(f.Rel)})
 		} else {
-			jobs = append(jobs, job{file: f})
+			jobs = append(jobs, job{file: f, journals: journals.Of(f.Rel)})
 		}
 	}
 	total := len(files)
@@ -404,6 +419,7 @@ func (ix *Index) sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 	meta := map[string]string{"last_index_at": nowS, "vault_root": ix.Vault.Root, "vault_kind": string(ix.Vault.Kind)}
 	if len(paths) == 0 {
 		meta["last_full_index_at"] = nowS
+		meta[metaJournalFormats] = journals.Key
 	}
 	if opt.Reset {
 		meta["last_reset_at"] = nowS
@@ -492,7 +508,7 @@ func (ix *Index) parseOne(j job) parsed {
 	}
 	p.file.Size = int64(len(b))
 	p.hash = vault.Etag(b)
-	if j.prev != nil && j.prev.hash == p.hash {
+	if j.prev != nil && j.prev.hash == p.hash && !j.reparse {
 		p.sameAs = true
 		if !j.relink {
 			return p
@@ -500,7 +516,7 @@ func (ix *Index) parseOne(j job) parsed {
 		p.relink = true
 	}
 	p.outline, p.journal = ix.Vault.LogseqFile(j.file.Rel)
-	p.doc = markdown.Parse(b, markdown.Options{Path: j.file.Rel, Logseq: p.outline, Journal: p.journal})
+	p.doc = markdown.Parse(b, markdown.Options{Path: j.file.Rel, Logseq: p.outline, Journal: p.journal, JournalFormats: j.journals})
 	if p.relink {
 		return p
 	}

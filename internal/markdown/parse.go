@@ -229,7 +229,7 @@ func (p *parser) resolveTitle() {
 	case p.opts.Logseq:
 		name = LogseqPageName(p.opts.Path)
 		if p.opts.Journal {
-			if t, ok := JournalTitle(name); ok {
+			if t, ok := journalTitle(name, p.opts.JournalFormats); ok {
 				name = t
 			}
 		}

@@ -144,6 +144,10 @@ type Options struct {
 	Logseq bool
 	// Journal marks a Logseq journal page (journals/yyyy_MM_dd.md).
 	Journal bool
+	// JournalFormats are the journal date patterns of the graph the file
+	// is in (its logseq/config.edn): a journal's title is its file's date
+	// in the title pattern. The zero value is Logseq's defaults.
+	JournalFormats JournalFormats
 	// MaxChunkChars splits sections longer than this at paragraph boundaries (default 1500).
 	MaxChunkChars int
 }

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"olympos.io/encoding/edn"
 
@@ -27,8 +29,18 @@ type entity struct {
 // float64 or bool.
 type propMap struct{ m map[string]any }
 
-// setVal is a collection: a #{...} or [...] literal, or an input.
-type setVal struct{ m map[any]bool }
+// setVal is a collection: a #{...} or [...] literal, or an input; or a
+// property value holding page references (names: see propValue).
+type setVal struct {
+	m map[any]bool
+	// A set of page names: m holds them lower-cased, shown as first
+	// written (sorted), key is the lower-cased names sorted and joined
+	// (equal sets intern to one value); membership and equality ignore
+	// case, as page names do.
+	names bool
+	shown []string
+	key   string
+}
 
 // attrDef says where an attribute applies and how its values are found.
 type attrDef struct {
@@ -103,7 +115,7 @@ func init() {
 			for t := range e.page.Tags {
 				tags = append(tags, t)
 			}
-			for _, p := range d.resolve(tags) {
+			for _, p := range d.resolveTags(tags) {
 				emit(d.ents[p])
 			}
 		}},
@@ -159,10 +171,20 @@ func dayOf(content, which string, emit func(any)) {
 // normKey normalizes a property key as Logseq does.
 func normKey(k string) string { return graph.NormKey(k) }
 
-// propValue reads a property value: a number when it reads as one, a
-// bool for true/false, else the text.
-func propValue(s string) any {
+// propValue reads a property value as Logseq's file graphs store it
+// (graph-parser's parse-property): a value that references pages
+// ([[x]], #x, #[[x y]]) is the set of their names, as written; so is
+// every comma-separated item of tags:: and alias::. A value in double
+// quotes, or of a key Logseq leaves unparsed (title::, filters::, ...),
+// stays text. Otherwise a number when it reads as one (Logseq reads only
+// integers; loci decimals too), a bool for true/false, else the text.
+func propValue(key, s string) any {
 	t := strings.TrimSpace(s)
+	if !unparsedProps[key] && !(len(t) >= 2 && t[0] == '"' && t[len(t)-1] == '"') {
+		if names := refNames(t, key == "tags" || key == "alias"); len(names) > 0 {
+			return nameSet(names)
+		}
+	}
 	switch t {
 	case "true":
 		return true
@@ -176,6 +198,98 @@ func propValue(s string) any {
 		return f
 	}
 	return t
+}
+
+// unparsedProps are the built-in properties whose values Logseq keeps as
+// text (never page references).
+var unparsedProps = map[string]bool{"title": true, "filters": true, "icon": true, "heading": true,
+	"collapsed": true, "created-at": true, "updated-at": true, "last-modified-at": true,
+	"query-table": true, "query-properties": true, "query-sort-by": true, "query-sort-desc": true,
+	"ls-type": true, "hl-type": true, "hl-page": true, "hl-stamp": true, "hl-color": true,
+	"logseq.macro-name": true, "logseq.macro-arguments": true, "logseq.order-list-type": true}
+
+// refNames are the page names a property value references, as written:
+// [[x]] (#[[x]]), and #tag (up to a space or comma, without a trailing
+// . ! or ,); with commas, every other comma-separated item too (a
+// reference or quoted text ends an item). Text in double quotes is
+// skipped.
+func refNames(v string, commas bool) []string {
+	var out []string
+	var plain strings.Builder
+	for i := 0; i < len(v); {
+		switch {
+		case v[i] == '"':
+			j := strings.IndexByte(v[i+1:], '"')
+			if j < 0 {
+				plain.WriteString(v[i:])
+				i = len(v)
+				continue
+			}
+			i += j + 2
+			plain.WriteByte(',')
+		case strings.HasPrefix(v[i:], "[["), strings.HasPrefix(v[i:], "#[["):
+			if v[i] == '#' {
+				i++
+			}
+			j := strings.Index(v[i+2:], "]]")
+			if j < 0 {
+				plain.WriteString(v[i:])
+				i = len(v)
+				continue
+			}
+			if n := strings.TrimSpace(v[i+2 : i+2+j]); n != "" {
+				out = append(out, n)
+			}
+			i += j + 4
+			plain.WriteByte(',')
+		case v[i] == '#' && (i == 0 || v[i-1] == ' ' || v[i-1] == ',' || v[i-1] == '\t'):
+			j := i + 1
+			for j < len(v) {
+				r, size := utf8.DecodeRuneInString(v[j:])
+				if unicode.IsSpace(r) || r == ',' {
+					break
+				}
+				j += size
+			}
+			n := strings.TrimRight(v[i+1:j], ".!,")
+			if n != "" {
+				out = append(out, n)
+				plain.WriteByte(',')
+			} else {
+				plain.WriteString(v[i:j])
+			}
+			i = j
+		default:
+			plain.WriteByte(v[i])
+			i++
+		}
+	}
+	if commas {
+		for _, it := range strings.FieldsFunc(plain.String(), func(r rune) bool { return r == ',' || r == '，' }) {
+			if it = strings.TrimSpace(it); it != "" {
+				out = append(out, it)
+			}
+		}
+	}
+	return out
+}
+
+// nameSet is the set of page names (see setVal.names).
+func nameSet(names []string) *setVal {
+	s := &setVal{m: make(map[any]bool, len(names)), names: true}
+	keys := make([]string, 0, len(names))
+	for _, n := range names {
+		k := strings.ToLower(n)
+		if !s.m[k] {
+			s.m[k] = true
+			s.shown = append(s.shown, n)
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(s.shown)
+	sort.Strings(keys)
+	s.key = strings.Join(keys, "\x00")
+	return s
 }
 
 // attrIdx holds one attribute's facts.
@@ -195,8 +309,14 @@ type db struct {
 	pageEnt  map[*graph.Page]Val
 	blockEnt map[*graph.Block]Val
 	names    map[string][]Val // lower-cased title or alias → visible pages
+	// refOnly maps a lower-cased page name that visible blocks or pages
+	// reference, and no visible page bears, to its page entity (a page
+	// that exists only by reference, as Logseq makes one for every
+	// [[name]] and #tag).
+	refOnly  map[string]Val
 	vals     []any
 	ids      map[any]Val
+	setIDs   map[string]Val // name sets by key
 	idx      map[string]*attrIdx
 	propMaps map[Val]*propMap
 	refMemo  map[*graph.Block][]Val
@@ -206,7 +326,7 @@ type db struct {
 // newDB builds the entities of the pages shows allows.
 func newDB(g *graph.Graph, shows func(string) bool) *db {
 	d := &db{g: g, pageEnt: map[*graph.Page]Val{}, blockEnt: map[*graph.Block]Val{}, names: map[string][]Val{},
-		ids: map[any]Val{}, idx: map[string]*attrIdx{}, propMaps: map[Val]*propMap{}, refMemo: map[*graph.Block][]Val{},
+		ids: map[any]Val{}, setIDs: map[string]Val{}, idx: map[string]*attrIdx{}, propMaps: map[Val]*propMap{}, refMemo: map[*graph.Block][]Val{},
 		regexps: map[string]*regexp.Regexp{}}
 	for _, p := range g.Pages {
 		if !shows(p.Path) {
@@ -233,6 +353,7 @@ func newDB(g *graph.Graph, shows func(string) bool) *db {
 			}
 		}
 	}
+	d.addRefOnly()
 	d.vals = make([]any, len(d.ents), len(d.ents)+1024)
 	for i, e := range d.ents {
 		d.vals[i] = e
@@ -240,10 +361,49 @@ func newDB(g *graph.Graph, shows func(string) bool) *db {
 	return d
 }
 
+// addRefOnly makes a page entity for every name the visible blocks and
+// pages reference that no visible page bears (its file absent, or hidden
+// by the read fence: the two look alike). Its name is as first written
+// by a visible note; it has no path, no blocks and no properties, and is
+// a journal when the name reads as a journal title in the graph's title
+// format. A name referenced only from hidden notes has no entity.
+func (d *db) addRefOnly() {
+	d.refOnly = map[string]Val{}
+	shows := func(p *graph.Page) bool { _, ok := d.pageEnt[p]; return ok }
+	for _, u := range d.g.Refs {
+		if len(d.names[u.Key]) > 0 {
+			continue
+		}
+		written, ok := u.FirstWritten(shows)
+		if !ok {
+			continue
+		}
+		p := u.Page // the shared page, unless the fence changes its spelling
+		if written != p.Title {
+			cp := *p
+			cp.Title = written
+			p = &cp
+		}
+		e := &entity{id: Val(len(d.ents)), page: p}
+		d.ents = append(d.ents, e)
+		d.pageEnt[p] = e.id
+		d.refOnly[u.Key] = e.id
+	}
+}
+
 // intern returns x's number, adding it when new.
 func (d *db) intern(x any) Val {
 	if e, ok := x.(*entity); ok {
 		return e.id
+	}
+	if s, ok := x.(*setVal); ok && s.names {
+		if id, ok := d.setIDs[s.key]; ok {
+			return id
+		}
+		id := Val(len(d.vals))
+		d.vals = append(d.vals, x)
+		d.setIDs[s.key] = id
+		return id
 	}
 	if id, ok := d.ids[x]; ok {
 		return id
@@ -258,6 +418,10 @@ func (d *db) intern(x any) Val {
 func (d *db) lookup(x any) (Val, bool) {
 	if e, ok := x.(*entity); ok {
 		return e.id, true
+	}
+	if s, ok := x.(*setVal); ok && s.names {
+		id, ok := d.setIDs[s.key]
+		return id, ok
 	}
 	id, ok := d.ids[x]
 	return id, ok
@@ -349,7 +513,7 @@ func (d *db) props(e *entity) *propMap {
 			if e.block != nil && k == "id" {
 				continue
 			}
-			pm.m[k] = propValue(v)
+			pm.m[k] = propValue(k, v)
 		}
 		if len(pm.m) == 0 {
 			pm = nil
@@ -369,6 +533,17 @@ func (d *db) refs(b *graph.Block) []Val {
 		names = append(names, n)
 	}
 	r := d.resolve(names)
+	if len(b.Names) > 0 && len(d.refOnly) > 0 {
+		n := len(r)
+		for k := range b.Names {
+			if id, ok := d.refOnly[k]; ok {
+				r = append(r, id)
+			}
+		}
+		if len(r) > n {
+			r = distinct(r)
+		}
+	}
 	d.refMemo[b] = r
 	return r
 }
@@ -379,6 +554,25 @@ func (d *db) resolve(names []string) []Val {
 	for _, n := range names {
 		out = append(out, d.names[strings.ToLower(strings.TrimSpace(n))]...)
 	}
+	return distinct(out)
+}
+
+// resolveTags maps a page's tags to page entities: visible pages, else
+// the pages that exist only by reference.
+func (d *db) resolveTags(tags []string) []Val {
+	var out []Val
+	for _, t := range tags {
+		if ps := d.names[t]; len(ps) > 0 {
+			out = append(out, ps...)
+		} else if id, ok := d.refOnly[t]; ok {
+			out = append(out, id)
+		}
+	}
+	return distinct(out)
+}
+
+// distinct sorts out and drops repeats.
+func distinct(out []Val) []Val {
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	k := 0
 	for i, v := range out {
@@ -402,10 +596,17 @@ func (d *db) display(x any) any {
 	case *propMap:
 		m := make(map[string]any, len(v.m))
 		for k, x := range v.m {
-			m[k] = x
+			m[k] = d.display(x)
 		}
 		return m
 	case *setVal:
+		if v.names {
+			out := make([]any, len(v.shown))
+			for i, n := range v.shown {
+				out[i] = n
+			}
+			return out
+		}
 		out := make([]any, 0, len(v.m))
 		for k := range v.m {
 			out = append(out, d.display(k))

@@ -298,6 +298,9 @@ func equal(a, b any, numeric bool) bool {
 		if !ok || len(x.m) != len(y.m) {
 			return false
 		}
+		if x.names || y.names {
+			x, y = foldSet(x), foldSet(y)
+		}
 		for k := range x.m {
 			if !y.m[k] {
 				return false
@@ -354,6 +357,10 @@ func compare(a, b any) (int, bool) {
 func contains(coll, x any) bool {
 	switch c := coll.(type) {
 	case *setVal:
+		if c.names {
+			s, ok := x.(string)
+			return ok && c.m[strings.ToLower(strings.TrimSpace(s))]
+		}
 		return c.m[x]
 	case *propMap:
 		switch k := x.(type) {
@@ -379,14 +386,42 @@ func contains(coll, x any) bool {
 	return false
 }
 
-// propertyMatches is Logseq's (property ?b :k v) test: the value equals v
-// (as text, case-insensitively), or one of its comma-separated items does.
+// foldSet is s with its strings lower-cased (s itself when it is a set
+// of names, already folded).
+func foldSet(s *setVal) *setVal {
+	if s.names {
+		return s
+	}
+	out := &setVal{m: make(map[any]bool, len(s.m))}
+	for k := range s.m {
+		if t, ok := k.(string); ok {
+			k = strings.ToLower(strings.TrimSpace(t))
+		}
+		out.m[k] = true
+	}
+	return out
+}
+
+// propertyMatches is Logseq's (property ?b :k v) test, (or [(= ?v val)]
+// [(contains? ?v val)]): the value equals v (as text, case-insensitively),
+// or one of its page names or comma-separated items does.
 func propertyMatches(val, want any) bool {
 	if val == nil {
 		return false
 	}
 	if equal(val, want, true) {
 		return true
+	}
+	if s, ok := val.(*setVal); ok {
+		switch w := want.(type) {
+		case string:
+			return contains(s, w)
+		case edn.Keyword:
+			return contains(s, string(w))
+		case int64, float64, bool:
+			return contains(s, fmt.Sprint(w))
+		}
+		return false
 	}
 	var w string
 	switch x := want.(type) {

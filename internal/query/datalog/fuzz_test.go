@@ -2,6 +2,7 @@ package datalog
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/loci-dev/loci/internal/errs"
@@ -43,5 +44,23 @@ func FuzzEval(f *testing.F) {
 		if len(r.Rows) > 5 {
 			t.Fatalf("%q: %d rows", q, len(r.Rows))
 		}
+	})
+}
+
+// FuzzRefNames: any property value reads without a panic into names that
+// are non-empty, trimmed and part of the value.
+func FuzzRefNames(f *testing.F) {
+	f.Add("[[A]], #b, \"[[c]]\", d", true)
+	f.Add("#[[x y]] #z. [[unclosed", false)
+	f.Fuzz(func(t *testing.T, v string, commas bool) {
+		if len(v) > 4096 {
+			return
+		}
+		for _, n := range refNames(v, commas) {
+			if n == "" || n != strings.TrimSpace(n) || !strings.Contains(v, n) {
+				t.Fatalf("%q: name %q", v, n)
+			}
+		}
+		_ = propValue("tags", v)
 	})
 }

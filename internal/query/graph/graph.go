@@ -30,6 +30,10 @@ type Page struct {
 	Day   time.Time         // journal day at 00:00 UTC; zero otherwise
 	// Blocks are the page's blocks in file order.
 	Blocks []*Block
+	// Names are the page names its page-level lines (properties before
+	// the first block: tags::, key:: [[x]]) reference: lower-cased name →
+	// as first written; nil when none (see Graph.Named).
+	Names map[string]string
 }
 
 // Block is one outline block.
@@ -49,6 +53,11 @@ type Block struct {
 	// BlockRefs are the lower-cased uuids of the blocks its own lines
 	// reference (((uuid)) and {{embed ((uuid))}}); nil when none.
 	BlockRefs map[string]bool
+	// Names are the page names its own lines reference by name ([[x]],
+	// #x, embeds, links in properties; not Markdown links to files):
+	// lower-cased name → as first written; nil when none (see
+	// Graph.Named).
+	Names map[string]string
 	// Ord is the block's position in Graph.Blocks: a parent's Ord is
 	// smaller than its children's.
 	Ord int
@@ -80,6 +89,14 @@ type Graph struct {
 	BlockReferrers map[string][]*Block
 	// ByUUID maps a lower-cased block uuid to its block.
 	ByUUID map[string]*Block
+	// Named maps every lower-cased page name the graph references by
+	// name (Block.Names, Page.Names) to where: Logseq has a page for each
+	// such name, with a file or not. Refs are its values, by name.
+	Named map[string]*NameUse
+	Refs  []*NameUse
+	// TitleFormats are the graphs' :journal/page-title-format patterns
+	// (Logseq's default "MMM do, yyyy" when no graph sets one), distinct.
+	TitleFormats []string
 	// TitleLayouts are the Go layouts (TitleLayout) of the graphs'
 	// :journal/page-title-format when not Logseq's default "MMM do, yyyy"
 	// (set by For).
@@ -87,6 +104,42 @@ type Graph struct {
 	// Rev is the index content revision the graph was read at ("" when
 	// unknown: Load outside a cache).
 	Rev string
+}
+
+// NameUse is where a page name is referenced: blocks in Blocks order,
+// pages (page-level lines) in Pages order.
+type NameUse struct {
+	Key    string // the lower-cased name
+	Blocks []*Block
+	Pages  []*Page
+	// Page is the page the name stands for when no file bears it: no
+	// path, no blocks, titled as first written (FirstWritten of every
+	// note), a journal with its Day when the name is a journal title in
+	// one of the graph's TitleFormats. Shared: never modify it.
+	Page *Page
+}
+
+// FirstWritten is the name as first written by a note shows allows (nil:
+// every note), in path then line order (a page's own property lines
+// before its blocks); false when no such note references it.
+func (u *NameUse) FirstWritten(shows func(*Page) bool) (string, bool) {
+	var written, at string
+	found := false
+	for _, b := range u.Blocks {
+		if shows == nil || shows(b.Page) {
+			written, at, found = b.Names[u.Key], b.Page.Path, true
+			break
+		}
+	}
+	for _, p := range u.Pages {
+		if shows == nil || shows(p) {
+			if !found || p.Path <= at {
+				written, found = p.Names[u.Key], true
+			}
+			break
+		}
+	}
+	return written, found
 }
 
 // Markers are the task markers a block's first word can be.
@@ -160,8 +213,9 @@ func load(ctx context.Context, db queryer, days func(rel string) (time.Time, boo
 		}
 		p.Props[k] = v
 		if k == "tags" || k == "tag" {
-			for _, t := range ListValues(v) {
-				p.Tags[t] = true
+			for _, t := range listItems(v) {
+				p.Tags[strings.ToLower(t)] = true
+				p.Names = addName(p.Names, t)
 			}
 		}
 		return nil
@@ -222,16 +276,25 @@ func load(ctx context.Context, db queryer, days func(rel string) (time.Time, boo
 		}
 	}
 	// References: links and tags, given to the block whose own lines hold them.
-	if err := each(ctx, db, `SELECT src_id, line, kind, target, COALESCE(dst_id, 0) FROM links WHERE kind IN ('wikilink','embed','typed','tag','markdown','blockref')`, func(rs *sql.Rows) error {
+	if err := each(ctx, db, `SELECT src_id, line, kind, target, COALESCE(dst_id, 0), attachment FROM links WHERE kind IN ('wikilink','embed','typed','tag','markdown','blockref')`, func(rs *sql.Rows) error {
 		var src, dst int64
 		var line int
 		var kind, target string
-		if err := rs.Scan(&src, &line, &kind, &target, &dst); err != nil {
+		var attachment bool
+		if err := rs.Scan(&src, &line, &kind, &target, &dst, &attachment); err != nil {
 			return err
 		}
+		// A page name: what Logseq makes a page of.
+		named := kind != "markdown" && kind != "blockref" && !attachment
 		b := g.owner(src, line)
 		if b == nil {
+			if p := g.ByID[src]; p != nil && named {
+				p.Names = addName(p.Names, target)
+			}
 			return nil
+		}
+		if named {
+			b.Names = addName(b.Names, target)
 		}
 		if kind == "blockref" {
 			if b.BlockRefs == nil {
@@ -251,11 +314,11 @@ func load(ctx context.Context, db queryer, days func(rel string) (time.Time, boo
 	}); err != nil {
 		return nil, err
 	}
-	if err := each(ctx, db, `SELECT note_id, tag_key, line FROM tags`, func(rs *sql.Rows) error {
+	if err := each(ctx, db, `SELECT note_id, tag, tag_key, line FROM tags`, func(rs *sql.Rows) error {
 		var id int64
-		var tag string
+		var text, tag string
 		var line int
-		if err := rs.Scan(&id, &tag, &line); err != nil {
+		if err := rs.Scan(&id, &text, &tag, &line); err != nil {
 			return err
 		}
 		if b := g.owner(id, line); b != nil {
@@ -263,10 +326,23 @@ func load(ctx context.Context, db queryer, days func(rel string) (time.Time, boo
 				b.Refs = map[string]bool{}
 			}
 			b.Refs[tag] = true
+			b.Names = addName(b.Names, text)
+		} else if p := g.ByID[id]; p != nil {
+			p.Names = addName(p.Names, text)
 		}
 		return nil
 	}); err != nil {
 		return nil, err
+	}
+	g.Named = map[string]*NameUse{}
+	use := func(k string) *NameUse {
+		u := g.Named[k]
+		if u == nil {
+			u = &NameUse{Key: k}
+			g.Named[k] = u
+			g.Refs = append(g.Refs, u)
+		}
+		return u
 	}
 	for _, b := range g.Blocks {
 		for k := range b.Refs {
@@ -275,8 +351,68 @@ func load(ctx context.Context, db queryer, days func(rel string) (time.Time, boo
 		for k := range b.BlockRefs {
 			g.BlockReferrers[k] = append(g.BlockReferrers[k], b)
 		}
+		for k := range b.Names {
+			u := use(k)
+			u.Blocks = append(u.Blocks, b)
+		}
 	}
+	for _, p := range g.Pages {
+		for k := range p.Names {
+			u := use(k)
+			u.Pages = append(u.Pages, p)
+		}
+	}
+	slices.SortFunc(g.Refs, func(a, b *NameUse) int { return strings.Compare(a.Key, b.Key) })
+	for _, u := range g.Refs {
+		title, _ := u.FirstWritten(nil)
+		u.Page = &Page{Title: title, Key: u.Key, Kind: "page"}
+	}
+	g.setTitleFormats([]string{markdown.DefaultJournalTitleFormat})
 	return g, nil
+}
+
+// setTitleFormats sets TitleFormats and, with them, which of the pages
+// that exist only by reference are journals (before the graph is shared).
+func (g *Graph) setTitleFormats(formats []string) {
+	g.TitleFormats = formats
+	for _, u := range g.Refs {
+		u.Page.Kind, u.Page.Day = "page", time.Time{}
+		// Every title format writes the year in digits.
+		if strings.ContainsAny(u.Key, "0123456789") {
+			if t, ok := g.JournalDay(u.Key); ok {
+				u.Page.Kind, u.Page.Day = "journal", t
+			}
+		}
+	}
+}
+
+// addName records a page name as written in m (lower-cased key → the
+// first spelling), making m when nil.
+func addName(m map[string]string, name string) map[string]string {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return m
+	}
+	k := strings.ToLower(name)
+	if _, ok := m[k]; ok {
+		return m
+	}
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = name
+	return m
+}
+
+// JournalDay reads a page name as a journal title in one of the graph's
+// title formats (written exactly as the format writes it).
+func (g *Graph) JournalDay(name string) (time.Time, bool) {
+	for _, f := range g.TitleFormats {
+		if t, ok := markdown.ParseTitleDate(name, f); ok {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // TaskOf reads a block's task marker (its first word, when one of
@@ -412,13 +548,23 @@ func NormKey(k string) string {
 // ListValues splits a property value into its comma-separated items,
 // without [[ ]] or '#', lower-cased.
 func ListValues(v string) []string {
+	out := listItems(v)
+	for i, s := range out {
+		out[i] = strings.ToLower(s)
+	}
+	return out
+}
+
+// listItems splits a property value into its comma-separated items,
+// without [[ ]] or '#', as written.
+func listItems(v string) []string {
 	var out []string
 	for _, s := range markdown.SplitLinkList(v) {
 		s = strings.TrimPrefix(s, "#")
 		if len(s) >= 4 && strings.HasPrefix(s, "[[") && strings.HasSuffix(s, "]]") {
 			s = s[2 : len(s)-2]
 		}
-		if s = strings.ToLower(strings.TrimSpace(s)); s != "" {
+		if s = strings.TrimSpace(s); s != "" {
 			out = append(out, s)
 		}
 	}

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -355,41 +354,6 @@ func BenchmarkLoad(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-	})
-}
-
-func TestFileNameFormat(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{`{:journal/file-name-format "yyyy-MM-dd"}`, "yyyy-MM-dd"},
-		{"{:meta/version 1\n ;; :journal/file-name-format \"yyyy\"\n :journal/file-name-format\n   \"dd.MM.yyyy\"}", "dd.MM.yyyy"},
-		{`{:journal/page-title-format "yyyy"}`, ""},
-		{`{:journal/file-name-format ""}`, ""},
-		{`{:journal/file-name-format "unclosed}`, ""},
-		{"{:journal/file-name-format \"a\nb\"}", ""},
-		{`{:journal/file-name-format yyyy}`, ""},
-		{`{:journal/file-name-format"yyyy"}`, ""},
-		{`{:journal/file-name-format "` + strings.Repeat("y", 65) + `"}`, ""},
-		{`{:journal/file-name-format "` + strings.Repeat("y", 64) + `"}`, strings.Repeat("y", 64)},
-		{`:journal/file-name-format`, ""},
-		{"", ""},
-	} {
-		if got := fileNameFormat([]byte(c.in)); got != c.want {
-			t.Errorf("fileNameFormat(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
-// FuzzFileNameFormat: any config text reads without a panic, and what it
-// finds is a quoted value of at most 64 bytes on one line.
-func FuzzFileNameFormat(f *testing.F) {
-	f.Add([]byte(`{:journal/file-name-format "yyyy_MM_dd"}`))
-	f.Add([]byte("; :journal/file-name-format \"x\"\n:journal/file-name-format \t\"y\""))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		s := fileNameFormat(b)
-		if len(s) > 64 || strings.ContainsAny(s, "\"\n") || s != "" && !bytes.Contains(b, []byte(`"`+s+`"`)) {
-			t.Fatalf("%q: %q", b, s)
-		}
-		_ = FileLayout(s)
 	})
 }
 

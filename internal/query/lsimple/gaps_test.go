@@ -84,6 +84,10 @@ func TestGaps(t *testing.T) {
 		// Bounds in the graph's journal title format.
 		{`(between [[Fri, 20.11.2026]] [[Fri, 20.11.2026]])`, []string{"jA"}},
 		{`(between [[Sat, 21.11.2026]] +1d)`, []string{"jB"}},
+		// Journals are titled in the graph's title format.
+		{`(page "Fri, 20.11.2026")`, []string{"jA"}},
+		{`(page "sat, 21.11.2026")`, []string{"jB"}},
+		{`(page "Nov 20th, 2026")`, []string{}},
 		{`(sample 10) (page Ranked)`, []string{"r1", "r2", "r3", "r4", "r5", "r6"}},
 	}
 	for _, c := range cases {
