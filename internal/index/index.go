@@ -120,6 +120,9 @@ func (ix *Index) Close() error {
 	if ix.bg != nil {
 		ix.bg.stop()
 	}
+	if ix.emb != nil {
+		ix.emb.releaseMatrices()
+	}
 	return ix.DB.Close()
 }
 
