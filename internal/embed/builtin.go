@@ -49,6 +49,7 @@ type wordTable struct {
 	indexOnce  sync.Once
 	indexReady atomic.Bool
 	index      *vocabIndex
+	small      atomic.Int32 // calls that embedded one or two texts (embedTexts)
 	scale      []float32
 	packed     []byte // words × dims at bits per value, dequantized on use
 	model      string
@@ -297,7 +298,11 @@ func (b *builtin) embedTexts(ctx context.Context, texts []string, known func(str
 	}
 	if len(texts) > 2 {
 		t.buildIndex()
-	} else if !t.indexReady.Load() {
+	} else if !t.indexReady.Load() && t.small.Add(1) > 1 {
+		// A second small call: this process embeds more than one query
+		// (a server), so the index is built in the background. A process
+		// that embeds one query (a CLI call) scans, and spends no CPU on
+		// an index it would not use.
 		go t.buildIndex()
 	}
 	out := make([][]float32, len(texts))
