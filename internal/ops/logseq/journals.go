@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loci-dev/loci/internal/markdown"
@@ -21,8 +22,12 @@ type journalFormats struct {
 }
 
 var (
-	ednFileFormat  = regexp.MustCompile(`(?m)^[^;\n]*:journal/file-name-format\s+"([^"\n]{1,64})"`)
-	ednTitleFormat = regexp.MustCompile(`(?m)^[^;\n]*:journal/page-title-format\s+"([^"\n]{1,64})"`)
+	ednFileFormat = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^[^;\n]*:journal/file-name-format\s+"([^"\n]{1,64})"`)
+	})
+	ednTitleFormat = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^[^;\n]*:journal/page-title-format\s+"([^"\n]{1,64})"`)
+	})
 )
 
 // graphJournalFormats reads the journal formats of the graph at g (a
@@ -35,10 +40,10 @@ func graphJournalFormats(vh *ops.VaultHandle, g string) journalFormats {
 	if err != nil || len(b) > 1<<20 {
 		return f
 	}
-	if m := ednFileFormat.FindSubmatch(b); m != nil {
+	if m := ednFileFormat().FindSubmatch(b); m != nil {
 		f.file = string(m[1])
 	}
-	if m := ednTitleFormat.FindSubmatch(b); m != nil {
+	if m := ednTitleFormat().FindSubmatch(b); m != nil {
 		f.title = string(m[1])
 	}
 	return f
