@@ -4,6 +4,9 @@
 // Every figure is printed next to a baseline measured in the same run, a
 // trivial Go hello-world built by this program with the same toolchain, so
 // the ratio to the bare cost of spawning a Go process is what is compared.
+// A second baseline, bench/startbench/initfloor, links every package the
+// CLI links and has an empty main: the floor of any loci process (the Go
+// runtime's start and every package's init, most of them dependencies').
 //
 // With -before REF a second loci is built from that git ref (git archive,
 // no change to the work tree) and measured in the same rounds, so a change
@@ -12,13 +15,17 @@
 //
 // The runs of every command alternate round by round (baseline, each binary's
 // --version, lexical, hybrid), after warm-up runs that are not counted, so
-// the load of a shared machine falls on all of them alike.
+// the load of a shared machine falls on all of them alike. The same
+// searches are then run in this process through cli.Main (warm: inits
+// done, tables loaded), so the share of a one-shot call that is the fresh
+// process shows.
 //
 // Usage: go run ./bench/startbench [-vault DIR] [-n 100] [-before REF]
 package main
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -29,6 +36,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/loci-dev/loci/internal/cli"
 )
 
 // queries are cycled through, round by round, the same for every binary.
@@ -79,6 +88,8 @@ func main() {
 	base := filepath.Join(tmp, "hello")
 	check(os.WriteFile(filepath.Join(tmp, "hello.go"), []byte(hello), 0o644))
 	build(tmp, base, "hello.go")
+	floor := filepath.Join(tmp, "initfloor")
+	build(".", floor, "./bench/startbench/initfloor")
 	bins := []binary{{name: "loci", path: filepath.Join(tmp, "loci")}}
 	build(".", bins[0].path, "./cmd/loci")
 	if *before != "" {
@@ -109,7 +120,10 @@ func main() {
 		bin   string
 		args  func(round int) []string
 	}
-	cmds := []command{{label: "baseline: Go hello-world", bin: base, args: func(int) []string { return nil }}}
+	cmds := []command{
+		{label: "baseline: Go hello-world", bin: base, args: func(int) []string { return nil }},
+		{label: "floor: loci's packages linked, empty main (runtime + inits)", bin: floor, args: func(int) []string { return nil }},
+	}
 	for _, b := range bins {
 		b := b
 		search := func(mode string) func(int) []string {
@@ -133,6 +147,23 @@ func main() {
 		}
 	}
 
+	// The same searches in this process through cli.Main, after warm-up:
+	// inits done, tables loaded, pages cached; each call still opens the
+	// vault and the index. One-shot minus this is what a fresh process adds.
+	var inproc [2][]time.Duration
+	for round := -*warm; round < *n; round++ {
+		for k, mode := range []string{"lexical", "hybrid"} {
+			args := []string{"search", queries[(round+*warm)%len(queries)], "--vault", vault, "--index-dir", bins[len(bins)-1].index, "--mode", mode}
+			t0 := time.Now()
+			if code := cli.Main(context.Background(), args, io.Discard, io.Discard); code != 0 {
+				fail(fmt.Errorf("in-process %s: exit code %d", strings.Join(args, " "), code))
+			}
+			if round >= 0 {
+				inproc[k] = append(inproc[k], time.Since(t0))
+			}
+		}
+	}
+
 	// The table.
 	b50 := pct(times[0], 50)
 	fmt.Printf("\n%d runs each (after %d warm-up runs), one process per run, wall time from exec to exit:\n\n", *n, *warm)
@@ -142,10 +173,14 @@ func main() {
 		p50, p99 := pct(times[i], 50), pct(times[i], 99)
 		fmt.Printf("| %s | %.1f ms | %.1f ms | %.1fx |\n", c.label, msf(p50), msf(p99), float64(p50)/float64(b50))
 	}
+	for k, mode := range []string{"lexical", "hybrid"} {
+		p50, p99 := pct(inproc[k], 50), pct(inproc[k], 99)
+		fmt.Printf("| in-process cli.Main search (%s), this tree | %.1f ms | %.1f ms | %.1fx |\n", mode, msf(p50), msf(p99), float64(p50)/float64(b50))
+	}
 	if *before != "" {
 		fmt.Printf("\nloci ÷ before (%s), p50: ", *before)
 		for k := 0; k < 3; k++ {
-			bi, li := 1+k, 4+k
+			bi, li := 2+k, 5+k
 			fmt.Printf("%s %.2fx  ", strings.TrimPrefix(cmds[li].label, "loci "), float64(pct(times[li], 50))/float64(pct(times[bi], 50)))
 		}
 		fmt.Println()
