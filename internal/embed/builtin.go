@@ -50,8 +50,8 @@ type wordTable struct {
 	indexReady atomic.Bool
 	index      *vocabIndex
 	small      atomic.Int32 // calls that embedded one or two texts (embedTexts)
-	scale      []float32
-	packed     []byte // words × dims at bits per value, dequantized on use
+	scales     []byte       // per word, its vectors' scale: little-endian float32s, read where they lie (scale)
+	packed     []byte       // words × dims at bits per value, dequantized on use
 	model      string
 	oovNrm     float32 // typical norm of a rare word's vector (oovNorm)
 	oovOnce    sync.Once
@@ -103,10 +103,7 @@ func parseTable(raw []byte) (*wordTable, error) {
 	if len(r) < 4*n {
 		return nil, fmt.Errorf("embed: bad word vector data")
 	}
-	t.scale = make([]float32, n)
-	for i := range t.scale {
-		t.scale[i] = math.Float32frombits(binary.LittleEndian.Uint32(r[4*i:]))
-	}
+	t.scales = r[:4*n]
 	r = r[4*n:]
 	switch t.bits {
 	case 8:
@@ -141,6 +138,11 @@ func parseTable(raw []byte) (*wordTable, error) {
 	return t, nil
 }
 
+// scale returns word i's dequantization scale.
+func (t *wordTable) scale(i int32) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(t.scales[4*i:]))
+}
+
 // sifWeight is the SIF weight of word i, from its rank (the words are
 // stored in frequency order).
 func sifWeight(i int32) float32 {
@@ -158,7 +160,7 @@ func (t *wordTable) oovNorm() float32 {
 		for i := t.n * 3 / 4; i < t.n; i++ {
 			var s float64
 			t.row(i, func(d int, q float32) {
-				x := float64(q) * float64(t.scale[i])
+				x := float64(q) * float64(t.scale(int32(i)))
 				s += x * x
 			})
 			sum += math.Sqrt(s)
@@ -192,10 +194,7 @@ func parseNgrams(raw []byte, dims, bits int) (*wordTable, error) {
 	if len(r) < 4*n {
 		return nil, fmt.Errorf("embed: bad n-gram data")
 	}
-	g.scale = make([]float32, n)
-	for i := range g.scale {
-		g.scale[i] = math.Float32frombits(binary.LittleEndian.Uint32(r[4*i:]))
-	}
+	g.scales = r[:4*n]
 	r = r[4*n:]
 	size := n * dims
 	if bits == 4 {
@@ -384,10 +383,23 @@ func (t *wordTable) embed(text string, s *scratch, vaultHas func(string) bool) [
 		s.count = make([]float32, t.n)
 	}
 	known, tries := 0, 0
+	lookup := t.lookup
+	if !t.indexReady.Load() {
+		// No index yet: one pass over the vocabulary finds every word of
+		// the text (a scan per word cost ~1 ms each).
+		found := t.scanWords(text, &s.word)
+		lookup = func(w []byte) (int32, bool) {
+			id, ok := found[string(w)]
+			if !ok && !isASCII(w) {
+				id, ok = found[foldWord(w)]
+			}
+			return id, ok
+		}
+	}
 	// Count the known words first: a word repeated in a text is added once,
 	// weighted by its count.
 	forEachWord(text, &s.word, func(w []byte) {
-		id, ok := t.lookup(w)
+		id, ok := lookup(w)
 		if !ok && vaultHas != nil && tries < maxQueryCorrections && correctable(w) {
 			// A correction is checked against the vault only when there is
 			// one; both lookups are bounded per query.
@@ -407,7 +419,7 @@ func (t *wordTable) embed(text string, s *scratch, vaultHas func(string) bool) [
 		}
 	})
 	for _, id := range s.touched {
-		wt := sifWeight(id) * t.scale[id] * s.count[id]
+		wt := sifWeight(id) * t.scale(id) * s.count[id]
 		t.addRow(acc, int(id), wt)
 		s.count[id] = 0
 	}
@@ -435,6 +447,45 @@ func (t *wordTable) lookup(w []byte) (int32, bool) {
 		id, ok = find(foldWord(w))
 	}
 	return id, ok
+}
+
+// scanWords finds the words of text (and the accent-folded forms of those
+// that are not ASCII) in one walk of the vocabulary, as scan would one by
+// one: word → rank, the last occurrence; words not in the vocabulary are
+// absent.
+func (t *wordTable) scanWords(text string, buf *[]byte) map[string]int32 {
+	want := map[string]bool{}
+	var lens [256]bool
+	long := false
+	add := func(w string) {
+		want[w] = true
+		if len(w) < len(lens) {
+			lens[len(w)] = true
+		} else {
+			long = true
+		}
+	}
+	forEachWord(text, buf, func(w []byte) {
+		add(string(w))
+		if !isASCII(w) {
+			add(foldWord(w))
+		}
+	})
+	found := make(map[string]int32, len(want))
+	if len(want) == 0 {
+		return found
+	}
+	r := t.vocab
+	for i := 0; i < t.n; i++ {
+		l, k := binary.Uvarint(r)
+		if (l < uint64(len(lens)) && lens[l]) || (l >= uint64(len(lens)) && long) {
+			if w := r[k : k+int(l)]; want[string(w)] {
+				found[string(w)] = int32(i)
+			}
+		}
+		r = r[k+int(l):]
+	}
+	return found
 }
 
 // buildIndex builds the word → rank index once.
@@ -761,7 +812,7 @@ func (t *wordTable) addGramMean(acc []float32, found []int32, total int) bool {
 	// The mean, with a rare word's SIF weight (≈ 1).
 	wt := 1 / float32(len(found))
 	for _, id := range found {
-		t.grams.addRow(acc, int(id), wt*t.grams.scale[id])
+		t.grams.addRow(acc, int(id), wt*t.grams.scale(id))
 	}
 	return true
 }

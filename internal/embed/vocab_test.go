@@ -104,3 +104,31 @@ func BenchmarkVocabIndex(b *testing.B) {
 		}
 	})
 }
+
+// scanWords finds in one walk what scan finds word by word: known words,
+// accented words by their folded form, repeated words, unknown words.
+func TestScanWordsMatchesScan(t *testing.T) {
+	tb, err := loadTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "The café and THE obsidian vault, zzqxjv naïve résumé — 東京 notes' don't x"
+	var buf []byte
+	found := tb.scanWords(text, &buf)
+	n := 0
+	forEachWord(text, &buf, func(w []byte) {
+		for _, form := range []string{string(w), foldWord(w)} {
+			want, okW := tb.scan(form)
+			got, okG := found[form]
+			if okW != okG || want != got {
+				t.Errorf("%q: scanWords (%d,%v), scan (%d,%v)", form, got, okG, want, okW)
+			}
+			if okW {
+				n++
+			}
+		}
+	})
+	if n < 8 {
+		t.Fatalf("only %d forms found in the vocabulary", n)
+	}
+}
