@@ -20,7 +20,7 @@
 // done, tables loaded), so the share of a one-shot call that is the fresh
 // process shows.
 //
-// Usage: go run ./bench/startbench [-vault DIR] [-n 100] [-before REF]
+// Usage: go run ./bench/startbench [-vault DIR] [-n 100] [-before REF] [-at REF]
 package main
 
 import (
@@ -66,6 +66,7 @@ func main() {
 	n := flag.Int("n", 100, "measured runs of each command")
 	warm := flag.Int("warm", 5, "warm-up runs of each command, not counted")
 	before := flag.String("before", "", "also build loci at this git ref and measure it in the same rounds")
+	at := flag.String("at", "", "build the measured loci at this git ref instead of from the work tree")
 	keep := flag.Bool("keep", false, "keep the temporary folder (binaries, vault copy, indexes) and print its path")
 	flag.Parse()
 	if *vaultDir == "" {
@@ -91,7 +92,14 @@ func main() {
 	floor := filepath.Join(tmp, "initfloor")
 	build(".", floor, "./bench/startbench/initfloor")
 	bins := []binary{{name: "loci", path: filepath.Join(tmp, "loci")}}
-	build(".", bins[0].path, "./cmd/loci")
+	if *at != "" {
+		src := filepath.Join(tmp, "at-src")
+		check(os.MkdirAll(src, 0o755))
+		archive(*at, src)
+		build(src, bins[0].path, "./cmd/loci")
+	} else {
+		build(".", bins[0].path, "./cmd/loci")
+	}
 	if *before != "" {
 		src := filepath.Join(tmp, "before-src")
 		check(os.MkdirAll(src, 0o755))
