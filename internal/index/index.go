@@ -100,7 +100,6 @@ func Open(ctx context.Context, v *vault.Vault, opt Options) (*Index, error) {
 		return nil, err
 	}
 	q := url.Values{}
-	persistWALHook.Do(func() { sqlite.RegisterConnectionHook(persistWAL) })
 	for _, p := range []string{"busy_timeout(10000)", "journal_size_limit(67108864)", "journal_mode(WAL)", "synchronous(NORMAL)", "temp_store(MEMORY)", "cache_size(-32000)", "mmap_size(268435456)"} {
 		q.Add("_pragma", p)
 	}
@@ -118,7 +117,8 @@ func Open(ctx context.Context, v *vault.Vault, opt Options) (*Index, error) {
 	return ix, nil
 }
 
-var persistWALHook sync.Once
+// The hook is registered before any connection can be opened.
+func init() { sqlite.RegisterConnectionHook(persistWAL) }
 
 // persistWAL keeps an index's -wal and -shm files when its last connection
 // closes (SQLITE_FCNTL_PERSIST_WAL): the WAL is checkpointed and truncated
