@@ -81,3 +81,25 @@ func TestStubCommands(t *testing.T) {
 		t.Errorf("search help lacks its flags:\n%s", a.String())
 	}
 }
+
+// FuzzInvokedCommand: any command line (arguments split at NUL) gives a
+// command name that is one of its arguments, or none, and never panics.
+func FuzzInvokedCommand(f *testing.F) {
+	root := newRoot(&globals{}, nil)
+	for _, s := range []string{"search\x00x", "--vault\x00v\x00read", "--format=json\x00-\x00--", "-h", "--\x00help", "--exclude"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		args := strings.Split(s, "\x00")
+		name, _ := invokedCommand(root, args)
+		if name == "" {
+			return
+		}
+		for _, a := range args {
+			if a == name {
+				return
+			}
+		}
+		t.Fatalf("%q: name %q is none of the arguments", args, name)
+	})
+}
