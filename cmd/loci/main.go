@@ -10,9 +10,13 @@ import (
 	"github.com/loci-dev/loci/internal/cli"
 )
 
+// atExit runs before the process exits (set by builds with -tags startprof).
+var atExit = func() {}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	atExit()
 	os.Exit(code)
 }

@@ -87,12 +87,12 @@ func ResumeHistory(dir, ref string) (*History, []Message, error) {
 	return &History{ID: strings.TrimSuffix(filepath.Base(p), ".jsonl"), Path: p, f: f}, msgs, nil
 }
 
-var sessionIDRE = regexp.MustCompile(`^\d{8}-\d{6}-[0-9a-f]{6}$`)
+var sessionIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{8}-\d{6}-[0-9a-f]{6}$`) })
 
 // IsSessionRef reports whether s names a logged session: an id of an
 // existing session in dir, or an existing .jsonl file.
 func IsSessionRef(dir, s string) bool {
-	if sessionIDRE.MatchString(s) {
+	if sessionIDRE().MatchString(s) {
 		_, err := os.Stat(filepath.Join(dir, s+".jsonl"))
 		return err == nil
 	}

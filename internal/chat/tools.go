@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -22,10 +23,10 @@ const (
 	maxWireName = 64
 )
 
-var wireNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+var wireNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) })
 
 // ValidWireName reports whether a name is acceptable to model APIs.
-func ValidWireName(s string) bool { return wireNameRE.MatchString(s) }
+func ValidWireName(s string) bool { return wireNameRE().MatchString(s) }
 
 // WireName is the model-facing name of alias.tool (before collision
 // suffixes).

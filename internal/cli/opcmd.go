@@ -50,22 +50,9 @@ func inputFields(t reflect.Type) []field {
 // the op's text renderer or as JSON, and the call goes through the registry's
 // dispatch pipeline like every other surface.
 func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
+	op, _ = reg.Get(op.Name) // with its schemas (ListShallow's ops may lack them)
 	fields := inputFields(op.InputType)
-	use := op.CLI.Use
-	if i := strings.LastIndex(use, " "); i >= 0 {
-		use = use[i+1:] // "ai ask": a subcommand of the "ai" group (root.go)
-	}
-	for _, a := range op.CLI.Args {
-		use += " <" + a + ">"
-	}
-	cmd := &cobra.Command{
-		Use:   use,
-		Short: op.CLI.Short,
-		Long:  op.Description + "\n\nOperation: " + op.Name + " (also available over MCP and REST).",
-	}
-	if cmd.Short == "" {
-		cmd.Short = firstSentence(op.Description)
-	}
+	cmd := opCommandShell(op)
 	// Positional arguments the schema requires are mandatory; optional ones
 	// (read_note's path, when --note names the note instead) may be left out.
 	required := map[string]bool{}
@@ -227,6 +214,37 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 		}
 		return g.print(res.Output, op.CLI.Text)
 	}
+	return cmd
+}
+
+// opCommandShell is an operation's command without flags or a run
+// function: its use line and descriptions.
+func opCommandShell(op *ops.Op) *cobra.Command {
+	use := op.CLI.Use
+	if i := strings.LastIndex(use, " "); i >= 0 {
+		use = use[i+1:] // "ai ask": a subcommand of the "ai" group (root.go)
+	}
+	for _, a := range op.CLI.Args {
+		use += " <" + a + ">"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: op.CLI.Short,
+		Long:  op.Description + "\n\nOperation: " + op.Name + " (also available over MCP and REST).",
+	}
+	if cmd.Short == "" {
+		cmd.Short = firstSentence(op.Description)
+	}
+	return cmd
+}
+
+// opStub stands for an operation's command that the command line does not
+// invoke (newRoot): it is listed like the real one, and if it runs after
+// all, Main builds every command and runs the command line again.
+func opStub(_ *globals, _ *ops.Registry, op *ops.Op) *cobra.Command {
+	cmd := opCommandShell(op)
+	cmd.DisableFlagParsing = true
+	cmd.RunE = func(*cobra.Command, []string) error { return errWholeTree }
 	return cmd
 }
 

@@ -52,11 +52,21 @@ type globals struct {
 // Main runs the CLI and returns the process exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	g := &globals{stdout: stdout, stderr: stderr}
-	root := newRoot(g)
+	root := newRoot(g, args)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	if errors.Is(err, errWholeTree) {
+		// A command built as a stub was reached (see newRoot): run again
+		// with every command built.
+		g = &globals{stdout: stdout, stderr: stderr}
+		root = newRoot(g, nil)
+		root.SetArgs(args)
+		root.SetOut(stdout)
+		root.SetErr(stderr)
+		err = root.ExecuteContext(ctx)
+	}
 	if err == nil {
 		return 0
 	}
@@ -78,7 +88,19 @@ func printError(g *globals, e *errs.Error) {
 	fmt.Fprintf(g.stderr, "loci: %s [%s]\n", e.Error(), e.Code)
 }
 
-func newRoot(g *globals) *cobra.Command {
+// errWholeTree is returned by a stub command: the command line reached a
+// command that newRoot did not build in full.
+var errWholeTree = errors.New("cli: the whole command tree is needed")
+
+// newRoot builds the command tree for the command line args: the command
+// args invoke is built in full (flags, argument checks, its operation's
+// schemas), every other operation's command only as a stub that shows in
+// the command list, so a process that runs one command derives one
+// operation's schemas. With args nil (or a help or completion command)
+// every command is built in full. A stub that is reached anyway (a
+// command line newRoot read otherwise than cobra) makes Main run again
+// with the whole tree, so the outcome never depends on the shortcut.
+func newRoot(g *globals, args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "loci",
 		Short:         "A local-first memory engine for Markdown vaults (Obsidian, Logseq)",
@@ -109,10 +131,18 @@ func newRoot(g *globals) *cobra.Command {
 		root.AddCommand(f(g))
 	}
 	reg := registry()
+	wanted, whole := invokedCommand(root, args)
 	groups := map[string]*cobra.Command{}
-	for _, op := range reg.List() {
+	for _, op := range reg.ListShallow() {
 		if op.CLI.Use == "" {
 			continue
+		}
+		build := opCommand
+		if !whole {
+			name, _, _ := strings.Cut(op.CLI.Use, " ")
+			if name != wanted {
+				build = opStub
+			}
 		}
 		// A two-word use ("ai ask") makes a subcommand of a group command.
 		if group, _, ok := strings.Cut(op.CLI.Use, " "); ok {
@@ -122,12 +152,52 @@ func newRoot(g *globals) *cobra.Command {
 				groups[group] = parent
 				root.AddCommand(parent)
 			}
-			parent.AddCommand(opCommand(g, reg, op))
+			parent.AddCommand(build(g, reg, op))
 			continue
 		}
-		root.AddCommand(opCommand(g, reg, op))
+		root.AddCommand(build(g, reg, op))
 	}
 	return root
+}
+
+// invokedCommand reads the name of the command args invoke (its first
+// word: "ai" for `loci ai ask`), skipping the root's flags and their
+// values; whole is set when every command must be built: args nil, or a
+// help or completion command (which describe other commands).
+func invokedCommand(root *cobra.Command, args []string) (name string, whole bool) {
+	if args == nil {
+		return "", true
+	}
+	fs := root.PersistentFlags()
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				name = args[i+1]
+			}
+		case strings.HasPrefix(a, "--"):
+			f := fs.Lookup(strings.TrimPrefix(a, "--"))
+			if !strings.Contains(a, "=") && f != nil && f.NoOptDefVal == "" {
+				i++ // the flag's value
+			}
+			continue
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			f := fs.ShorthandLookup(a[1:2])
+			if len(a) == 2 && f != nil && f.NoOptDefVal == "" {
+				i++
+			}
+			continue
+		default:
+			name = a
+		}
+		break
+	}
+	switch name {
+	case "help", "completion", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+		return name, true
+	}
+	return name, false
 }
 
 // groupShort describes the command groups made from two-word op uses.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // The roles that name a model server.
@@ -434,7 +435,7 @@ func redactURL(u string) string {
 	return p.String()
 }
 
-var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var varRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`) })
 
 // expandVars replaces ${NAME} with the environment variable NAME (only that
 // form: a bare $ is kept, tokens and URLs may contain one).
@@ -442,7 +443,7 @@ func expandVars(s string, getenv func(string) string) string {
 	if !strings.Contains(s, "${") {
 		return s
 	}
-	return varRE.ReplaceAllStringFunc(s, func(m string) string { return getenv(m[2 : len(m)-1]) })
+	return varRE().ReplaceAllStringFunc(s, func(m string) string { return getenv(m[2 : len(m)-1]) })
 }
 
 // ExpandVars is expandVars for other packages.

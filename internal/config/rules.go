@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // checkRoles applies the rules a role's settings must meet to be usable,
@@ -51,13 +52,13 @@ func (c *Config) checkRoles() []Problem {
 	return probs
 }
 
-var aliasRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)
+var aliasRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`) })
 
 // ValidAlias checks an MCP server alias of loci chat: letters, digits, _
 // and -, at most 32, starting with a letter or digit (it prefixes every
 // tool name the model sees).
 func ValidAlias(a string) error {
-	if !aliasRE.MatchString(a) {
+	if !aliasRE().MatchString(a) {
 		return fmt.Errorf("alias %q: use 1-32 letters, digits, _ or - (starting with a letter or digit)", a)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"go.yaml.in/yaml/v3"
@@ -137,12 +138,12 @@ func decodeNode(root *yaml.Node, f *File, source string) []Problem {
 	return nil
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+)`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 func yamlProblem(err error) Problem {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	p := Problem{Message: "not valid YAML: " + strings.Join(strings.Fields(msg), " ")}
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		p.Line, _ = strconv.Atoi(m[1])
 	}
 	return p
@@ -413,7 +414,7 @@ func vaultIndexDirProblem(dir string) string {
 
 // providerNameProblem says what is wrong with a providers entry's name.
 func providerNameProblem(name string) string {
-	if !providerNameRE.MatchString(name) {
+	if !providerNameRE().MatchString(name) {
 		return fmt.Sprintf("provider name %q: use 1-64 letters, digits, _, - or . (starting with a letter or digit)", name)
 	}
 	switch name {
@@ -423,7 +424,7 @@ func providerNameProblem(name string) string {
 	return ""
 }
 
-var providerNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+var providerNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`) })
 
 func httpURL(s string) bool {
 	u, err := url.Parse(strings.TrimSpace(s))

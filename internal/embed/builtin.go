@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
-	"unsafe"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -44,17 +43,18 @@ type wordTable struct {
 	bits  int
 	n     int
 	vocab []byte // the vocabulary: n uvarint-length-prefixed words, in rank order
-	// index maps word → rank. Building it takes ~40 ms, so a process that
-	// only embeds a query scans vocab instead (~1 ms a word) while the map is
-	// built in the background; bulk embedding waits for the map.
+	// index maps word → rank. Building it takes a few ms, so a process
+	// that only embeds a query scans vocab instead (~1 ms a word) while the
+	// index is built in the background; bulk embedding waits for it.
 	indexOnce  sync.Once
 	indexReady atomic.Bool
-	index      map[string]int32
-	scale      []float32
-	packed     []byte // words × dims at bits per value, dequantized on use
-	weight     []float32
+	index      *vocabIndex
+	small      atomic.Int32 // calls that embedded one or two texts (embedTexts)
+	scales     []byte       // per word, its vectors' scale: little-endian float32s, read where they lie (scale)
+	packed     []byte       // words × dims at bits per value, dequantized on use
 	model      string
-	oovNrm     float32 // typical norm of a rare word's vector
+	oovNrm     float32 // typical norm of a rare word's vector (oovNorm)
+	oovOnce    sync.Once
 
 	// Character n-grams (optional; see scripts/genembed/ngrams.go): an
 	// out-of-vocabulary word's vector is the mean of its known n-grams'.
@@ -103,10 +103,7 @@ func parseTable(raw []byte) (*wordTable, error) {
 	if len(r) < 4*n {
 		return nil, fmt.Errorf("embed: bad word vector data")
 	}
-	t.scale = make([]float32, n)
-	for i := range t.scale {
-		t.scale[i] = math.Float32frombits(binary.LittleEndian.Uint32(r[4*i:]))
-	}
+	t.scales = r[:4*n]
 	r = r[4*n:]
 	switch t.bits {
 	case 8:
@@ -134,29 +131,46 @@ func parseTable(raw []byte) (*wordTable, error) {
 		t.grams, t.gramMinN, t.gramMaxN = g, int(rest[8]), int(rest[9])
 		t.model += fmt.Sprintf("-ng%dk", g.n/1000)
 	}
-	// SIF weights from the rank (the words are stored in frequency order).
-	h := math.Log(zipfTotal) + 0.5772
-	t.weight = make([]float32, n)
-	for i := range t.weight {
-		p := 1 / (float64(i+1) * h)
-		t.weight[i] = float32(sifA / (sifA + p))
-	}
-	// The typical norm of a rare word, for hashed out-of-vocabulary vectors.
-	var sum float64
-	cnt := 0
-	for i := n * 3 / 4; i < n; i++ {
-		var s float64
-		t.row(i, func(d int, q float32) {
-			x := float64(q) * float64(t.scale[i])
-			s += x * x
-		})
-		sum += math.Sqrt(s)
-		cnt++
-	}
-	if cnt > 0 {
-		t.oovNrm = float32(sum / float64(cnt))
-	}
+	// The SIF weights are computed word by word (sifWeight) and the
+	// typical norm of a rare word when first needed (oovNorm): a process
+	// that embeds one query of known words needs neither a table of 150k
+	// weights nor the norm (together ~10 ms of a CLI search).
 	return t, nil
+}
+
+// scale returns word i's dequantization scale.
+func (t *wordTable) scale(i int32) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(t.scales[4*i:]))
+}
+
+// sifWeight is the SIF weight of word i, from its rank (the words are
+// stored in frequency order).
+func sifWeight(i int32) float32 {
+	h := math.Log(zipfTotal) + 0.5772
+	p := 1 / (float64(i+1) * h)
+	return float32(sifA / (sifA + p))
+}
+
+// oovNorm returns the typical norm of a rare word (the last quarter of
+// the vocabulary), the norm of hashed out-of-vocabulary vectors.
+func (t *wordTable) oovNorm() float32 {
+	t.oovOnce.Do(func() {
+		var sum float64
+		cnt := 0
+		for i := t.n * 3 / 4; i < t.n; i++ {
+			var s float64
+			t.row(i, func(d int, q float32) {
+				x := float64(q) * float64(t.scale(int32(i)))
+				s += x * x
+			})
+			sum += math.Sqrt(s)
+			cnt++
+		}
+		if cnt > 0 {
+			t.oovNrm = float32(sum / float64(cnt))
+		}
+	})
+	return t.oovNrm
 }
 
 // parseNgrams reads the n-gram section: "NGRM" | u32 n | u8 min | u8 max |
@@ -180,10 +194,7 @@ func parseNgrams(raw []byte, dims, bits int) (*wordTable, error) {
 	if len(r) < 4*n {
 		return nil, fmt.Errorf("embed: bad n-gram data")
 	}
-	g.scale = make([]float32, n)
-	for i := range g.scale {
-		g.scale[i] = math.Float32frombits(binary.LittleEndian.Uint32(r[4*i:]))
-	}
+	g.scales = r[:4*n]
 	r = r[4*n:]
 	size := n * dims
 	if bits == 4 {
@@ -286,7 +297,11 @@ func (b *builtin) embedTexts(ctx context.Context, texts []string, known func(str
 	}
 	if len(texts) > 2 {
 		t.buildIndex()
-	} else if !t.indexReady.Load() {
+	} else if !t.indexReady.Load() && t.small.Add(1) > 1 {
+		// A second small call: this process embeds more than one query
+		// (a server), so the index is built in the background. A process
+		// that embeds one query (a CLI call) scans, and spends no CPU on
+		// an index it would not use.
 		go t.buildIndex()
 	}
 	out := make([][]float32, len(texts))
@@ -364,14 +379,27 @@ func (t *wordTable) embed(text string, s *scratch, vaultHas func(string) bool) [
 	}
 	acc := s.acc[:t.dims]
 	clear(acc)
-	if len(s.count) != len(t.weight) {
-		s.count = make([]float32, len(t.weight))
+	if len(s.count) != t.n {
+		s.count = make([]float32, t.n)
 	}
 	known, tries := 0, 0
+	lookup := t.lookup
+	if !t.indexReady.Load() {
+		// No index yet: one pass over the vocabulary finds every word of
+		// the text (a scan per word cost ~1 ms each).
+		found := t.scanWords(text, &s.word)
+		lookup = func(w []byte) (int32, bool) {
+			id, ok := found[string(w)]
+			if !ok && !isASCII(w) {
+				id, ok = found[foldWord(w)]
+			}
+			return id, ok
+		}
+	}
 	// Count the known words first: a word repeated in a text is added once,
 	// weighted by its count.
 	forEachWord(text, &s.word, func(w []byte) {
-		id, ok := t.lookup(w)
+		id, ok := lookup(w)
 		if !ok && vaultHas != nil && tries < maxQueryCorrections && correctable(w) {
 			// A correction is checked against the vault only when there is
 			// one; both lookups are bounded per query.
@@ -391,7 +419,7 @@ func (t *wordTable) embed(text string, s *scratch, vaultHas func(string) bool) [
 		}
 	})
 	for _, id := range s.touched {
-		wt := t.weight[id] * t.scale[id] * s.count[id]
+		wt := sifWeight(id) * t.scale(id) * s.count[id]
 		t.addRow(acc, int(id), wt)
 		s.count[id] = 0
 	}
@@ -412,7 +440,7 @@ func (t *wordTable) embed(text string, s *scratch, vaultHas func(string) bool) [
 func (t *wordTable) lookup(w []byte) (int32, bool) {
 	find := t.scan
 	if t.indexReady.Load() {
-		find = func(s string) (int32, bool) { id, ok := t.index[s]; return id, ok }
+		find = func(s string) (int32, bool) { return vocabGet(t.index, s) }
 	}
 	id, ok := find(string(w))
 	if !ok && !isASCII(w) {
@@ -421,24 +449,131 @@ func (t *wordTable) lookup(w []byte) (int32, bool) {
 	return id, ok
 }
 
-// buildIndex builds the word → rank map once; keys point into the embedded data.
+// scanWords finds the words of text (and the accent-folded forms of those
+// that are not ASCII) in one walk of the vocabulary, as scan would one by
+// one: word → rank, the last occurrence; words not in the vocabulary are
+// absent.
+func (t *wordTable) scanWords(text string, buf *[]byte) map[string]int32 {
+	want := map[string]bool{}
+	var lens [256]bool
+	long := false
+	add := func(w string) {
+		want[w] = true
+		if len(w) < len(lens) {
+			lens[len(w)] = true
+		} else {
+			long = true
+		}
+	}
+	forEachWord(text, buf, func(w []byte) {
+		add(string(w))
+		if !isASCII(w) {
+			add(foldWord(w))
+		}
+	})
+	found := make(map[string]int32, len(want))
+	if len(want) == 0 {
+		return found
+	}
+	r := t.vocab
+	for i := 0; i < t.n; i++ {
+		l, k := binary.Uvarint(r)
+		if (l < uint64(len(lens)) && lens[l]) || (l >= uint64(len(lens)) && long) {
+			if w := r[k : k+int(l)]; want[string(w)] {
+				found[string(w)] = int32(i)
+			}
+		}
+		r = r[k+int(l):]
+	}
+	return found
+}
+
+// buildIndex builds the word → rank index once.
 func (t *wordTable) buildIndex() {
 	t.indexOnce.Do(func() {
-		m := make(map[string]int32, t.n)
-		r := t.vocab
-		for i := 0; i < t.n; i++ {
-			l, k := binary.Uvarint(r)
-			if l > 0 {
-				m[unsafe.String(&r[k], int(l))] = int32(i)
-			}
-			r = r[k+int(l):]
-		}
-		t.index = m
+		t.index = newVocabIndex(t.vocab, t.n)
 		if t.grams != nil {
 			t.grams.buildIndex()
 		}
 		t.indexReady.Store(true)
 	})
+}
+
+// vocabIndex maps a word to its rank: an open-addressing hash table (linear
+// probing, at most 70% full) over the words where they lie in the embedded
+// vocabulary; each slot holds the word's hash and rank, so a probe reads
+// one slot and compares words only when the hashes agree. Built in one
+// pass with two allocations, it costs a fraction of a map[string]int32
+// of the same words (BenchmarkVocabIndex), and no garbage collection.
+type vocabIndex struct {
+	slots []uint64 // hash<<32 | rank+1 of the word placed here; 0: empty
+	off   []uint32 // rank → offset of the word's length prefix in vocab
+	vocab []byte
+	mask  uint32
+}
+
+func newVocabIndex(vocab []byte, n int) *vocabIndex {
+	size := 1
+	for size*7 < n*10 {
+		size <<= 1
+	}
+	x := &vocabIndex{slots: make([]uint64, size), off: make([]uint32, n), vocab: vocab, mask: uint32(size - 1)}
+	r := 0
+	for i := 0; i < n; i++ {
+		l, k := binary.Uvarint(vocab[r:])
+		x.off[i] = uint32(r)
+		w := vocab[r+k : r+k+int(l)]
+		r += k + int(l)
+		if l == 0 {
+			continue
+		}
+		// A word seen again takes the later rank (as the map did).
+		hw := hashWord(w)
+		h := hw & x.mask
+		for s := x.slots[h]; s != 0; s = x.slots[h] {
+			if uint32(s>>32) == hw && string(x.word(int32(uint32(s))-1)) == string(w) {
+				break
+			}
+			h = (h + 1) & x.mask
+		}
+		x.slots[h] = uint64(hw)<<32 | uint64(i+1)
+	}
+	return x
+}
+
+// word returns the word of rank id.
+func (x *vocabIndex) word(id int32) []byte {
+	r := int(x.off[id])
+	l, k := binary.Uvarint(x.vocab[r:])
+	return x.vocab[r+k : r+k+int(l)]
+}
+
+// vocabGet returns the rank of w.
+func vocabGet[S string | []byte](x *vocabIndex, w S) (int32, bool) {
+	if len(w) == 0 {
+		return 0, false
+	}
+	hw := hashWord(w)
+	for h := hw & x.mask; x.slots[h] != 0; h = (h + 1) & x.mask {
+		s := x.slots[h]
+		if uint32(s>>32) != hw {
+			continue
+		}
+		if id := int32(uint32(s)) - 1; string(x.word(id)) == string(w) {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
+// hashWord is 32-bit FNV-1a.
+func hashWord[S string | []byte](w S) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(w); i++ {
+		h ^= uint32(w[i])
+		h *= 16777619
+	}
+	return h
 }
 
 // scan finds a word by walking the vocabulary (the last occurrence wins,
@@ -513,7 +648,7 @@ func (t *wordTable) correct1(w []byte) (int32, bool) {
 	best, found := int32(0), false
 	var buf [34]byte
 	try := func(c []byte) {
-		if id, ok := t.index[string(c)]; ok && (!found || id < best) {
+		if id, ok := vocabGet(t.index, c); ok && (!found || id < best) {
 			best, found = id, true
 		}
 	}
@@ -587,7 +722,7 @@ func (t *wordTable) addUnknown(acc []float32, w []byte) (known bool) {
 	seed := h.Sum64()
 	// A pseudo-random vector of the norm of a rare word (SIF weight ≈ 1):
 	// uniform in [-1, 1) per dimension has norm √(dims/3).
-	f := oovScale * t.oovNrm / float32(math.Sqrt(float64(t.dims)/3))
+	f := oovScale * t.oovNorm() / float32(math.Sqrt(float64(t.dims)/3))
 	for d := range acc {
 		seed ^= seed << 13
 		seed ^= seed >> 7
@@ -631,7 +766,7 @@ func (t *wordTable) gramsASCII(w []byte, found []int32) ([]int32, int) {
 	for n := t.gramMinN; n <= t.gramMaxN; n++ {
 		for i := 0; i+n <= len(b); i++ {
 			total++
-			if id, ok := t.grams.index[string(b[i:i+n])]; ok && len(found) < cap(found) {
+			if id, ok := vocabGet(t.grams.index, b[i:i+n]); ok && len(found) < cap(found) {
 				found = append(found, id)
 			}
 		}
@@ -660,7 +795,7 @@ func (t *wordTable) gramsRunes(w []byte, found []int32) ([]int32, int) {
 				b = utf8.AppendRune(b, c)
 			}
 			total++
-			if id, ok := t.grams.index[string(b)]; ok && len(found) < cap(found) {
+			if id, ok := vocabGet(t.grams.index, b); ok && len(found) < cap(found) {
 				found = append(found, id)
 			}
 		}
@@ -677,7 +812,7 @@ func (t *wordTable) addGramMean(acc []float32, found []int32, total int) bool {
 	// The mean, with a rare word's SIF weight (≈ 1).
 	wt := 1 / float32(len(found))
 	for _, id := range found {
-		t.grams.addRow(acc, int(id), wt*t.grams.scale[id])
+		t.grams.addRow(acc, int(id), wt*t.grams.scale(id))
 	}
 	return true
 }

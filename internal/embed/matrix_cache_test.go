@@ -3,6 +3,7 @@ package embed
 import (
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 func TestMatrixCacheRoundTrip(t *testing.T) {
@@ -19,6 +20,17 @@ func TestMatrixCacheRoundTrip(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, m) {
 			t.Fatalf("quant=%v: round trip differs\n got %+v\nwant %+v", quant, got, m)
+		}
+		// Aligned: the arrays are views of the bytes; unaligned: copies.
+		// Both decode to the same matrix.
+		if base := uintptr(unsafe.Pointer(&enc[0])); littleEndian && base%8 == 0 {
+			if p := uintptr(unsafe.Pointer(unsafe.SliceData(got.Chunk))); p < base || p >= base+uintptr(len(enc)) {
+				t.Errorf("quant=%v: aligned cache decoded to a copy", quant)
+			}
+		}
+		shifted := append(make([]byte, 1, len(enc)+1), enc...)[1:]
+		if got, err := UnmarshalMatrix(shifted, "rev-7"); err != nil || !reflect.DeepEqual(got, m) {
+			t.Fatalf("quant=%v: unaligned round trip: %v\n got %+v\nwant %+v", quant, err, got, m)
 		}
 		if _, err := UnmarshalMatrix(enc, "rev-8"); err == nil {
 			t.Errorf("stale key accepted")

@@ -7,6 +7,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,6 +86,9 @@ type embedState struct {
 	// results are fresh at once; the vectors catch up within ~0.5 s).
 	allowStale bool
 	reloading  bool
+	// unmaps release the memory-mapped cache files of the matrices loaded
+	// so far (readMatrixCache), when the index closes.
+	unmaps []func()
 }
 
 // AllowStaleMatrix makes VectorMatrix return the previous matrix while a
@@ -854,10 +860,8 @@ func (ix *Index) buildMatrix(ctx context.Context, rev string) (*embed.Matrix, er
 	stored, _ := storedIdentity(ctx, ix.DB)
 	key := fmt.Sprintf("%s|%s|%s|%d|int8=%v|title=%g", rev, stored.Provider, stored.Model, stored.Dims, ix.emb.settings.Int8, TitleWeight)
 	cache := ix.Loc.Name("vectors.cache")
-	if b, err := ix.Loc.Root.ReadFile(cache); err == nil {
-		if m, err := embed.UnmarshalMatrix(b, key); err == nil {
-			return m, nil
-		}
+	if m := ix.readMatrixCache(cache, key); m != nil {
+		return m, nil
 	}
 	m, err := ix.loadMatrix(ctx)
 	if err != nil {
@@ -867,6 +871,60 @@ func (ix *Index) buildMatrix(ctx context.Context, rev string) (*embed.Matrix, er
 	// name, which safefs refuses) just stays slower.
 	ix.Loc.Root.WriteCacheFile(cache, m.MarshalBinary(key), 0o644)
 	return m, nil
+}
+
+// readMatrixCache returns the matrix of the cache file when it holds key's,
+// else nil. A process that does not serve (a CLI call) memory-maps the
+// file: the matrix's arrays are the file's pages, shared with the page
+// cache, with nothing decoded or copied; the mappings go when the index
+// closes. That is safe because the cache is only ever replaced by a rename
+// (safefs.WriteCacheFile), never written in place. A server (allowStale)
+// reloads the matrix after syncs and never knows when the last search
+// using an old one ends, so it reads the file into memory instead (one
+// read of the exact size; the arrays are views of that buffer, which the
+// garbage collector frees with the matrix).
+func (ix *Index) readMatrixCache(cache, key string) *embed.Matrix {
+	f, err := ix.Loc.Root.OpenFile(cache, os.O_RDONLY, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() <= 0 || fi.Size() > math.MaxInt32*8 {
+		return nil
+	}
+	size := int(fi.Size())
+	if !ix.emb.allowStale {
+		if b, unmap, ok := mapFile(f, size); ok {
+			m, err := embed.UnmarshalMatrix(b, key)
+			if err != nil {
+				unmap()
+				return nil
+			}
+			ix.emb.unmaps = append(ix.emb.unmaps, unmap) // under st.mu (VectorMatrix)
+			return m
+		}
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil
+	}
+	m, err := embed.UnmarshalMatrix(b, key)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+// releaseMatrices unmaps the cache files of the matrices loaded (Close).
+func (st *embedState) releaseMatrices() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, u := range st.unmaps {
+		u()
+	}
+	st.unmaps = nil
+	st.matrix = nil
 }
 
 func (ix *Index) loadMatrix(ctx context.Context) (*embed.Matrix, error) {

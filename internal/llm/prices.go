@@ -3,6 +3,7 @@ package llm
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Price is what a model costs, in USD per million tokens.
@@ -41,7 +42,7 @@ var ListPrices = map[string]Price{
 }
 
 // snapshot is the date suffix of a pinned model version (gpt-4.1-2025-04-14).
-var snapshot = regexp.MustCompile(`-\d{4}-\d{2}-\d{2}$`)
+var snapshot = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-\d{4}-\d{2}-\d{2}$`) })
 
 // ListPrice returns a model's entry of ListPrices: by its name, else by
 // its name without a snapshot date; an "openai/" prefix (as routers spell
@@ -52,6 +53,6 @@ func ListPrice(model string) (Price, bool) {
 	if p, ok := ListPrices[m]; ok {
 		return p, true
 	}
-	p, ok := ListPrices[snapshot.ReplaceAllString(m, "")]
+	p, ok := ListPrices[snapshot().ReplaceAllString(m, "")]
 	return p, ok
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -81,7 +82,7 @@ func EDNString(b []byte, key string) string {
 	}
 }
 
-var ordinalRe = regexp.MustCompile(`(?i)(\d)(?:st|nd|rd|th)\b`)
+var ordinalRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(\d)(?:st|nd|rd|th)\b`) })
 
 // dateTokens maps Logseq (Java-style) date pattern letters to Go layouts,
 // longest first.
@@ -135,7 +136,7 @@ func FileDateLayout(p string) string {
 // (an ordinal suffix such as the "th" of 25th is dropped first). It is
 // lenient about the suffix: "Nov 25, 2026" reads as "Nov 25th, 2026".
 func ParseDate(layout, s string) (time.Time, bool) {
-	t, err := time.Parse(layout, ordinalRe.ReplaceAllString(strings.TrimSpace(s), "$1"))
+	t, err := time.Parse(layout, ordinalRe().ReplaceAllString(strings.TrimSpace(s), "$1"))
 	return t, err == nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -186,9 +187,11 @@ func GetKey(lines []string, rel, key string) (any, *Entry, error) {
 	return v, e, nil
 }
 
-var dateText = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?\s*(Z|[+-]\d{2}(:?\d{2})?)?)?$`)
+var dateText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?\s*(Z|[+-]\d{2}(:?\d{2})?)?)?$`)
+})
 
-func isDateText(s string) bool { return dateText.MatchString(s) }
+func isDateText(s string) bool { return dateText().MatchString(s) }
 
 // RenderEntry renders "key: value" as YAML lines. With old set, the value
 // keeps old's style: quoting of a scalar, flow or block form of a list, the

@@ -20,6 +20,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -84,6 +85,22 @@ type Op struct {
 	OutputSchema *jsonschema.Schema
 	resolved     *jsonschema.Resolved
 	handler      func(ctx context.Context, env *Env, in any) (any, error)
+	// derive fills the schemas and the aliases, once (ensure): deriving
+	// them is most of what building the registry costs, and a CLI process
+	// needs them for one operation only.
+	derive     func(*Op)
+	deriveOnce *sync.Once
+}
+
+// ensure derives the op's schemas and aliases if not done yet.
+func (op *Op) ensure() *Op {
+	if op.deriveOnce != nil {
+		op.deriveOnce.Do(func() {
+			op.derive(op)
+			attachAliases(op)
+		})
+	}
+	return op
 }
 
 // Def is the typed definition of an operation.
@@ -119,8 +136,8 @@ type Def[In, Out any] struct {
 // input and output types. Each family of operations lists its tools, and
 // the catalog (internal/ops/catalog) registers the families.
 type Tool interface {
-	// build derives the schemas and returns the operation as the
-	// surfaces see it.
+	// build returns the operation as the surfaces see it, with its
+	// derive function: its schemas are derived on first use (Op.ensure).
 	build() *Op
 }
 
@@ -135,13 +152,15 @@ type Registry struct {
 func NewRegistry() *Registry { return &Registry{ops: map[string]*Op{}} }
 
 // Register adds a family's tools in order (family: read, logseq, write,
-// aiops). It panics on programming errors (a duplicate name or a type
-// whose schema cannot be derived); tests catch those.
+// aiops). It panics on programming errors: a duplicate name here, a type
+// whose schema cannot be derived when the op is first used (Get, List);
+// tests catch those. The schemas are derived on first use, so a process
+// that calls one operation (a CLI command) derives one op's schemas.
 func (r *Registry) Register(family string, tools ...Tool) {
 	for _, t := range tools {
 		op := t.build()
 		op.Family = family
-		attachAliases(op)
+		op.deriveOnce = new(sync.Once)
 		if _, dup := r.ops[op.Name]; dup {
 			panic("ops: duplicate operation " + op.Name)
 		}
@@ -151,6 +170,32 @@ func (r *Registry) Register(family string, tools ...Tool) {
 }
 
 func (d Def[In, Out]) build() *Op {
+	h := d.Handler
+	scope := d.Scope
+	if scope == "" {
+		scope = defaultScope(d.Annotations, d.Toolset)
+	}
+	var scopeFor func(ctx context.Context, env *Env, in any) auth.Scope
+	if f := d.ScopeFor; f != nil {
+		scopeFor = func(ctx context.Context, env *Env, in any) auth.Scope { return f(ctx, env, in.(*In)) }
+	}
+	return &Op{
+		Name: d.Name, Title: d.Title, Description: d.Description, Annotations: d.Annotations, CLI: d.CLI,
+		Errors: append([]string(nil), d.Errors...), Example: d.Example, Toolset: d.Toolset, Scope: scope, scopeFor: scopeFor,
+		InputType: reflect.TypeFor[In](), OutputType: reflect.TypeFor[Out](),
+		derive: d.schemas,
+		handler: func(ctx context.Context, env *Env, in any) (any, error) {
+			out, err := h(ctx, env, in.(*In))
+			if err != nil {
+				return nil, err
+			}
+			return out, nil
+		},
+	}
+}
+
+// schemas derives op's input and output schemas from In and Out.
+func (d Def[In, Out]) schemas(op *Op) {
 	opts := &jsonschema.ForOptions{TypeSchemas: d.TypeSchemas}
 	in, err := jsonschema.For[In](opts)
 	if err != nil {
@@ -163,48 +208,39 @@ func (d Def[In, Out]) build() *Op {
 	tidySchema(in, true)
 	tidySchema(out, false)
 	in.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
+	if op.Scope == auth.ScopeDestructive || op.scopeFor != nil {
+		addConfirmationField(in)
+	}
 	res, err := in.Resolve(nil)
 	if err != nil {
 		panic(fmt.Sprintf("ops: %s input schema resolve: %v", d.Name, err))
 	}
-	h := d.Handler
-	scope := d.Scope
-	if scope == "" {
-		scope = defaultScope(d.Annotations, d.Toolset)
-	}
-	var scopeFor func(ctx context.Context, env *Env, in any) auth.Scope
-	if f := d.ScopeFor; f != nil {
-		scopeFor = func(ctx context.Context, env *Env, in any) auth.Scope { return f(ctx, env, in.(*In)) }
-	}
-	if scope == auth.ScopeDestructive || scopeFor != nil {
-		addConfirmationField(in)
-		if res, err = in.Resolve(nil); err != nil {
-			panic(fmt.Sprintf("ops: %s input schema resolve: %v", d.Name, err))
-		}
-	}
-	return &Op{
-		Name: d.Name, Title: d.Title, Description: d.Description, Annotations: d.Annotations, CLI: d.CLI,
-		Errors: append([]string(nil), d.Errors...), Example: d.Example, Toolset: d.Toolset, Scope: scope, scopeFor: scopeFor,
-		InputType: reflect.TypeFor[In](), OutputType: reflect.TypeFor[Out](),
-		InputSchema: in, OutputSchema: out, resolved: res,
-		handler: func(ctx context.Context, env *Env, in any) (any, error) {
-			out, err := h(ctx, env, in.(*In))
-			if err != nil {
-				return nil, err
-			}
-			return out, nil
-		},
-	}
+	op.InputSchema, op.OutputSchema, op.resolved = in, out, res
 }
 
 // Get returns an op by name.
 func (r *Registry) Get(name string) (*Op, bool) {
 	op, ok := r.ops[name]
-	return op, ok
+	if !ok {
+		return nil, false
+	}
+	return op.ensure(), true
 }
 
 // List returns every op in name order.
 func (r *Registry) List() []*Op {
+	out := r.ListShallow()
+	for _, op := range out {
+		op.ensure()
+	}
+	return out
+}
+
+// ListShallow returns every op in name order without deriving the schemas
+// and aliases of those not used yet: their InputSchema, OutputSchema and
+// Aliases may be nil (Get returns the whole op). It is for the CLI, which
+// lists every command but runs one.
+func (r *Registry) ListShallow() []*Op {
 	names := append([]string(nil), r.order...)
 	sort.Strings(names)
 	out := make([]*Op, 0, len(names))

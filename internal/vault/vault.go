@@ -74,23 +74,53 @@ func Open(root string, exclude []string) (*Vault, error) {
 }
 
 // findGraphs looks for logseq/config.edn at the root and up to two levels down.
+// It finds what the globs logseq/config.edn, */logseq/config.edn and
+// */*/logseq/config.edn would, in the same order (by depth, then by name),
+// with one directory listing per folder of the first two levels and one
+// lstat per candidate, where the globs listed every second-level folder
+// (thousands of entries in a large vault, on every CLI call).
 func findGraphs(root string) []string {
 	var out []string
-	for _, pat := range []string{"logseq/config.edn", "*/logseq/config.edn", "*/*/logseq/config.edn"} {
-		m, _ := filepath.Glob(filepath.Join(root, pat))
-		for _, p := range m {
-			rel, err := filepath.Rel(root, filepath.Dir(filepath.Dir(p)))
-			if err != nil {
+	add := func(rel string) {
+		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel), "logseq", "config.edn")); err != nil {
+			return
+		}
+		if rel != "" && (strings.HasPrefix(rel, ".") || ignoredPrefix(rel) != "") {
+			return
+		}
+		out = append(out, rel)
+	}
+	// subdirs lists the folders in rel (links to folders included, as a
+	// glob's * matches them), by name.
+	subdirs := func(rel string) []string {
+		ents, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil
+		}
+		var dirs []string
+		for _, e := range ents {
+			child := path.Join(rel, e.Name())
+			switch {
+			case e.IsDir():
+			case e.Type()&fs.ModeSymlink != 0:
+				if fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(child))); err != nil || !fi.IsDir() {
+					continue
+				}
+			default:
 				continue
 			}
-			rel = filepath.ToSlash(rel)
-			if rel == "." {
-				rel = ""
-			}
-			if rel != "" && (strings.HasPrefix(rel, ".") || ignoredPrefix(rel) != "") {
-				continue
-			}
-			out = append(out, rel)
+			dirs = append(dirs, child)
+		}
+		return dirs
+	}
+	add("")
+	level1 := subdirs("")
+	for _, d := range level1 {
+		add(d)
+	}
+	for _, d := range level1 {
+		for _, d2 := range subdirs(d) {
+			add(d2)
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -193,7 +194,9 @@ func (w *Writer) Target(rel string) (string, error) {
 
 // reservedName matches the names Windows reserves for devices, with or
 // without an extension (CON, aux.md, COM1, lpt9.txt, ...).
-var reservedName = regexp.MustCompile(`(?i)^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$`)
+var reservedName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$`)
+})
 
 // NameProblem says why seg cannot be the name of a new folder (folder) or
 // note, or "" when it can: a folder named like a note (Home.md/) would
@@ -207,7 +210,7 @@ func NameProblem(seg string, folder bool) string {
 		return fmt.Sprintf("%q is only spaces", seg)
 	case folder && strings.EqualFold(path.Ext(seg), ".md"):
 		return fmt.Sprintf("a folder may not be named like a note (%s)", seg)
-	case reservedName.MatchString(seg):
+	case reservedName().MatchString(seg):
 		return fmt.Sprintf("%s is a name Windows reserves for a device", seg)
 	case strings.HasSuffix(seg, " ") || strings.HasSuffix(seg, "."):
 		return fmt.Sprintf("%q ends with a space or a dot, which Windows drops", seg)

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
@@ -89,10 +90,10 @@ type noteData struct {
 	LinkErr string
 }
 
-var frontmatterRE = regexp.MustCompile(`(?s)\A---\r?\n.*?\r?\n(---|\.\.\.)\r?\n?`)
+var frontmatterRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)\A---\r?\n.*?\r?\n(---|\.\.\.)\r?\n?`) })
 
 // wikilinkRE matches [[target#heading|display]] and ![[embed]].
-var wikilinkRE = regexp.MustCompile(`!?\[\[([^\]\|#]*)(#[^\]\|]*)?(?:\|([^\]]*))?\]\]`)
+var wikilinkRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`!?\[\[([^\]\|#]*)(#[^\]\|]*)?(?:\|([^\]]*))?\]\]`) })
 
 var md = goldmark.New(goldmark.WithExtensions(extension.GFM))
 
@@ -101,7 +102,7 @@ var md = goldmark.New(goldmark.WithExtensions(extension.GFM))
 // in notes is not rendered (goldmark's default), so a note cannot script
 // the page.
 func renderMarkdown(src string) template.HTML {
-	src = frontmatterRE.ReplaceAllString(src, "")
+	src = frontmatterRE().ReplaceAllString(src, "")
 	src = outsideCode(src, wikilinks)
 	var b bytes.Buffer
 	if err := md.Convert([]byte(src), &b); err != nil {
@@ -145,8 +146,8 @@ func outsideCode(src string, fn func(string) string) string {
 }
 
 func wikilinks(src string) string {
-	return wikilinkRE.ReplaceAllStringFunc(src, func(m string) string {
-		sm := wikilinkRE.FindStringSubmatch(m)
+	return wikilinkRE().ReplaceAllStringFunc(src, func(m string) string {
+		sm := wikilinkRE().FindStringSubmatch(m)
 		target, heading, display := strings.TrimSpace(sm[1]), sm[2], sm[3]
 		if display == "" {
 			display = target + heading

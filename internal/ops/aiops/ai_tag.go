@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/noteedit"
@@ -79,11 +80,11 @@ func AITag() ops.Def[AITagIn, AITagOut] {
 	}
 }
 
-var tagSpace = regexp.MustCompile(`\s+`)
+var tagSpace = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s+`) })
 
 // aiTagShape is the stricter shape of a generated tag: letters, digits,
 // - _ and / (nesting).
-var aiTagShape = regexp.MustCompile(`^[\p{L}\p{N}_\-/]+$`)
+var aiTagShape = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[\p{L}\p{N}_\-/]+$`) })
 
 func aiTag(ctx context.Context, env *ops.Env, in *AITagIn) (out *AITagOut, err error) {
 	out = &AITagOut{Notes: []NoteTags{}}
@@ -164,7 +165,7 @@ func aiTag(ctx context.Context, env *ops.Env, in *AITagIn) (out *AITagOut, err e
 				}
 				for _, rt := range rn.Tags {
 					t := strings.TrimPrefix(strings.TrimSpace(rt.Tag), "#")
-					t = tagSpace.ReplaceAllString(t, "-")
+					t = tagSpace().ReplaceAllString(t, "-")
 					if in.Namespace != "" && !strings.HasPrefix(strings.ToLower(t), strings.ToLower(in.Namespace)+"/") {
 						t = strings.Trim(in.Namespace, "/#") + "/" + t
 					}
@@ -172,7 +173,7 @@ func aiTag(ctx context.Context, env *ops.Env, in *AITagIn) (out *AITagOut, err e
 						t = v
 					}
 					switch {
-					case noteedit.ValidTag(t) != nil || !aiTagShape.MatchString(t) || strings.Contains(t, "//") || strings.HasPrefix(t, "/") || strings.HasSuffix(t, "/"):
+					case noteedit.ValidTag(t) != nil || !aiTagShape().MatchString(t) || strings.Contains(t, "//") || strings.HasPrefix(t, "/") || strings.HasSuffix(t, "/"):
 						out.warn("tag_invalid", n.Path, "dropped %q: not a valid tag", rt.Tag)
 						continue
 					case noteedit.ContainsFold(in.Forbid, t) || (len(in.Candidates) > 0 && !noteedit.ContainsFold(in.Candidates, t)):

@@ -62,7 +62,9 @@ func typeSchemas() map[reflect.Type]*jsonschema.Schema {
 	return schemaMap
 }
 
-var uuidRe = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+var uuidRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+})
 
 func cleanUUID(s string) string {
 	s = strings.TrimSpace(s)
@@ -73,7 +75,7 @@ func cleanUUID(s string) string {
 // checkUUID accepts a block uuid, bare or as a ((reference)), or a page#path
 // address (from get_page).
 func checkUUID(u string) error {
-	if !uuidRe.MatchString(cleanUUID(u)) && !isAddress(u) {
+	if !uuidRe().MatchString(cleanUUID(u)) && !isAddress(u) {
 		return errs.New(errs.CodeInvalidInput, "%q is not a block uuid (like 6745a1b2-0000-4000-8000-000000000001) or a block address from get_page (like Projects#2.0.1)", u).With("uuid", u)
 	}
 	return nil
@@ -173,11 +175,11 @@ func joinPath(path []int) string {
 	return strings.Join(s, ".")
 }
 
-var addressRe = regexp.MustCompile(`^(.+)#(\d{1,6}(?:\.\d{1,6}){0,99})$`)
+var addressRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+)#(\d{1,6}(?:\.\d{1,6}){0,99})$`) })
 
 // parseAddress splits a page#path block address.
 func parseAddress(s string) (page string, path []int, ok bool) {
-	m := addressRe.FindStringSubmatch(strings.TrimSpace(s))
+	m := addressRe().FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil || strings.TrimSpace(m[1]) == "" {
 		return "", nil, false
 	}
@@ -191,7 +193,7 @@ func parseAddress(s string) (page string, path []int, ok bool) {
 // isAddress reports whether a block reference is a page#path address.
 func isAddress(ref string) bool {
 	_, _, ok := parseAddress(ref)
-	return ok && !uuidRe.MatchString(cleanUUID(ref))
+	return ok && !uuidRe().MatchString(cleanUUID(ref))
 }
 
 // normRef normalises a block reference: a uuid in lower case without (( )),

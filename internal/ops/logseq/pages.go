@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/loci-dev/loci/internal/errs"
@@ -28,7 +29,7 @@ func logseqVault(ctx context.Context, env *ops.Env, name string) (*ops.VaultHand
 	return vh, nil
 }
 
-var journalDate = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+var journalDate = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`) })
 
 // findPage resolves a page name (title, alias, file name, namespace, or a
 // journal date) or a path to one Logseq page.
@@ -78,7 +79,7 @@ func findPage(ctx context.Context, vh *ops.VaultHandle, name, p string) (*index.
 	if err != nil {
 		return nil, "", err
 	}
-	if len(pages) == 0 && journalDate.MatchString(r.Target) {
+	if len(pages) == 0 && journalDate().MatchString(r.Target) {
 		if pages, _, err = lookup(strings.ReplaceAll(r.Target, "-", "_")); err != nil {
 			return nil, "", err
 		}

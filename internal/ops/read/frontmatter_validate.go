@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loci-dev/loci/internal/errs"
@@ -158,7 +159,7 @@ func FrontmatterValidate() ops.Def[ValidateIn, ValidateOut] {
 
 var valueTypes = []string{"string", "number", "boolean", "date", "list"}
 
-var timestampID = regexp.MustCompile(`^\d{12}(\d{2})?$`)
+var timestampID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{12}(\d{2})?$`) })
 
 // dateOf returns the YYYY-MM-DD date a value starts with.
 func dateOf(v any) (string, bool) {
@@ -247,7 +248,7 @@ func checkNote(n index.NoteSummary, required []string, types map[string]string) 
 			if f, isNum := id.(float64); isNum {
 				ids = fmt.Sprintf("%.0f", f)
 			}
-			if timestampID.MatchString(ids) {
+			if timestampID().MatchString(ids) {
 				if idDate, err := time.Parse("20060102", ids[:8]); err == nil {
 					cd, ok := dateOf(created)
 					switch {

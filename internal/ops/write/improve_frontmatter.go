@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loci-dev/loci/internal/errs"
@@ -109,7 +110,7 @@ func improveFrontmatter(ctx context.Context, env *ops.Env, in *ImproveFrontmatte
 	})
 }
 
-var compactID = regexp.MustCompile(`^\d{12}(\d{2})?$`)
+var compactID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{12}(\d{2})?$`) })
 
 // dateLayouts are the formats improve_frontmatter can read; withTime tells
 // whether a layout carries a time of day.
@@ -199,7 +200,7 @@ func tidyFrontmatter(ctx context.Context, d *noteedit.Doc, in *ImproveFrontmatte
 		}
 		if v, ok, err := get("id"); err != nil {
 			return nil, err
-		} else if s, isStr := v.(string); ok && isStr && !compactID.MatchString(s) {
+		} else if s, isStr := v.(string); ok && isStr && !compactID().MatchString(s) {
 			if t, withTime, _, parsed := parseDateValue(s); parsed && withTime {
 				id := t.Format("20060102150405")
 				if err := set("id", id, fmt.Sprintf("id: %s → %s (timestamp id)", s, id)); err != nil {
@@ -258,7 +259,7 @@ func tidyFrontmatter(ctx context.Context, d *noteedit.Doc, in *ImproveFrontmatte
 		if f, ok := v.(float64); ok {
 			s = fmt.Sprintf("%.0f", f)
 		}
-		if !compactID.MatchString(s) {
+		if !compactID().MatchString(s) {
 			return time.Time{}, false
 		}
 		layout := "20060102150405"[:len(s)]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -217,8 +218,8 @@ func indentWidth(l string) int {
 	return w
 }
 
-var doneStamp = regexp.MustCompile(` *✅\x{fe0f}? *\d{4}-\d{2}-\d{2}`)
-var blockAnchor = regexp.MustCompile(`\s\^[A-Za-z0-9-]+\s*$`)
+var doneStamp = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(` *✅\x{fe0f}? *\d{4}-\d{2}-\d{2}`) })
+var blockAnchor = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\s\^[A-Za-z0-9-]+\s*$`) })
 
 // retask changes the status of the task on lines[i] in place.
 func retask(pl *[]string, i int, t taskTarget, outline bool, now time.Time) (warn string, err error) {
@@ -250,13 +251,13 @@ func retask(pl *[]string, i int, t taskTarget, outline bool, now time.Time) (war
 	switch {
 	case isDone && !wasDone && !strings.Contains(nl, "✅"):
 		stamp := " ✅ " + now.Format("2006-01-02")
-		if loc := blockAnchor.FindStringIndex(nl); loc != nil {
+		if loc := blockAnchor().FindStringIndex(nl); loc != nil {
 			nl = strings.TrimRight(nl[:loc[0]], " \t") + stamp + nl[loc[0]:]
 		} else {
 			nl = strings.TrimRight(nl, " \t") + stamp
 		}
 	case !isDone:
-		nl = doneStamp.ReplaceAllString(nl, "")
+		nl = doneStamp().ReplaceAllString(nl, "")
 	}
 	lines[i] = nl
 	if isDone && !wasDone && strings.Contains(line, "🔁") {

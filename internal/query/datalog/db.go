@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -152,14 +153,16 @@ func priority(content string) string {
 	return ""
 }
 
-var dayRe = regexp.MustCompile(`(?m)^\s*(SCHEDULED|DEADLINE): <(\d{4})-(\d{2})-(\d{2})`)
+var dayRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^\s*(SCHEDULED|DEADLINE): <(\d{4})-(\d{2})-(\d{2})`)
+})
 
 // dayOf emits the yyyyMMdd day of the block's SCHEDULED or DEADLINE line.
 func dayOf(content, which string, emit func(any)) {
 	if !strings.Contains(content, which) {
 		return
 	}
-	for _, m := range dayRe.FindAllStringSubmatch(content, -1) {
+	for _, m := range dayRe().FindAllStringSubmatch(content, -1) {
 		if m[1] == which {
 			n, _ := strconv.ParseInt(m[2]+m[3]+m[4], 10, 64)
 			emit(n)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"olympos.io/encoding/edn"
@@ -161,7 +162,7 @@ func sortedKeys(s *setVal) []any {
 	return out
 }
 
-var relDay = regexp.MustCompile(`^[+-][0-9]{1,5}[dwmy]$`)
+var relDay = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[+-][0-9]{1,5}[dwmy]$`) })
 
 // resolveInput turns an input into a value: Logseq's keywords :today,
 // :yesterday, :tomorrow and :-7d / :+2w style offsets become journal days
@@ -171,7 +172,7 @@ func resolveInput(x any, now time.Time) (any, error) {
 	case edn.Keyword:
 		k := string(v)
 		switch {
-		case k == "today" || k == "yesterday" || k == "tomorrow" || relDay.MatchString(k):
+		case k == "today" || k == "yesterday" || k == "tomorrow" || relDay().MatchString(k):
 			t, ok := query.RelativeDay(k, now)
 			if !ok {
 				return nil, invalid("cannot read the input :%s as a day", k)

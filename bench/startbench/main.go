@@ -1,0 +1,297 @@
+// Command startbench measures what a fresh loci process costs: `loci
+// --version`, and one `loci search` per process in lexical and in hybrid
+// mode, on a copy of a real vault indexed with the built-in embeddings.
+// Every figure is printed next to a baseline measured in the same run, a
+// trivial Go hello-world built by this program with the same toolchain, so
+// the ratio to the bare cost of spawning a Go process is what is compared.
+// A second baseline, bench/startbench/initfloor, links every package the
+// CLI links and has an empty main: the floor of any loci process (the Go
+// runtime's start and every package's init, most of them dependencies').
+//
+// With -before REF a second loci is built from that git ref (git archive,
+// no change to the work tree) and measured in the same rounds, so a change
+// is judged against the code before it in one run. Each binary gets its own
+// index folder (the index formats may differ).
+//
+// The runs of every command alternate round by round (baseline, each binary's
+// --version, lexical, hybrid), after warm-up runs that are not counted, so
+// the load of a shared machine falls on all of them alike. The same
+// searches are then run in this process through cli.Main (warm: inits
+// done, tables loaded), so the share of a one-shot call that is the fresh
+// process shows.
+//
+// Usage: go run ./bench/startbench [-vault DIR] [-n 100] [-before REF] [-at REF]
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/loci-dev/loci/internal/cli"
+)
+
+// queries are cycled through, round by round, the same for every binary.
+var queries = []string{
+	"plugin theme",
+	"daily notes template",
+	"dataview query",
+	"how to sync my vault",
+	"graph view",
+	"keyboard shortcuts",
+	"canvas",
+	"publish website",
+	"spaced repetition flashcards",
+	"backlinks",
+}
+
+const hello = `package main
+
+import "os"
+
+func main() { os.Stdout.WriteString("hello\n") }
+`
+
+func main() {
+	vaultDir := flag.String("vault", "", "vault to copy and measure (default ../shared/corpora/obsidian-hub)")
+	n := flag.Int("n", 100, "measured runs of each command")
+	warm := flag.Int("warm", 5, "warm-up runs of each command, not counted")
+	before := flag.String("before", "", "also build loci at this git ref and measure it in the same rounds")
+	at := flag.String("at", "", "build the measured loci at this git ref instead of from the work tree")
+	keep := flag.Bool("keep", false, "keep the temporary folder (binaries, vault copy, indexes) and print its path")
+	flag.Parse()
+	if *vaultDir == "" {
+		*vaultDir = filepath.Join("..", "shared", "corpora", "obsidian-hub")
+	}
+	if _, err := os.Stat(*vaultDir); err != nil {
+		fmt.Printf("skip: vault %s not found (needs ../shared beside the repo)\n", *vaultDir)
+		return
+	}
+	tmp, err := os.MkdirTemp("", "loci-startbench-")
+	check(err)
+	if *keep {
+		fmt.Println("temporary folder:", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+	fmt.Printf("machine: %d CPUs, GOMAXPROCS %d, %s\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
+
+	// Binaries.
+	base := filepath.Join(tmp, "hello")
+	check(os.WriteFile(filepath.Join(tmp, "hello.go"), []byte(hello), 0o644))
+	build(tmp, base, "hello.go")
+	floor := filepath.Join(tmp, "initfloor")
+	build(".", floor, "./bench/startbench/initfloor")
+	bins := []binary{{name: "loci", path: filepath.Join(tmp, "loci")}}
+	if *at != "" {
+		src := filepath.Join(tmp, "at-src")
+		check(os.MkdirAll(src, 0o755))
+		archive(*at, src)
+		build(src, bins[0].path, "./cmd/loci")
+	} else {
+		build(".", bins[0].path, "./cmd/loci")
+	}
+	if *before != "" {
+		src := filepath.Join(tmp, "before-src")
+		check(os.MkdirAll(src, 0o755))
+		archive(*before, src)
+		b := binary{name: "before", path: filepath.Join(tmp, "loci-before")}
+		build(src, b.path, "./cmd/loci")
+		bins = append([]binary{b}, bins...)
+	}
+
+	// The vault, copied (the corpora are never written), indexed by each
+	// binary into its own folder with the built-in embeddings, and one
+	// hybrid search each to write the vector cache.
+	vault := filepath.Join(tmp, "vault")
+	copyTree(*vaultDir, vault)
+	for i := range bins {
+		bins[i].index = filepath.Join(tmp, "index-"+bins[i].name)
+		t0 := time.Now()
+		run(bins[i].path, "index", "-q", "--vault", vault, "--index-dir", bins[i].index)
+		fmt.Printf("%s: indexed %s in %.1f s\n", bins[i].name, *vaultDir, time.Since(t0).Seconds())
+		run(bins[i].path, "search", "warm", "--vault", vault, "--index-dir", bins[i].index, "--mode", "hybrid")
+	}
+
+	// The commands, in the order each round runs them.
+	type command struct {
+		label string
+		bin   string
+		args  func(round int) []string
+	}
+	cmds := []command{
+		{label: "baseline: Go hello-world", bin: base, args: func(int) []string { return nil }},
+		{label: "floor: loci's packages linked, empty main (runtime + inits)", bin: floor, args: func(int) []string { return nil }},
+	}
+	for _, b := range bins {
+		b := b
+		search := func(mode string) func(int) []string {
+			return func(round int) []string {
+				return []string{"search", queries[round%len(queries)], "--vault", vault, "--index-dir", b.index, "--mode", mode}
+			}
+		}
+		cmds = append(cmds,
+			command{label: b.name + " --version", bin: b.path, args: func(int) []string { return []string{"--version"} }},
+			command{label: b.name + " search (lexical)", bin: b.path, args: search("lexical")},
+			command{label: b.name + " search (hybrid)", bin: b.path, args: search("hybrid")},
+		)
+	}
+	times := make([][]time.Duration, len(cmds))
+	for round := -*warm; round < *n; round++ {
+		for i, c := range cmds {
+			d := timed(c.bin, c.args(round+*warm))
+			if round >= 0 {
+				times[i] = append(times[i], d)
+			}
+		}
+	}
+
+	// The same searches in this process through cli.Main, after warm-up:
+	// inits done, tables loaded, pages cached; each call still opens the
+	// vault and the index. One-shot minus this is what a fresh process adds.
+	var inproc [2][]time.Duration
+	for round := -*warm; round < *n; round++ {
+		for k, mode := range []string{"lexical", "hybrid"} {
+			args := []string{"search", queries[(round+*warm)%len(queries)], "--vault", vault, "--index-dir", bins[len(bins)-1].index, "--mode", mode}
+			t0 := time.Now()
+			if code := cli.Main(context.Background(), args, io.Discard, io.Discard); code != 0 {
+				fail(fmt.Errorf("in-process %s: exit code %d", strings.Join(args, " "), code))
+			}
+			if round >= 0 {
+				inproc[k] = append(inproc[k], time.Since(t0))
+			}
+		}
+	}
+
+	// The table.
+	b50 := pct(times[0], 50)
+	fmt.Printf("\n%d runs each (after %d warm-up runs), one process per run, wall time from exec to exit:\n\n", *n, *warm)
+	fmt.Println("| command | p50 | p99 | p50 ÷ baseline p50 |")
+	fmt.Println("| --- | --- | --- | --- |")
+	for i, c := range cmds {
+		p50, p99 := pct(times[i], 50), pct(times[i], 99)
+		fmt.Printf("| %s | %.1f ms | %.1f ms | %.1fx |\n", c.label, msf(p50), msf(p99), float64(p50)/float64(b50))
+	}
+	for k, mode := range []string{"lexical", "hybrid"} {
+		p50, p99 := pct(inproc[k], 50), pct(inproc[k], 99)
+		fmt.Printf("| in-process cli.Main search (%s), this tree | %.1f ms | %.1f ms | %.1fx |\n", mode, msf(p50), msf(p99), float64(p50)/float64(b50))
+	}
+	if *before != "" {
+		fmt.Printf("\nloci ÷ before (%s), p50: ", *before)
+		for k := 0; k < 3; k++ {
+			bi, li := 2+k, 5+k
+			fmt.Printf("%s %.2fx  ", strings.TrimPrefix(cmds[li].label, "loci "), float64(pct(times[li], 50))/float64(pct(times[bi], 50)))
+		}
+		fmt.Println()
+	}
+}
+
+type binary struct {
+	name, path, index string
+}
+
+// timed runs one process to its end and returns the wall time from the
+// start of exec to its exit; its output is read and dropped.
+func timed(bin string, args []string) time.Duration {
+	cmd := exec.Command(bin, args...)
+	var errb bytes.Buffer
+	cmd.Stdout = io.Discard
+	cmd.Stderr = &errb
+	t0 := time.Now()
+	err := cmd.Run()
+	d := time.Since(t0)
+	if err != nil {
+		fail(fmt.Errorf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errb.String()))
+	}
+	return d
+}
+
+func run(bin string, args ...string) {
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = os.Stderr
+	cmd.Stdout = io.Discard
+	if err := cmd.Run(); err != nil {
+		fail(fmt.Errorf("%s %s: %v", bin, strings.Join(args, " "), err))
+	}
+}
+
+func build(dir, out, pkg string) {
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		fail(fmt.Errorf("go build %s in %s: %v", pkg, dir, err))
+	}
+}
+
+// archive extracts the tree of a git ref into dir.
+func archive(ref, dir string) {
+	cmd := exec.Command("sh", "-c", `git archive --format=tar "$1" | tar -x -C "$2"`, "sh", ref, dir)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		fail(fmt.Errorf("git archive %s: %v", ref, err))
+	}
+}
+
+// copyTree copies the regular files and folders of src into dst, skipping
+// a .loci folder (an index that may sit in the source vault).
+func copyTree(src, dst string) {
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir() && d.Name() == ".loci":
+			return filepath.SkipDir
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(target, b, 0o644)
+		}
+		return nil
+	})
+	check(err)
+}
+
+func msf(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// pct is the p-th percentile (nearest rank).
+func pct(ds []time.Duration, p int) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s) == 0 {
+		return 0
+	}
+	i := (len(s)*p + 99) / 100
+	if i > 0 {
+		i--
+	}
+	return s[i]
+}
+
+func check(err error) {
+	if err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "startbench:", err)
+	os.Exit(1)
+}
