@@ -92,6 +92,8 @@ func BenchmarkHubLoad(b *testing.B) {
 				if _, err := Eval(ctx, ix, c.q, query.Options{}); err != nil {
 					b.Fatal(err)
 				}
+				reads := linkReads.Load()
+				var cpu time.Duration
 				for i := 0; b.Loop(); i++ {
 					b.StopTimer()
 					if change == "edit" {
@@ -103,10 +105,14 @@ func BenchmarkHubLoad(b *testing.B) {
 						b.Fatal(err)
 					}
 					b.StartTimer()
+					before := cpuTime()
 					if _, err := Eval(ctx, ix, c.q, query.Options{}); err != nil {
 						b.Fatal(err)
 					}
+					cpu += cpuTime() - before
 				}
+				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(float64(linkReads.Load()-reads)/float64(b.N), "full-link-reads/op")
 			})
 		}
 	}

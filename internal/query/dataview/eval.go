@@ -158,7 +158,7 @@ func (m *model) resolve(target string) *note {
 	t, _, _ := strings.Cut(target, "|")
 	t, _, _ = strings.Cut(t, "#")
 	t = strings.ToLower(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(t), ".md")))
-	return m.keys[t]
+	return m.keyMap()[t]
 }
 
 func (m *model) linkValue(target string) link {
@@ -745,9 +745,9 @@ func (e *evaluator) field(p string, it item) (any, error) {
 		case "etags":
 			v = n.etagList
 		case "outlinks":
-			v = n.outList
+			v = n.outLinks(e.m)
 		case "inlinks":
-			v = n.inList
+			v = n.inLinks()
 		case "frontmatter":
 			v = anyMap(n.frontmatter())
 		}

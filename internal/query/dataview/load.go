@@ -48,11 +48,12 @@ type note struct {
 	// The links, set by (*model).linkUp (under the model's lock) and read
 	// only by queries that called it: file.outlinks and file.inlinks as
 	// values, and the ids behind them.
-	out               []link  // resolved and unresolved, first occurrence first
 	outNotes, inNotes []*note // the notes linked to and from, each once
-	outList, inList   []any
-	lastSrc           int64           // linkUp's: the last source seen linking here
-	unresolved        map[string]bool // linkUp's: the unresolved names in out, lower-cased
+	linkLo, linkHi    int     // where n's links are in the model's raw links
+	lastSrc           int64   // linkUp's: the last source seen linking here
+	outOnce, inOnce   sync.Once
+	out               []link // file.outlinks as links (set by the fuzz model; else made by outLinks)
+	outList, inList   []any  // made on first use (outLinks, inLinks)
 }
 
 func (n *note) link() link { return link{n.path, n.name} }
@@ -139,11 +140,34 @@ type model struct {
 	notes  []*note
 	byID   map[int64]*note
 	byPath map[string]*note
-	keys   map[string]*note // path without .md, file name and title, lower-cased
+	keys   map[string]*note // path without .md, file name and title, lower-cased (made on first use: keyMap)
 	tasks  []index.TaskRow  // every task, by path and line (rows of hidden notes are skipped by run)
 
 	linkMu sync.Mutex
 	linked bool
+
+	keysOnce sync.Once
+}
+
+// keyMap is m.keys, made on first use: a note by its path without the
+// extension (which wins), else by its file name or title (the first note
+// in path order).
+func (m *model) keyMap() map[string]*note {
+	m.keysOnce.Do(func() {
+		if m.keys != nil {
+			return
+		}
+		m.keys = make(map[string]*note, 2*len(m.notes))
+		for _, n := range m.notes {
+			pk := strings.ToLower(strings.TrimSuffix(n.path, path.Ext(n.path)))
+			for _, k := range [3]string{strings.ToLower(n.name), strings.ToLower(n.title), pk} {
+				if _, taken := m.keys[k]; !taken || k == pk {
+					m.keys[k] = n
+				}
+			}
+		}
+	})
+	return m.keys
 }
 
 // queryer is a read transaction or the database.
@@ -200,7 +224,7 @@ func loadRaw(ctx context.Context, ix *index.Index, withLinks bool, base *raw) (*
 		EXISTS(SELECT 1 FROM meta WHERE key='sync_incomplete' AND value <> '')`).Scan(&r.rev, &r.incomplete); err != nil {
 		return nil, readErr(ctx, err)
 	}
-	if err := scan(ctx, tx, `SELECT id, path, title, kind, hash, mtime, size, COALESCE(created,''), COALESCE(frontmatter,'') FROM notes ORDER BY path`, func(rows *sql.Rows) error {
+	if err := scan(ctx, tx, `SELECT id, path, title, kind, hash, mtime, size, COALESCE(created,''), COALESCE(frontmatter,'') FROM notes`, func(rows *sql.Rows) error {
 		var x noteRow
 		err := rows.Scan(&x.id, &x.path, &x.title, &x.kind, &x.hash, &x.mtime, &x.size, &x.created, &x.fm)
 		r.notes = append(r.notes, x)
@@ -208,6 +232,9 @@ func loadRaw(ctx context.Context, ix *index.Index, withLinks bool, base *raw) (*
 	}); err != nil {
 		return nil, readErr(ctx, err)
 	}
+	// By path (as ORDER BY path would, in byte order, but cheaper than
+	// reading the table through its path index).
+	slices.SortFunc(r.notes, func(a, b noteRow) int { return strings.Compare(a.path, b.path) })
 	if err := query.Check(ctx); err != nil {
 		return nil, err
 	}
@@ -408,7 +435,7 @@ func (r *raw) readLinks(ctx context.Context, q queryer) error {
 // none hidden), and without its links (linkUp adds them).
 func (r *raw) build(ctx context.Context, hide map[int64]bool) (*model, error) {
 	m := &model{raw: r, byID: make(map[int64]*note, len(r.notes)), byPath: make(map[string]*note, len(r.notes)),
-		keys: make(map[string]*note, 2*len(r.notes)), tasks: r.tasks}
+		tasks: r.tasks}
 	m.notes = make([]*note, 0, len(r.notes))
 	for _, s := range r.notes {
 		if hide[s.id] {
@@ -428,12 +455,6 @@ func (r *raw) build(ctx context.Context, hide map[int64]bool) (*model, error) {
 		m.notes = append(m.notes, n)
 		m.byID[n.id] = n
 		m.byPath[n.path] = n
-		pk := strings.ToLower(strings.TrimSuffix(s.path, ext))
-		for _, k := range [3]string{strings.ToLower(n.name), strings.ToLower(s.title), pk} {
-			if _, taken := m.keys[k]; !taken || k == pk {
-				m.keys[k] = n
-			}
-		}
 	}
 	if err := query.Check(ctx); err != nil {
 		return nil, err
@@ -493,7 +514,9 @@ func (r *raw) build(ctx context.Context, hide map[int64]bool) (*model, error) {
 	return m, nil
 }
 
-// linkUp adds the links to m (once; its raw rows must hold them). A query
+// linkUp adds the links to m (once; its raw rows must hold them): each
+// note's notes linked to and from and where its links are in the rows
+// (file.outlinks is made from them on first use, see outLinks). A query
 // that reads links calls it before it runs.
 func (m *model) linkUp() {
 	m.linkMu.Lock()
@@ -504,52 +527,67 @@ func (m *model) linkUp() {
 	// The links come by source: a target's lastSrc is the last source
 	// seen linking to it, so each (source, target) pair counts once.
 	var last *note
-	for _, x := range m.raw.links {
+	for i, x := range m.raw.links {
 		n := last
 		if n == nil || n.id != x.src {
 			if n = m.byID[x.src]; n == nil {
 				continue
 			}
-			last = n
+			last, n.linkLo = n, i
 		}
-		if x.dst != 0 {
-			d := m.byID[x.dst]
-			if d == nil {
-				continue // a hidden (or gone) note: neither named nor counted
-			}
-			if d.lastSrc != n.id {
-				d.lastSrc = n.id
-				d.inNotes = append(d.inNotes, n)
-				n.outNotes = append(n.outNotes, d)
-				n.out = append(n.out, d.link())
-			}
+		n.linkHi = i + 1
+		if x.dst == 0 {
 			continue
 		}
-		t, _, _ := strings.Cut(x.target, "#")
-		l := link{name: strings.TrimSuffix(path.Base(t), ".md")}
-		if !n.hasUnresolved(l.name) {
-			n.out = append(n.out, l)
+		d := m.byID[x.dst]
+		if d == nil {
+			continue // a hidden (or gone) note: neither named nor counted
 		}
-	}
-	for _, n := range m.notes {
-		n.outList, n.inList = linkValues(n.out), noteLinks(n.inNotes)
-		n.unresolved = nil
+		if d.lastSrc != n.id {
+			d.lastSrc = n.id
+			d.inNotes = append(d.inNotes, n)
+			n.outNotes = append(n.outNotes, d)
+		}
 	}
 	m.linked = true
 }
 
-// hasUnresolved reports whether n's out-links already name the
-// unresolved target name (case-insensitively), noting it when not.
-func (n *note) hasUnresolved(name string) bool {
-	k := strings.ToLower(name)
-	if n.unresolved == nil {
-		n.unresolved = map[string]bool{}
-	}
-	if n.unresolved[k] {
-		return true
-	}
-	n.unresolved[k] = true
-	return false
+// outLinks is n's file.outlinks as a value (its links in file order,
+// each target once; unresolved ones by name), made once (m, n's model,
+// must have its links).
+func (n *note) outLinks(m *model) []any {
+	n.outOnce.Do(func() {
+		links := n.out
+		if links == nil && n.linkHi > n.linkLo {
+			seen := map[string]bool{}
+			for _, x := range m.raw.links[n.linkLo:n.linkHi] {
+				var l link
+				if x.dst != 0 {
+					d := m.byID[x.dst]
+					if d == nil {
+						continue
+					}
+					l = d.link()
+				} else {
+					t, _, _ := strings.Cut(x.target, "#")
+					l = link{name: strings.TrimSuffix(path.Base(t), ".md")}
+				}
+				if k := l.key(); !seen[k] {
+					seen[k] = true
+					links = append(links, l)
+				}
+			}
+		}
+		n.outList = linkValues(links)
+	})
+	return n.outList
+}
+
+// inLinks is n's file.inlinks as a value, made once (its model must
+// have its links).
+func (n *note) inLinks() []any {
+	n.inOnce.Do(func() { n.inList = noteLinks(n.inNotes) })
+	return n.inList
 }
 
 func noteLinks(ns []*note) []any {

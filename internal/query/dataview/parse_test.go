@@ -112,7 +112,6 @@ func fuzzModel() *model {
 	b := add(2, "B.md", "B", "", nil)
 	a.out, a.outNotes = []link{b.link(), {name: "missing"}}, []*note{b}
 	b.inNotes = []*note{a}
-	a.outList, b.inList = linkValues(a.out), noteLinks(b.inNotes)
 	a.fields = map[string]any{"rating": 4.0, "author": multi{b.link(), "x"}, "status": "inline"}
 	a.lineFields = map[int]map[string]any{3: {"owner": "bob"}}
 	m.tasks = []index.TaskRow{{Path: "a/A.md", Line: 3, Status: "todo", Marker: " ", Text: "do it", Due: "2026-01-05"},
