@@ -99,8 +99,11 @@ func Open(ctx context.Context, v *vault.Vault, opt Options) (*Index, error) {
 	if err := loc.Check(dbFiles...); err != nil {
 		return nil, err
 	}
+	// cache_size is per connection (8 MB; reads of the file go through
+	// the 256 MB mmap): at 32 MB it was a third of a full build's peak
+	// RSS (obsidian-hub 154–157 MB, 105–109 MB at 8 MB; docs/performance.md).
 	q := url.Values{}
-	for _, p := range []string{"busy_timeout(10000)", "journal_size_limit(67108864)", "journal_mode(WAL)", "synchronous(NORMAL)", "temp_store(MEMORY)", "cache_size(-32000)", "mmap_size(268435456)"} {
+	for _, p := range []string{"busy_timeout(10000)", "journal_size_limit(67108864)", "journal_mode(WAL)", "synchronous(NORMAL)", "temp_store(MEMORY)", "cache_size(-8000)", "mmap_size(268435456)"} {
 		q.Add("_pragma", p)
 	}
 	q.Set("_txlock", "immediate")

@@ -2,15 +2,12 @@ package dataview
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math"
 	"path"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/loci-dev/loci/internal/index"
@@ -30,273 +27,6 @@ func (l link) key() string {
 		return strings.ToLower(l.path)
 	}
 	return "?" + strings.ToLower(l.name)
-}
-
-type note struct {
-	id                 int64
-	path, name, folder string
-	mtime, ctime       time.Time
-	size               int64
-	day                any // file.day: a date in the file name (or the date field), else nil
-	fm                 map[string]any
-	tags               []string // as written, without '#', deduplicated
-	aliases            []any
-	out, in            []link
-	outIDs             map[int64]bool
-	inIDs              map[int64]bool
-	// fields are the inline fields by normalized key (one value, or a
-	// list when the key occurs more than once); lineFields the same per
-	// line, for the tasks on that line.
-	fields     map[string]any
-	lineFields map[int]map[string]any
-	// file.tags, file.etags, file.outlinks and file.inlinks as values,
-	// made once by build (shared: never changed once built).
-	tagList, etagList, outList, inList []any
-}
-
-func (n *note) link() link { return link{n.path, n.name} }
-
-// raw is what a query reads from the index, as stored: loaded once per
-// content revision (see cached) and shared, read-only, by every query.
-type raw struct {
-	notes   []index.NoteSummary
-	size    map[int64]int64
-	aliases []idText
-	tags    []idText
-	links   []rawLink
-	fields  []rawField
-	tasks   []index.TaskRow // by path and line
-	full    *model          // the model with every note shown
-
-	mu     sync.Mutex
-	fenced []fencedModel // the latest models of fenced views, newest last
-}
-
-// fencedModel is the model of a view that hides the notes hidden (ids,
-// in path order): it depends on nothing else, so views hiding the same
-// notes share it.
-type fencedModel struct {
-	hidden []int64
-	m      *model
-}
-
-// maxFenced bounds the fenced views kept per index.
-const maxFenced = 4
-
-type idText struct {
-	id   int64
-	text string
-}
-
-type rawLink struct {
-	src, dst int64 // dst 0: unresolved
-	target   string
-}
-
-type rawField struct {
-	id        int64
-	norm, val string
-	line      int
-}
-
-// model is the part of the index a query reads, with hidden notes left
-// out. It is read-only once built.
-type model struct {
-	notes  []*note
-	byID   map[int64]*note
-	byPath map[string]*note
-	keys   map[string]*note // path without .md, file name and title, lower-cased
-	tasks  []index.TaskRow  // every task, by path and line (rows of hidden notes are skipped by run)
-}
-
-func loadRaw(ctx context.Context, ix *index.Index) (*raw, error) {
-	r := &raw{size: map[int64]int64{}}
-	var err error
-	if r.notes, err = ix.ListNotes(ctx, true); err != nil {
-		return nil, err
-	}
-	if err := query.Check(ctx); err != nil {
-		return nil, err
-	}
-	scan := func(q string, each func(*sql.Rows) error) error {
-		rows, err := ix.DB.QueryContext(ctx, q)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := each(rows); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
-	}
-	if err := scan(`SELECT id, size FROM notes`, func(rows *sql.Rows) error {
-		var id, size int64
-		err := rows.Scan(&id, &size)
-		r.size[id] = size
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if err := scan(`SELECT note_id, alias FROM aliases ORDER BY rowid`, func(rows *sql.Rows) error {
-		var x idText
-		err := rows.Scan(&x.id, &x.text)
-		r.aliases = append(r.aliases, x)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if err := scan(`SELECT note_id, tag FROM tags ORDER BY note_id, line`, func(rows *sql.Rows) error {
-		var x idText
-		err := rows.Scan(&x.id, &x.text)
-		r.tags = append(r.tags, x)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if err := scan(`SELECT src_id, target, COALESCE(dst_id, 0) FROM links
-		WHERE kind IN ('wikilink','embed','markdown','typed') ORDER BY src_id, line`, func(rows *sql.Rows) error {
-		var x rawLink
-		err := rows.Scan(&x.src, &x.target, &x.dst)
-		r.links = append(r.links, x)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if err := scan(`SELECT note_id, key_norm, value, line FROM fields ORDER BY note_id, line, rowid`, func(rows *sql.Rows) error {
-		var x rawField
-		err := rows.Scan(&x.id, &x.norm, &x.val, &x.line)
-		r.fields = append(r.fields, x)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if r.tasks, err = ix.Tasks(ctx, index.TaskFilter{}); err != nil {
-		return nil, err
-	}
-	sort.SliceStable(r.tasks, func(i, j int) bool {
-		if r.tasks[i].Path != r.tasks[j].Path {
-			return r.tasks[i].Path < r.tasks[j].Path
-		}
-		return r.tasks[i].Line < r.tasks[j].Line
-	})
-	return r, nil
-}
-
-// build makes the model of r showing the notes shows allows (nil: all).
-func (r *raw) build(ctx context.Context, shows func(string) bool) (*model, error) {
-	m := &model{byID: map[int64]*note{}, byPath: map[string]*note{}, keys: map[string]*note{}, tasks: r.tasks}
-	for _, s := range r.notes {
-		if shows != nil && !shows(s.Path) {
-			continue
-		}
-		n := &note{id: s.ID, path: s.Path, fm: s.Frontmatter, outIDs: map[int64]bool{}, inIDs: map[int64]bool{}, size: r.size[s.ID]}
-		n.name = strings.TrimSuffix(path.Base(s.Path), path.Ext(s.Path))
-		if d := path.Dir(s.Path); d != "." {
-			n.folder = d
-		}
-		n.mtime = time.Unix(0, s.ModTime).UTC()
-		n.ctime = n.mtime
-		if t, ok := asTime(s.Created); ok {
-			n.ctime = t
-		}
-		n.day = fileDay(n.name, s.Frontmatter)
-		m.notes = append(m.notes, n)
-		m.byID[n.id] = n
-		m.byPath[n.path] = n
-		for _, k := range []string{strings.ToLower(n.name), strings.ToLower(s.Title), strings.ToLower(strings.TrimSuffix(s.Path, path.Ext(s.Path)))} {
-			if _, taken := m.keys[k]; !taken || k == strings.ToLower(strings.TrimSuffix(s.Path, path.Ext(s.Path))) {
-				m.keys[k] = n
-			}
-		}
-	}
-	if err := query.Check(ctx); err != nil {
-		return nil, err
-	}
-	for _, a := range r.aliases {
-		if n := m.byID[a.id]; n != nil {
-			n.aliases = append(n.aliases, a.text)
-		}
-	}
-	var last *note
-	var seen map[string]bool
-	for _, t := range r.tags {
-		n := m.byID[t.id]
-		if n == nil {
-			continue
-		}
-		if n != last {
-			last, seen = n, map[string]bool{}
-		}
-		k := strings.ToLower(t.text)
-		if !seen[k] {
-			seen[k] = true
-			n.tags = append(n.tags, t.text)
-		}
-	}
-	last = nil
-	for _, x := range r.links {
-		n := m.byID[x.src]
-		if n == nil {
-			continue
-		}
-		if n != last {
-			last, seen = n, map[string]bool{}
-		}
-		var l link
-		if x.dst != 0 {
-			d := m.byID[x.dst]
-			if d == nil {
-				continue // a hidden (or gone) note: neither named nor counted
-			}
-			l = d.link()
-			if !d.inIDs[x.src] {
-				d.inIDs[x.src] = true
-				d.in = append(d.in, n.link())
-			}
-			n.outIDs[d.id] = true
-		} else {
-			t, _, _ := strings.Cut(x.target, "#")
-			l = link{name: strings.TrimSuffix(path.Base(t), ".md")}
-		}
-		if k := l.key(); !seen[k] {
-			seen[k] = true
-			n.out = append(n.out, l)
-		}
-	}
-	for _, n := range m.notes {
-		n.tagList, n.etagList = tagValues(n.tags, true), tagValues(n.tags, false)
-		n.outList, n.inList = linkValues(n.out), linkValues(n.in)
-	}
-	if err := query.Check(ctx); err != nil {
-		return nil, err
-	}
-	taskLine := map[string]bool{} // "path\x00line" of every task
-	for _, t := range r.tasks {
-		taskLine[t.Path+"\x00"+strconv.Itoa(t.Line)] = true
-	}
-	for _, f := range r.fields {
-		n := m.byID[f.id]
-		if n == nil {
-			continue
-		}
-		v := m.fieldValue(f.val)
-		if n.fields == nil {
-			n.fields, n.lineFields = map[string]any{}, map[int]map[string]any{}
-		}
-		// A task's fields are the task's, not the note's (as in Dataview).
-		if !taskLine[n.path+"\x00"+strconv.Itoa(f.line)] {
-			addValue(n.fields, f.norm, v)
-		}
-		lf := n.lineFields[f.line]
-		if lf == nil {
-			lf = map[string]any{}
-			n.lineFields[f.line] = lf
-		}
-		addValue(lf, f.norm, v)
-	}
-	return m, nil
 }
 
 // tagValues is file.tags (with parents: #a/b gives #a/b and #a) or
@@ -423,129 +153,12 @@ func splitTop(s string) []string {
 	return append(out, s[start:])
 }
 
-// The cache: per index, the raw rows and the unfenced model of its
-// latest content revision (index.ContentRev). A fenced query builds its
-// own model from the cached rows, so a fenced view is never cached.
-const maxCached = 4
-
-type cacheEntry struct {
-	mu   sync.Mutex // held while loading
-	rev  string
-	raw  *raw
-	used uint64
-}
-
-var cache struct {
-	sync.Mutex
-	byIx map[*index.Index]*cacheEntry
-	tick uint64
-}
-
-// cached returns the raw rows of ix at its current content revision,
-// loading them (once, however many queries ask at the same time) when
-// the revision has moved on.
-func cached(ctx context.Context, ix *index.Index) (*raw, error) {
-	rev := ix.ContentRev(ctx)
-	cache.Lock()
-	if cache.byIx == nil {
-		cache.byIx = map[*index.Index]*cacheEntry{}
-	}
-	e := cache.byIx[ix]
-	if e == nil {
-		if len(cache.byIx) >= maxCached {
-			var oldest *index.Index
-			for k, v := range cache.byIx {
-				if oldest == nil || v.used < cache.byIx[oldest].used {
-					oldest = k
-				}
-			}
-			delete(cache.byIx, oldest)
-		}
-		e = &cacheEntry{}
-		cache.byIx[ix] = e
-	}
-	cache.tick++
-	e.used = cache.tick
-	cache.Unlock()
-
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.raw != nil && e.rev == rev && rev != "" {
-		return e.raw, nil
-	}
-	r, err := loadRaw(ctx, ix)
-	if err != nil {
-		return nil, err
-	}
-	if r.full, err = r.build(ctx, nil); err != nil {
-		return nil, err
-	}
-	e.raw, e.rev = r, rev
-	return r, nil
-}
-
-// load returns the model a query with opt reads.
-func load(ctx context.Context, ix *index.Index, opt query.Options) (*model, error) {
-	r, err := cached(ctx, ix)
-	if err != nil {
-		return nil, err
-	}
-	if opt.Visible == nil {
-		return r.full, nil
-	}
-	return r.view(ctx, opt.Shows)
-}
-
-// view returns the model of the notes shows allows: the full one when it
-// hides none, else one built for the notes it hides (kept, keyed by
-// exactly those notes, for the next query with the same fence).
-func (r *raw) view(ctx context.Context, shows func(string) bool) (*model, error) {
-	var hidden []int64
-	for _, n := range r.notes {
-		if !shows(n.Path) {
-			hidden = append(hidden, n.ID)
-		}
-	}
-	if len(hidden) == 0 {
-		return r.full, nil
-	}
-	r.mu.Lock()
-	for _, f := range r.fenced {
-		if slices.Equal(f.hidden, hidden) {
-			r.mu.Unlock()
-			return f.m, nil
-		}
-	}
-	r.mu.Unlock()
-	hide := make(map[int64]bool, len(hidden))
-	for _, id := range hidden {
-		hide[id] = true
-	}
-	byPath := make(map[string]bool, len(hidden))
-	for _, n := range r.notes {
-		if hide[n.ID] {
-			byPath[n.Path] = true
-		}
-	}
-	m, err := r.build(ctx, func(p string) bool { return !byPath[p] })
-	if err != nil {
-		return nil, err
-	}
-	r.mu.Lock()
-	if len(r.fenced) == maxFenced {
-		r.fenced = r.fenced[1:]
-	}
-	r.fenced = append(r.fenced, fencedModel{hidden, m})
-	r.mu.Unlock()
-	return m, nil
-}
-
 // resolve finds the note a [[target]] names (nil when none or hidden).
 func (m *model) resolve(target string) *note {
 	t, _, _ := strings.Cut(target, "|")
 	t, _, _ = strings.Cut(t, "#")
 	t = strings.ToLower(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(t), ".md")))
-	return m.keys[t]
+	return m.keyMap()[t]
 }
 
 func (m *model) linkValue(target string) link {
@@ -580,14 +193,14 @@ func (m *model) sourceSet(s Source) map[int64]bool {
 		}
 	case srcLinksTo:
 		if t := m.resolve(s.note); t != nil {
-			for id := range t.inIDs {
-				out[id] = true
+			for _, n := range t.inNotes {
+				out[n.id] = true
 			}
 		}
 	case srcOutgoing:
 		if t := m.resolve(s.note); t != nil {
-			for id := range t.outIDs {
-				out[id] = true
+			for _, n := range t.outNotes {
+				out[n.id] = true
 			}
 		}
 	case srcNot:
@@ -637,7 +250,7 @@ func Eval(ctx context.Context, ix *index.Index, src string, opt query.Options) (
 	if err != nil {
 		return nil, err
 	}
-	m, err := load(ctx, ix, opt)
+	m, err := load(ctx, ix, q, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -1120,7 +733,7 @@ func (e *evaluator) field(p string, it item) (any, error) {
 		case "mday":
 			v = day(n.mtime)
 		case "day":
-			v = n.day
+			v = fileDay(n.name, n.frontmatter())
 		case "size":
 			v = float64(n.size)
 		case "aliases":
@@ -1132,11 +745,11 @@ func (e *evaluator) field(p string, it item) (any, error) {
 		case "etags":
 			v = n.etagList
 		case "outlinks":
-			v = n.outList
+			v = n.outLinks(e.m)
 		case "inlinks":
-			v = n.inList
+			v = n.inLinks()
 		case "frontmatter":
-			v = anyMap(n.fm)
+			v = anyMap(n.frontmatter())
 		}
 		if sub != "" {
 			return e.sub(v, sub)
@@ -1173,7 +786,7 @@ func (e *evaluator) field(p string, it item) (any, error) {
 	if head, rest, dotted := strings.Cut(p, "."); dotted {
 		// A nested frontmatter key, else a field of the value: an
 		// object's key or a linked note's field (author.file.name).
-		if v := fmValue(n.fm, p); v != nil {
+		if v := fmValue(n.frontmatter(), p); v != nil {
 			return v, nil
 		}
 		if v := n.value(head); v != nil {
@@ -1188,7 +801,7 @@ func (e *evaluator) field(p string, it item) (any, error) {
 // fields' values merged (one value as is, several as a list, the
 // frontmatter's first), looked up by the key as written or normalized.
 func (n *note) value(p string) any {
-	fv := fmValue(n.fm, p)
+	fv := fmValue(n.frontmatter(), p)
 	if n.fields == nil || strings.Contains(p, ".") {
 		return fv
 	}

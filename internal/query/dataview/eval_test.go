@@ -153,11 +153,11 @@ func TestModelCache(t *testing.T) {
 	if got := rowsOf(t, ix, q, query.Options{}); got != before {
 		t.Errorf("after a fenced query: %s", got)
 	}
-	r1, err := cached(ctx, ix)
+	r1, err := cached(ctx, ix, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r2, _ := cached(ctx, ix); r2 != r1 {
+	if r2, _ := cached(ctx, ix, false); r2 != r1 {
 		t.Error("the model was loaded again without a change to the index")
 	}
 	// Fenced views: one per set of hidden notes, however the fence is

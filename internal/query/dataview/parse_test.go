@@ -102,7 +102,7 @@ func TestDetect(t *testing.T) {
 func fuzzModel() *model {
 	m := &model{byID: map[int64]*note{}, byPath: map[string]*note{}, keys: map[string]*note{}}
 	add := func(id int64, p, name, folder string, fm map[string]any, tags ...string) *note {
-		n := &note{id: id, path: p, name: name, folder: folder, fm: fm, tags: tags, outIDs: map[int64]bool{}, inIDs: map[int64]bool{},
+		n := &note{id: id, path: p, name: name, folder: folder, fm: fm, tags: tags,
 			mtime: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), ctime: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
 		m.notes = append(m.notes, n)
 		m.byID[id], m.byPath[p], m.keys[name] = n, n, n
@@ -110,8 +110,8 @@ func fuzzModel() *model {
 	}
 	a := add(1, "a/A.md", "A", "a", map[string]any{"status": "open", "n": 2.0, "list": []any{"x", 1.0}, "obj": map[string]any{"k": "v"}, "due": "2026-02-01"}, "project", "project/x")
 	b := add(2, "B.md", "B", "", nil)
-	a.out, a.outIDs[2] = []link{b.link(), {name: "missing"}}, true
-	b.in, b.inIDs[1] = []link{a.link()}, true
+	a.out, a.outNotes = []link{b.link(), {name: "missing"}}, []*note{b}
+	b.inNotes = []*note{a}
 	a.fields = map[string]any{"rating": 4.0, "author": multi{b.link(), "x"}, "status": "inline"}
 	a.lineFields = map[int]map[string]any{3: {"owner": "bob"}}
 	m.tasks = []index.TaskRow{{Path: "a/A.md", Line: 3, Status: "todo", Marker: " ", Text: "do it", Due: "2026-01-05"},
