@@ -163,6 +163,7 @@ func main() {
 	var errCount, next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
+	srvCPU0, selfCPU0 := procCPU(srv.Process.Pid), selfCPU()
 	for i := 0; i < *sessions; i++ {
 		wg.Add(1)
 		go func() {
@@ -206,9 +207,12 @@ func main() {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	srvCPU, selfCPUd := procCPU(srv.Process.Pid)-srvCPU0, selfCPU()-selfCPU0
 	fmt.Printf("  MCP HTTP, %d sessions, mode %q      p50 %6.2f ms  p99 %6.2f ms  %.0f calls/s  %d calls, %d errors  (p50 %.1fx in-process)\n",
 		*sessions, *mode, msd(pct(lat, 50)), msd(pct(lat, 99)), float64(len(lat))/elapsed.Seconds(), len(lat), errCount.Load(),
 		float64(pct(lat, 50))/float64(max(pct(inproc, 50), 1)))
+	fmt.Printf("  CPU over the load phase: loci serve %.2f s (%.2f ms a call), load generator %.2f s, wall %.2f s\n",
+		srvCPU.Seconds(), msd(srvCPU)/float64(max(len(lat), 1)), selfCPUd.Seconds(), elapsed.Seconds())
 
 	// Cold start over stdio.
 	var colds []time.Duration
@@ -230,6 +234,28 @@ func main() {
 	fmt.Printf("  cold start (stdio)        median %6.1f ms  p90 %6.1f ms over %d runs (process start → first search_notes result)\n",
 		msd(pct(colds, 50)), msd(pct(colds, 90)), len(colds))
 }
+
+// procCPU is a process's user+system CPU time from /proc (0 where there is none).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+2:]
+	}
+	f := strings.Fields(s)
+	if len(f) < 13 {
+		return 0
+	}
+	var ut, st int64
+	fmt.Sscan(f[11], &ut)
+	fmt.Sscan(f[12], &st)
+	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
+func selfCPU() time.Duration { return procCPU(os.Getpid()) }
 
 type bearer struct {
 	token string
