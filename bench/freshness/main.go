@@ -2,9 +2,16 @@
 // it copies a vault to a temporary folder, indexes it, starts the watcher
 // (default 300 ms debounce, as `loci serve` runs it), then makes N edits,
 // each appending a unique word to a random note on disk, and times how long
-// until search_notes finds that word. It prints p50/p90/p99/max.
+// until search_notes finds that word. It prints p50/p90/p99/max, and the
+// steps of each edit: write → the watcher's last event of the batch, → the
+// sync starts (the debounce), → the sync has committed the lexical index
+// (searchable from then on), → the probe finds the word.
 //
-// Usage: go run ./bench/freshness [-vault DIR] [-edits 200] [-debounce 300ms] [-gap 50ms]
+// The vault gets a background embedder, as `loci serve` gives it (the
+// built-in embedder runs inline: a sync returns once the edit's vectors
+// are in too).
+//
+// Usage: go run ./bench/freshness [-vault DIR] [-edits 200] [-debounce 100ms] [-gap 50ms] [-mode lexical|hybrid]
 package main
 
 import (
@@ -19,6 +26,7 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loci-dev/loci/internal/index"
@@ -55,15 +63,32 @@ func main() {
 	vh.Index.AllowStaleMatrix() // as loci serve and loci mcp do
 	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
 	defer env.Close()
-	res, err := env.Sync(ctx, vh, index.SyncOptions{NoEmbed: true})
+	// Fully indexed, vectors too, as a served vault is: a watcher sync
+	// then embeds only what the edit changed. (Before, this sync skipped
+	// the embeddings, and every watcher sync embedded part of the whole
+	// vault's backlog: the "sync" figures were mostly that.)
+	res, err := env.Sync(ctx, vh, index.SyncOptions{})
+	env.BackgroundEmbed(vh) // as loci serve does
 	check(err)
 	var notes []string
 	check(vh.Vault.Walk(ctx, func(f vault.File) error { notes = append(notes, f.Rel); return nil }))
 	fmt.Printf("vault %s: %d notes indexed (%s)\n", src, res.Indexed+res.Unchanged, res.Duration.Round(time.Millisecond))
 
-	var syncMs []int64
+	var (
+		mu      sync.Mutex
+		syncMs  []int64
+		started time.Time // of the current edit's first sync
+		event   time.Time // the watcher's last event before that sync
+	)
 	env.SubscribeEvents(func(ev ops.Event) {
-		if ev.Kind == ops.EventSyncFinished {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev.Kind {
+		case ops.EventSyncStarted:
+			if started.IsZero() {
+				started, event = time.Now(), vh.WatchState().LastEventAt
+			}
+		case ops.EventSyncFinished:
 			syncMs = append(syncMs, ev.Data["duration_ms"].(int64))
 		}
 	})
@@ -84,12 +109,16 @@ func main() {
 	}
 	rng := rand.New(rand.NewSource(1))
 	lat := make([]time.Duration, 0, *edits)
+	var toEvent, toSync, toVisible []time.Duration
 	for i := range *edits {
 		rel := notes[rng.Intn(len(notes))]
 		word := fmt.Sprintf("zqfresh%dx%d", i, rng.Intn(1e6))
 		p := filepath.Join(root, filepath.FromSlash(rel))
 		b, err := os.ReadFile(p)
 		check(err)
+		mu.Lock()
+		started, event = time.Time{}, time.Time{}
+		mu.Unlock()
 		start := time.Now()
 		check(os.WriteFile(p, append(b, []byte("\n\n"+word+"\n")...), 0o644))
 		in, _ := json.Marshal(map[string]any{"query": word, "limit": 1, "mode": *mode})
@@ -107,15 +136,35 @@ func main() {
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
-		lat = append(lat, time.Since(start))
+		found := time.Now()
+		lat = append(lat, found.Sub(start))
+		mu.Lock()
+		if !started.IsZero() && !event.IsZero() {
+			toEvent = append(toEvent, event.Sub(start))
+			toSync = append(toSync, started.Sub(event))
+			toVisible = append(toVisible, found.Sub(started))
+		}
+		mu.Unlock()
 		time.Sleep(*gap)
 	}
 	stop()
 	<-done
+	mu.Lock()
+	defer mu.Unlock()
 	sort.Slice(syncMs, func(i, j int) bool { return syncMs[i] < syncMs[j] })
 	if len(syncMs) > 0 {
 		fmt.Printf("%d watcher syncs: p50 %d ms  p99 %d ms  max %d ms\n", len(syncMs), syncMs[len(syncMs)/2], syncMs[min(len(syncMs)-1, len(syncMs)*99/100)], syncMs[len(syncMs)-1])
 	}
+	step := func(name string, ds []time.Duration) {
+		if len(ds) == 0 {
+			return
+		}
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		fmt.Printf("  step %-34s p50 %6.1f ms  p99 %6.1f ms\n", name, ms(ds[len(ds)/2]), ms(ds[min(len(ds)-1, len(ds)*99/100)]))
+	}
+	step("write → watcher's last event", toEvent)
+	step("last event → sync starts", toSync)
+	step("sync starts → probe finds the word", toVisible)
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	q := func(p float64) time.Duration {
 		return lat[min(len(lat)-1, int(p*float64(len(lat))))].Round(time.Millisecond)
@@ -129,6 +178,8 @@ func main() {
 	fmt.Printf("%d edits, debounce %s, %s probe: edit→searchable p50 %s  p90 %s  p99 %s  max %s  (over 1 s: %d)\n",
 		len(lat), *debounce, *mode, q(0.50), q(0.90), q(0.99), lat[len(lat)-1].Round(time.Millisecond), over)
 }
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func jsonPath(rel string) string { b, _ := json.Marshal(rel); return string(b) }
 

@@ -9,6 +9,14 @@
 //     over stdio, on an already-indexed vault (median and p90 of K runs).
 //
 // Usage: go run ./bench/mcpload [-vault DIR] [-sessions 32] [-calls 5000] [-cold 20]
+//
+//	[-mode lexical|hybrid] [-bin PATH] [-index DIR] [-serveprof FILE]
+//
+// -bin measures a prebuilt loci (say, main's, built to /tmp) instead of
+// building this tree, so a before and an after binary can be run in turn;
+// -index keeps the index between runs (the sync at start is then a no-op);
+// -serveprof writes a CPU profile of the serve process over the load phase
+// (the binary is built with -tags startprof, or -bin must be such a build).
 package main
 
 import (
@@ -43,6 +51,11 @@ func main() {
 	calls := flag.Int("calls", 5000, "search_notes calls in total")
 	cold := flag.Int("cold", 20, "cold-start runs over stdio")
 	cliRuns := flag.Int("cli", 20, "CLI invocations for the CLI baseline")
+	mode := flag.String("mode", "", "search_notes mode (lexical, semantic, hybrid); empty: the operation's default (hybrid when vectors exist)")
+	binFlag := flag.String("bin", "", "a prebuilt loci binary to measure (default: build this tree)")
+	idxFlag := flag.String("index", "", "index folder to use and keep (default: a new temp folder)")
+	serveLog := flag.String("servelog", "", "append the serve process's stderr (its log) to this file")
+	serveProf := flag.String("serveprof", "", "write a CPU profile of `loci serve` during the load phase to this file")
 	flag.Parse()
 	if _, err := os.Stat(*vaultDir); err != nil {
 		fmt.Printf("skip: vault %s not found (needs ../shared beside the repo)\n", *vaultDir)
@@ -53,12 +66,29 @@ func main() {
 	check(err)
 	defer os.RemoveAll(tmp)
 
-	bin := filepath.Join(tmp, "loci")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/loci")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stderr = os.Stderr
-	check(build.Run())
+	bin := *binFlag
+	if bin == "" {
+		bin = filepath.Join(tmp, "loci")
+		args := []string{"build", "-o", bin}
+		if *serveProf != "" {
+			args = append(args, "-tags", "startprof")
+		}
+		build := exec.Command("go", append(args, "./cmd/loci")...)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		build.Stderr = os.Stderr
+		check(build.Run())
+	}
 	idx := filepath.Join(tmp, "idx")
+	if *idxFlag != "" {
+		idx = *idxFlag
+	}
+	args := func(q string) map[string]any {
+		a := map[string]any{"query": q, "limit": 10}
+		if *mode != "" {
+			a["mode"] = *mode
+		}
+		return a
+	}
 	ix := openIndex(ctx, *vaultDir, idx)
 	_, err = ix.Sync(ctx, index.SyncOptions{})
 	check(err)
@@ -75,7 +105,7 @@ func main() {
 	for round := 0; round < 2; round++ {
 		inproc = inproc[:0]
 		for _, q := range queries {
-			raw, _ := json.Marshal(map[string]any{"query": q, "limit": 10})
+			raw, _ := json.Marshal(args(q))
 			t := time.Now()
 			res := reg.Call(ctx, env, ops.Caller{Surface: "bench"}, "search_notes", raw)
 			if res.Err != nil {
@@ -94,7 +124,11 @@ func main() {
 	for i := 0; i < *cliRuns; i++ {
 		q := queries[i%len(queries)]
 		t := time.Now()
-		out, err := exec.Command(bin, "search", q, "--vault", *vaultDir, "--index-dir", idx, "--format", "json").Output()
+		cargs := []string{"search", q, "--vault", *vaultDir, "--index-dir", idx, "--format", "json"}
+		if *mode != "" {
+			cargs = append(cargs, "--mode", *mode)
+		}
+		out, err := exec.Command(bin, cargs...).Output()
 		check(err)
 		cli = append(cli, time.Since(t))
 		if !json.Valid(out) {
@@ -108,7 +142,16 @@ func main() {
 	token := "bench-token-0123456789abcdef"
 	srv := exec.Command(bin, "serve", *vaultDir, "--index-dir", idx, "--addr", fmt.Sprintf("127.0.0.1:%d", port), "--max-sessions", fmt.Sprint(*sessions*2))
 	srv.Env = append(os.Environ(), "LOCI_TOKEN="+token)
+	if *serveProf != "" {
+		srv.Env = append(srv.Env, "LOCI_STARTPROF="+*serveProf)
+	}
 	srv.Stdout, srv.Stderr = nil, nil
+	if *serveLog != "" {
+		f, err := os.OpenFile(*serveLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		check(err)
+		defer f.Close()
+		srv.Stderr = f
+	}
 	check(srv.Start())
 	defer func() { srv.Process.Signal(os.Interrupt); srv.Wait() }()
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -120,6 +163,7 @@ func main() {
 	var errCount, next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
+	srvCPU0, selfCPU0 := procCPU(srv.Process.Pid), selfCPU()
 	for i := 0; i < *sessions; i++ {
 		wg.Add(1)
 		go func() {
@@ -140,7 +184,7 @@ func main() {
 				}
 				q := queries[int(n)%len(queries)]
 				t := time.Now()
-				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_notes", Arguments: map[string]any{"query": q, "limit": 10}})
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_notes", Arguments: args(q)})
 				d := time.Since(t)
 				if err != nil || res.IsError {
 					if errCount.Add(1) <= 3 {
@@ -163,9 +207,12 @@ func main() {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	fmt.Printf("  MCP HTTP, %d sessions      p50 %6.2f ms  p99 %6.2f ms  %.0f calls/s  %d calls, %d errors  (p50 %.1fx in-process)\n",
-		*sessions, msd(pct(lat, 50)), msd(pct(lat, 99)), float64(len(lat))/elapsed.Seconds(), len(lat), errCount.Load(),
+	srvCPU, selfCPUd := procCPU(srv.Process.Pid)-srvCPU0, selfCPU()-selfCPU0
+	fmt.Printf("  MCP HTTP, %d sessions, mode %q      p50 %6.2f ms  p99 %6.2f ms  %.0f calls/s  %d calls, %d errors  (p50 %.1fx in-process)\n",
+		*sessions, *mode, msd(pct(lat, 50)), msd(pct(lat, 99)), float64(len(lat))/elapsed.Seconds(), len(lat), errCount.Load(),
 		float64(pct(lat, 50))/float64(max(pct(inproc, 50), 1)))
+	fmt.Printf("  CPU over the load phase: loci serve %.2f s (%.2f ms a call), load generator %.2f s, wall %.2f s\n",
+		srvCPU.Seconds(), msd(srvCPU)/float64(max(len(lat), 1)), selfCPUd.Seconds(), elapsed.Seconds())
 
 	// Cold start over stdio.
 	var colds []time.Duration
@@ -187,6 +234,28 @@ func main() {
 	fmt.Printf("  cold start (stdio)        median %6.1f ms  p90 %6.1f ms over %d runs (process start → first search_notes result)\n",
 		msd(pct(colds, 50)), msd(pct(colds, 90)), len(colds))
 }
+
+// procCPU is a process's user+system CPU time from /proc (0 where there is none).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+2:]
+	}
+	f := strings.Fields(s)
+	if len(f) < 13 {
+		return 0
+	}
+	var ut, st int64
+	fmt.Sscan(f[11], &ut)
+	fmt.Sscan(f[12], &st)
+	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
+func selfCPU() time.Duration { return procCPU(os.Getpid()) }
 
 type bearer struct {
 	token string

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"strings"
 
@@ -111,6 +112,14 @@ func Open(ctx context.Context, v *vault.Vault, opt Options) (*Index, error) {
 	if err != nil {
 		return nil, errs.Wrap(err, errs.CodeInternal, "cannot open index")
 	}
+	// database/sql keeps 2 idle connections by default: under concurrent
+	// searches (loci serve, 32 MCP sessions) every other query opened a
+	// connection (7 pragmas, the schema parsed again, a cold page cache)
+	// and closed it after, ~10% of the server's CPU. Idle connections are
+	// kept for as many queries as are likely to run at once, and closed
+	// after a minute unused.
+	db.SetMaxIdleConns(idleConns)
+	db.SetConnMaxIdleTime(time.Minute)
 	ix := &Index{Vault: v, Dir: dir, DB: db, Loc: loc}
 	ix.setupEmbed(opt)
 	if err := ix.migrate(ctx, opt.ReadOnly); err != nil {
@@ -119,6 +128,9 @@ func Open(ctx context.Context, v *vault.Vault, opt Options) (*Index, error) {
 	}
 	return ix, nil
 }
+
+// idleConns is the number of idle SQLite connections an Index keeps.
+const idleConns = 32
 
 // The hook is registered before any connection can be opened.
 func init() { sqlite.RegisterConnectionHook(persistWAL) }

@@ -12,6 +12,7 @@ package textseg
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -159,7 +160,13 @@ func isTokenChar(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r) || unicode.Is(unicode.Nl, r) || unicode.Is(unicode.No, r) || r == 0x200C || r == 0x200D
 }
 
-var foldT = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+// foldPool holds the diacritic-removing transformers: a transform.Chain
+// keeps buffers and state between calls, so one shared chain used by
+// concurrent searches (loci serve) corrupted its state and panicked with
+// "slice bounds out of range"; each call takes its own from the pool.
+var foldPool = sync.Pool{New: func() any {
+	return transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+}}
 
 // Fold lower-cases s and removes diacritics ("Café" → "cafe").
 func Fold(s string) string {
@@ -173,7 +180,9 @@ func Fold(s string) string {
 	if ascii {
 		return strings.ToLower(s)
 	}
-	out, _, err := transform.String(foldT, s)
+	t := foldPool.Get().(transform.Transformer)
+	out, _, err := transform.String(t, s) // transform.String resets t first
+	foldPool.Put(t)
 	if err != nil {
 		out = s
 	}

@@ -1,7 +1,9 @@
 package textseg
 
 import (
+	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 )
 
@@ -63,4 +65,41 @@ func FuzzForIndex(f *testing.F) {
 		_ = Words(s)
 		_ = Fold(s)
 	})
+}
+
+// TestFoldConcurrent: Fold is called by concurrent searches (loci serve's
+// MCP sessions); it once shared one transform.Chain, whose buffers the
+// goroutines overwrote (wrong words, or a "slice bounds out of range"
+// panic that took the server down). Every goroutine must get the answer a
+// lone call gives.
+func TestFoldConcurrent(t *testing.T) {
+	inputs := []string{"Café", "Crème Brûlée", "Ünïcödé façade naïve", "Ελληνικά ά έ ή", "Tiếng Việt có dấu", "ÀÉÎÕÜ àéîõü", "plain ascii", "日本語のテキスト"}
+	want := make([]string, len(inputs))
+	for i, s := range inputs {
+		want[i] = Fold(s)
+	}
+	if want[0] != "cafe" || want[1] != "creme brulee" {
+		t.Fatalf("Fold: got %q, %q", want[0], want[1])
+	}
+	const workers, rounds = 8, 2000
+	errc := make(chan string, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				i := (w + r) % len(inputs)
+				if got := Fold(inputs[i]); got != want[i] {
+					errc <- fmt.Sprintf("Fold(%q) = %q under concurrency, want %q", inputs[i], got, want[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for e := range errc {
+		t.Error(e)
+	}
 }

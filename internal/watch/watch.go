@@ -33,7 +33,7 @@ import (
 
 // Defaults.
 const (
-	DefaultDebounce  = 300 * time.Millisecond
+	DefaultDebounce  = 100 * time.Millisecond
 	DefaultMaxWait   = 2 * time.Second
 	DefaultReconcile = 5 * time.Minute
 	DefaultMaxBatch  = 1000
@@ -44,7 +44,7 @@ const (
 // Options tune a watcher. Zero values take the defaults.
 type Options struct {
 	// Debounce is how long the watcher waits after the last event before
-	// syncing a batch (default 300 ms).
+	// syncing a batch (default 100 ms).
 	Debounce time.Duration
 	// MaxWait bounds how long a batch waits while events keep coming
 	// (default 2 s).
@@ -65,6 +65,9 @@ type Options struct {
 	// Batched, when set, gets a value (without blocking) after each batch
 	// is synced and the state updated (tests).
 	Batched chan<- struct{}
+	// Recorded, when set, gets a value (without blocking) after each event
+	// that joins a batch is recorded (tests).
+	Recorded chan<- struct{}
 }
 
 // Run watches vh until ctx ends. It returns an error only when the watcher
@@ -127,6 +130,18 @@ type watcher struct {
 	full    bool
 	first   time.Time // first event of the batch
 	last    time.Time // last event of the batch
+	// running is set while a batch syncs in its own goroutine; the loop
+	// goes on reading events meanwhile (the next batch's debounce runs
+	// while this one syncs), and due is set when the next batch's timer
+	// fired during the run: it starts as soon as the run ends.
+	running bool
+	due     bool
+}
+
+// batchDone is what a batch's sync goroutine reports.
+type batchDone struct {
+	ok    bool     // false: the index was busy, retry
+	paths []string // the batch (nil: a full sync)
 }
 
 func (w *watcher) rel(abs string) (string, bool) {
@@ -200,6 +215,12 @@ func (w *watcher) loop(ctx context.Context) {
 	flush := time.NewTimer(time.Hour)
 	flush.Stop()
 	defer flush.Stop()
+	done := make(chan batchDone, 1)
+	defer func() {
+		if w.running {
+			<-done // the batch's sync ends with ctx
+		}
+	}()
 	schedule := func(now time.Time) {
 		if w.first.IsZero() {
 			w.first = now
@@ -236,6 +257,12 @@ func (w *watcher) loop(ctx context.Context) {
 					}
 				})
 				schedule(now)
+				if w.opt.Recorded != nil {
+					select {
+					case w.opt.Recorded <- struct{}{}:
+					default:
+					}
+				}
 			}
 		case err, ok := <-w.fw.Errors:
 			if !ok {
@@ -250,10 +277,19 @@ func (w *watcher) loop(ctx context.Context) {
 			}
 			w.fail("watch error", w.root, err)
 		case <-flush.C:
-			w.flush(ctx)
-			if ctx.Err() == nil && (w.full || len(w.pending) > 0) {
+			if w.running {
+				w.due = true
+				continue
+			}
+			w.flush(ctx, done)
+		case r := <-done:
+			w.running = false
+			if w.finish(r) && ctx.Err() == nil {
 				// The index was busy: try again shortly.
 				flush.Reset(retryBusy)
+			} else if w.due {
+				w.due = false
+				w.flush(ctx, done)
 			}
 		}
 	}
@@ -314,8 +350,9 @@ func (w *watcher) handle(ev fsnotify.Event) bool {
 	return true
 }
 
-// flush syncs the batch.
-func (w *watcher) flush(ctx context.Context) {
+// flush starts syncing the batch in a goroutine that reports on done; the
+// batch leaves pending (events from now on make the next one).
+func (w *watcher) flush(ctx context.Context, done chan<- batchDone) {
 	if !w.full && len(w.pending) == 0 {
 		return
 	}
@@ -326,19 +363,41 @@ func (w *watcher) flush(ctx context.Context) {
 			paths = append(paths, p)
 		}
 	}
-	if w.sync(ctx, paths, "batch") {
-		w.pending = map[string]bool{}
-		w.full = false
-		w.first, w.last = time.Time{}, time.Time{}
-		now := time.Now().UTC()
-		w.vh.UpdateWatchState(func(s *ops.WatchState) { s.Queue, s.LastBatchAt, s.PendingSince = 0, now, time.Time{}; s.Batches++ })
-		if w.opt.Batched != nil {
-			select {
-			case w.opt.Batched <- struct{}{}:
-			default:
-			}
+	w.pending = map[string]bool{}
+	w.full = false
+	w.first, w.last = time.Time{}, time.Time{}
+	w.running = true
+	go func() { done <- batchDone{ok: w.sync(ctx, paths, "batch"), paths: paths} }()
+}
+
+// finish records a batch's end; it reports whether the batch must be
+// retried (the index was busy: its paths are pending again).
+func (w *watcher) finish(r batchDone) (retry bool) {
+	if !r.ok {
+		if r.paths == nil {
+			w.full = true
+		}
+		for _, p := range r.paths {
+			w.pending[p] = true
+		}
+		return true
+	}
+	now := time.Now().UTC()
+	queue := len(w.pending)
+	w.vh.UpdateWatchState(func(s *ops.WatchState) {
+		s.Queue, s.LastBatchAt = queue, now
+		if queue == 0 && !w.full {
+			s.PendingSince = time.Time{}
+		}
+		s.Batches++
+	})
+	if w.opt.Batched != nil {
+		select {
+		case w.opt.Batched <- struct{}{}:
+		default:
 		}
 	}
+	return false
 }
 
 // sync runs one sync (paths nil: the whole vault); it reports whether the

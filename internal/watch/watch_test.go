@@ -284,3 +284,88 @@ func TestFolderRenamedInside(t *testing.T) {
 	write(t, h.root, "new/deep/c.md", "# C\n")
 	h.until("file in renamed folder", func() bool { return h.has("new/deep/c.md") })
 }
+
+// TestEventsReadDuringSync: the watcher goes on reading events while a
+// batch syncs (a sync waits for the built-in embedder too, which once held
+// every later edit back until it was done), and the batch those events
+// make is synced right after. The first sync is held at its start by an
+// event subscriber; the second edit must be recorded, queued, and indexed
+// once the first sync is let go.
+func TestEventsReadDuringSync(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "a.md", "# A\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	vh, err := ops.OpenVault(ctx, root, t.TempDir(), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
+	if _, err := env.Sync(ctx, vh, index.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	started, release := make(chan struct{}), make(chan struct{})
+	held := false
+	unsub := env.SubscribeEvents(func(ev ops.Event) {
+		if ev.Kind == ops.EventSyncStarted && !held {
+			held = true // only the sync goroutine emits this: no race
+			close(started)
+			<-release
+		}
+	})
+	ready, batched, recorded, done := make(chan struct{}), make(chan struct{}, 4), make(chan struct{}, 64), make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(ctx, env, vh, Options{Debounce: 10 * time.Millisecond, NoInitialSync: true, Reconcile: -1, Ready: ready, Batched: batched, Recorded: recorded})
+	}()
+	released := false
+	t.Cleanup(func() {
+		if !released {
+			close(release)
+		}
+		cancel()
+		<-done
+		unsub()
+		env.Close()
+	})
+	wait := func(what string, ch <-chan struct{}) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(guard):
+			t.Fatalf("timed out waiting for %s (watcher: %+v)", what, vh.WatchState())
+		}
+	}
+	wait("the watcher", ready)
+	write(t, root, "a.md", "# A2\n")
+	wait("the first sync to start", started)
+	for len(recorded) > 0 { // a.md's events
+		<-recorded
+	}
+	write(t, root, "b.md", "# B\n")
+	wait("b.md's event, read while the first sync runs", recorded)
+	if st := vh.WatchState(); st.Queue != 1 || st.Batches != 0 {
+		t.Fatalf("during the first sync: queue %d, batches %d; want b.md queued (1) and no batch done (0)", st.Queue, st.Batches)
+	}
+	close(release)
+	released = true
+	// b.md's later events (it gives several) may make a third batch.
+	indexed := func() int {
+		var n int
+		if err := vh.Index.DB.QueryRow("SELECT COUNT(*) FROM notes WHERE (path='a.md' AND title='A2') OR path='b.md'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	deadline := time.After(guard)
+	for {
+		st := vh.WatchState()
+		if st.Batches >= 2 && st.Queue == 0 && st.PendingSince.IsZero() && indexed() == 2 {
+			break
+		}
+		select {
+		case <-batched:
+		case <-deadline:
+			t.Fatalf("timed out waiting for a.md and b.md to be indexed, nothing queued (watcher: %+v, indexed %d of 2)", st, indexed())
+		}
+	}
+}
