@@ -53,7 +53,10 @@ func pct(ds []time.Duration, p float64) float64 {
 //   - nocache: the result cache off (every call ranks);
 //   - distinct: cache on, each query asked once after the cache was
 //     cleared (every call a miss: what the cache costs);
-//   - repeat: the same queries again (every call a hit);
+//   - repeat: the same query again (every call a hit).
+//
+// The variants of one query run back to back (the machine's load changes
+// slowly), and the p50 and p99 are over every call of the variant.
 //
 // Run:
 //
@@ -92,16 +95,14 @@ func BenchmarkSearchNotesInProcess(b *testing.B) {
 			var nocache, distinct, repeat []time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				restore := ops.SetSearchCache(vh, false)
+				// The three variants of one query run back to back, so
+				// they see the same load of a shared machine.
 				for _, in := range ins {
+					restore := ops.SetSearchCache(vh, false)
 					nocache = append(nocache, call(in))
-				}
-				restore()
-				ops.ResetSearchCache(vh)
-				for _, in := range ins {
+					restore()
+					ops.ResetSearchCache(vh)
 					distinct = append(distinct, call(in))
-				}
-				for _, in := range ins {
 					repeat = append(repeat, call(in))
 				}
 			}
