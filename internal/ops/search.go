@@ -88,12 +88,16 @@ func SimilarNotes(ctx context.Context, vh *VaultHandle, rel string, limit int, p
 	return id.String(), notes, nil
 }
 
-// searchCacheSize bounds the responses a vault's search cache holds (a
-// response of 10 results is a few KB).
-const searchCacheSize = 512
+// searchCacheSize and searchCacheBytes bound a vault's search cache: at
+// most 512 responses (one of 10 results is about 4 KB) and about 16 MB
+// (200-result pages take more room).
+const (
+	searchCacheSize  = 512
+	searchCacheBytes = 16 << 20
+)
 
 func (vh *VaultHandle) searchCache() *search.ResultCache {
-	vh.searchOnce.Do(func() { vh.searchLRU = search.NewResultCache(searchCacheSize) })
+	vh.searchOnce.Do(func() { vh.searchLRU = search.NewResultCache(searchCacheSize, searchCacheBytes) })
 	return vh.searchLRU
 }
 
@@ -116,7 +120,7 @@ func searchRevs(ctx context.Context, vh *VaultHandle) (vectorsRev, key string, o
 // Search runs q on vh with the call's read fence applied (Fence.Apply): a
 // note the caller may not read is never a candidate, in any mode.
 //
-// Responses are cached per vault (an LRU of searchCacheSize), keyed by
+// Responses are cached per vault (an LRU bounded in entries and bytes), keyed by
 // the index's revisions (searchRevs), the searcher's fusion settings, the
 // whole request (search.Query.Key) and the fence's rules, so an edit, a
 // new vector or a different fence never finds an old entry. A fenced hit

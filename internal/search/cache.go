@@ -15,10 +15,12 @@ import (
 // that would have ranked the same notes the same way. Get hands out a copy
 // of the results, so a caller cannot change a cached entry.
 type ResultCache struct {
-	mu  sync.Mutex
-	max int
-	ll  *list.List // front: most recently used
-	m   map[string]*list.Element
+	mu       sync.Mutex
+	max      int
+	maxBytes int        // bound on the entries' estimated size (0: none)
+	bytes    int        // their estimated size now
+	ll       *list.List // front: most recently used
+	m        map[string]*list.Element
 	// hits and misses count the lookups (Stats).
 	hits, misses uint64
 }
@@ -26,11 +28,33 @@ type ResultCache struct {
 type cacheEntry struct {
 	key  string
 	resp Response
+	size int
 }
 
-// NewResultCache returns a cache of at most max responses (at least 1).
-func NewResultCache(size int) *ResultCache {
-	return &ResultCache{max: max(1, size), ll: list.New(), m: map[string]*list.Element{}}
+// NewResultCache returns a cache of at most size responses (at least 1)
+// whose estimated size (sizeOf) stays within maxBytes (0: no such
+// bound); a response larger than maxBytes alone is not kept.
+func NewResultCache(size, maxBytes int) *ResultCache {
+	return &ResultCache{max: max(1, size), maxBytes: maxBytes, ll: list.New(), m: map[string]*list.Element{}}
+}
+
+// sizeOf estimates the memory an entry holds: its key, its strings and a
+// fixed cost per result.
+func sizeOf(key string, r *Response) int {
+	n := len(key) + 64
+	for _, x := range r.Results {
+		n += 160 + len(x.Path) + len(x.Title) + len(x.Snippet) + len(x.BlockUUID)
+		for _, h := range x.HeadingPath {
+			n += 16 + len(h)
+		}
+		if x.Explain != nil {
+			n += 96
+			for _, v := range x.Explain.Via {
+				n += 16 + len(v)
+			}
+		}
+	}
+	return n
 }
 
 // Get returns a copy of the response stored under key.
@@ -48,25 +72,33 @@ func (c *ResultCache) Get(key string) (*Response, bool) {
 }
 
 // Put stores a copy of resp under key, evicting the least recently used
-// entry past the bound.
+// entries past the bounds.
 func (c *ResultCache) Put(key string, resp *Response) {
 	if resp == nil {
+		return
+	}
+	size := sizeOf(key, resp)
+	if c.maxBytes > 0 && size > c.maxBytes {
 		return
 	}
 	r := cloneResponse(resp)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.m[key]; ok {
-		e.Value.(*cacheEntry).resp = *r
-		c.ll.MoveToFront(e)
-		return
+		c.remove(e)
 	}
-	c.m[key] = c.ll.PushFront(&cacheEntry{key: key, resp: *r})
-	for c.ll.Len() > c.max {
-		old := c.ll.Back()
-		c.ll.Remove(old)
-		delete(c.m, old.Value.(*cacheEntry).key)
+	c.m[key] = c.ll.PushFront(&cacheEntry{key: key, resp: *r, size: size})
+	c.bytes += size
+	for c.ll.Len() > c.max || (c.maxBytes > 0 && c.bytes > c.maxBytes) {
+		c.remove(c.ll.Back())
 	}
+}
+
+func (c *ResultCache) remove(e *list.Element) {
+	ent := e.Value.(*cacheEntry)
+	c.ll.Remove(e)
+	delete(c.m, ent.key)
+	c.bytes -= ent.size
 }
 
 // Len is the number of entries.
@@ -89,6 +121,7 @@ func (c *ResultCache) Reset() {
 	defer c.mu.Unlock()
 	c.ll.Init()
 	clear(c.m)
+	c.bytes = 0
 }
 
 // cloneResponse copies r deeply enough that changing the copy's results,

@@ -15,7 +15,7 @@ func page(path string) *search.Response {
 // TestResultCacheLRU: the cache holds at most its bound, evicting the
 // least recently used entry (a Get refreshes one), and counts hits and misses.
 func TestResultCacheLRU(t *testing.T) {
-	c := search.NewResultCache(2)
+	c := search.NewResultCache(2, 0)
 	c.Put("a", page("a.md"))
 	c.Put("b", page("b.md"))
 	if r, ok := c.Get("a"); !ok || r.Results[0].Path != "a.md" { // a is now the most recent
@@ -49,7 +49,7 @@ func TestResultCacheLRU(t *testing.T) {
 // TestResultCacheCopies: neither the response put nor one got can change
 // what the cache hands out next.
 func TestResultCacheCopies(t *testing.T) {
-	c := search.NewResultCache(4)
+	c := search.NewResultCache(4, 0)
 	r := page("a.md")
 	c.Put("k", r)
 	r.Results[0].Path, r.Results[0].HeadingPath[0], r.Results[0].Explain.Via[0] = "x", "x", "x"
@@ -108,5 +108,39 @@ func TestQueryKey(t *testing.T) {
 	}
 	if (search.Query{Frontmatter: fm}).Key() != (search.Query{Frontmatter: fm2}).Key() {
 		t.Error("the same frontmatter filter has two keys")
+	}
+}
+
+// TestResultCacheBytes: the entries' estimated size stays within the
+// byte bound (oldest out first), and a response larger than the bound
+// alone is not kept.
+func TestResultCacheBytes(t *testing.T) {
+	big := func(n int) *search.Response {
+		r := &search.Response{}
+		for range n {
+			r.Results = append(r.Results, search.Result{Path: "p.md", Snippet: string(make([]byte, 800))})
+		}
+		return r
+	}
+	c := search.NewResultCache(100, 9_000) // an entry of 5 results: ~4.9 KB
+	c.Put("a", big(5))
+	c.Put("b", big(5)) // ~9.8 KB with a: a goes
+	if _, ok := c.Get("a"); ok || c.Len() != 1 {
+		t.Fatalf("byte bound not kept: len %d", c.Len())
+	}
+	if _, ok := c.Get("b"); !ok {
+		t.Fatal("b evicted")
+	}
+	c.Put("huge", big(20))
+	if _, ok := c.Get("huge"); ok {
+		t.Fatal("a response past the bound was kept")
+	}
+	if _, ok := c.Get("b"); !ok || c.Len() != 1 {
+		t.Fatal("storing a too-large response evicted others")
+	}
+	c.Put("b", big(1)) // replacing frees the old size
+	c.Put("c", big(5))
+	if c.Len() != 2 {
+		t.Fatalf("after replacing b by a small page: len %d, want 2", c.Len())
 	}
 }
