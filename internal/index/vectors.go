@@ -1031,3 +1031,17 @@ func (ix *Index) vectorStatus(ctx context.Context) VectorStatus {
 	}
 	return vs
 }
+
+// LoadedVectorsRev is the vectors revision of the matrix in memory ("" when
+// none is loaded): a server may search a matrix older than the index's
+// vectors_rev while it reloads, and a result cache must not file such a
+// result under the new revision.
+func (ix *Index) LoadedVectorsRev() string {
+	st := ix.emb
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.matrix == nil {
+		return ""
+	}
+	return st.rev
+}

@@ -53,6 +53,12 @@ type VaultHandle struct {
 	writer     *vault.Writer
 	writerErr  error
 
+	// searchOnce, searchLRU and searchCacheOff: the result cache of
+	// Search (search.go); off in tests that measure without it.
+	searchOnce     sync.Once
+	searchLRU      *search.ResultCache
+	searchCacheOff bool
+
 	// idMu and givenIDs make the timestamp ids given to notes unique
 	// within the process (UniqueTimestampID).
 	idMu     sync.Mutex

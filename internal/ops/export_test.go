@@ -9,3 +9,17 @@ func SetEmbeddedQueryBudget(d time.Duration) func() {
 	embeddedQueryBudget = d
 	return func() { embeddedQueryBudget = old }
 }
+
+// SetSearchCache turns vh's search result cache on or off until the
+// returned func restores it.
+func SetSearchCache(vh *VaultHandle, on bool) func() {
+	old := vh.searchCacheOff
+	vh.searchCacheOff = !on
+	return func() { vh.searchCacheOff = old }
+}
+
+// ResetSearchCache empties vh's search result cache.
+func ResetSearchCache(vh *VaultHandle) { vh.searchCache().Reset() }
+
+// SearchCacheStats returns the hits and misses of vh's search result cache.
+func SearchCacheStats(vh *VaultHandle) (hits, misses uint64) { return vh.searchCache().Stats() }

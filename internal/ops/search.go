@@ -2,7 +2,9 @@ package ops
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/index"
@@ -86,11 +88,86 @@ func SimilarNotes(ctx context.Context, vh *VaultHandle, rel string, limit int, p
 	return id.String(), notes, nil
 }
 
+// searchCacheSize and searchCacheBytes bound a vault's search cache: at
+// most 512 responses (one of 10 results is about 4 KB) and about 16 MB
+// (200-result pages take more room).
+const (
+	searchCacheSize  = 512
+	searchCacheBytes = 16 << 20
+)
+
+func (vh *VaultHandle) searchCache() *search.ResultCache {
+	vh.searchOnce.Do(func() { vh.searchLRU = search.NewResultCache(searchCacheSize, searchCacheBytes) })
+	return vh.searchLRU
+}
+
+// searchRevs is one read of what a search's response depends on in the
+// index besides the request: the content revision (every sync that
+// changes notes bumps it), the vectors revision, whether the vectors are
+// complete and the embedding model. "" and false when it cannot be read.
+func searchRevs(ctx context.Context, vh *VaultHandle) (vectorsRev, key string, ok bool) {
+	var content, vectors, complete, model sql.NullString
+	err := vh.Index.DB.QueryRowContext(ctx, `SELECT
+		(SELECT value FROM meta WHERE key='content_rev'), (SELECT value FROM meta WHERE key='vectors_rev'),
+		(SELECT value FROM meta WHERE key='embed_complete'), (SELECT value FROM meta WHERE key='embed_model')`).
+		Scan(&content, &vectors, &complete, &model)
+	if err != nil {
+		return "", "", false
+	}
+	return vectors.String, content.String + "\x00" + vectors.String + "\x00" + complete.String + "\x00" + model.String, true
+}
+
 // Search runs q on vh with the call's read fence applied (Fence.Apply): a
 // note the caller may not read is never a candidate, in any mode.
+//
+// Responses are cached per vault (an LRU bounded in entries and bytes), keyed by
+// the index's revisions (searchRevs), the searcher's fusion settings, the
+// whole request (search.Query.Key) and the fence's rules, so an edit, a
+// new vector or a different fence never finds an old entry. A fenced hit
+// is checked again against the fence's path predicate (a symbolic link
+// re-pointed since): any refused result makes it a miss.
 func Search(ctx context.Context, vh *VaultHandle, q search.Query) (*search.Response, error) {
-	if err := FenceFor(ctx, vh).Apply(ctx, vh, &q); err != nil {
+	fence := FenceFor(ctx, vh)
+	if err := fence.Apply(ctx, vh, &q); err != nil {
 		return nil, err
 	}
-	return SearcherFor(vh).Search(ctx, q)
+	s := SearcherFor(vh)
+	if vh.searchCacheOff {
+		return s.Search(ctx, q)
+	}
+	vrev, revs, ok := searchRevs(ctx, vh)
+	if !ok {
+		return s.Search(ctx, q)
+	}
+	fk := "\x00"
+	if fence != nil {
+		fk = "\x01" + fence.key
+	}
+	key := revs + "\x00" + fmt.Sprint(s.Fusion) + "\x00" + fk + "\x00" + q.Key()
+	c := vh.searchCache()
+	if resp, hit := c.Get(key); hit && allAllowed(q, resp) {
+		return resp, nil
+	}
+	resp, err := s.Search(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	// A server may rank with the matrix of an older vectors revision while
+	// the new one loads: such a response is not filed under the new one.
+	if resp.Mode == search.ModeLexical || vh.Index.LoadedVectorsRev() == vrev {
+		c.Put(key, resp)
+	}
+	return resp, nil
+}
+
+func allAllowed(q search.Query, resp *search.Response) bool {
+	if q.Allow == nil {
+		return true
+	}
+	for _, r := range resp.Results {
+		if !q.Allow(r.Path) {
+			return false
+		}
+	}
+	return true
 }

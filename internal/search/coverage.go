@@ -55,16 +55,54 @@ func titleWords(title, aliasesJSON, p string) []string {
 // q (stem-tolerant, as highlighting; a word of an unspaced script is
 // matched as a substring).
 func covers(words []string, q string) bool {
-	for _, w := range words {
-		if matchWord(w, q) || lightStem(w) == lightStem(q) || (textseg.HasSegmented(q) && strings.Contains(w, q)) {
+	return newCoverageWords(words).covers(newCoverageWord(q))
+}
+
+// coverageWord is a folded query word with what covers compares of it,
+// computed once per query.
+type coverageWord struct {
+	text, stem string
+	segmented  bool
+}
+
+func newCoverageWord(q string) coverageWord {
+	return coverageWord{text: q, stem: lightStem(q), segmented: textseg.HasSegmented(q)}
+}
+
+// coverageWords are a note's folded title words and their stems, computed
+// once per note (not once per query word).
+type coverageWords struct{ words, stems []string }
+
+func newCoverageWords(words []string) coverageWords {
+	stems := make([]string, len(words))
+	for i, w := range words {
+		stems[i] = lightStem(w)
+	}
+	return coverageWords{words, stems}
+}
+
+func (c coverageWords) covers(q coverageWord) bool {
+	for i, w := range c.words {
+		if matchWord(w, q.text) || c.stems[i] == q.stem || (q.segmented && strings.Contains(w, q.text)) {
 			return true
 		}
 	}
 	return false
 }
 
-// coverage returns the share of groups the title words cover.
-func coverage(words []string, groups [][]string) float64 {
+// coverageGroups prepares the query's groups of words for coverageOf.
+func coverageGroups(groups [][]string) [][]coverageWord {
+	out := make([][]coverageWord, len(groups))
+	for i, g := range groups {
+		for _, q := range g {
+			out[i] = append(out[i], newCoverageWord(q))
+		}
+	}
+	return out
+}
+
+// coverageOf returns the share of groups the title words cover.
+func coverageOf(words coverageWords, groups [][]coverageWord) float64 {
 	if len(groups) == 0 {
 		return 0
 	}
@@ -72,7 +110,7 @@ func coverage(words []string, groups [][]string) float64 {
 	for _, g := range groups {
 		all := true
 		for _, q := range g {
-			if !covers(words, q) {
+			if !words.covers(q) {
 				all = false
 				break
 			}
@@ -93,6 +131,7 @@ func (s *Searcher) boostCoverage(ctx context.Context, terms []term, hits []hit) 
 	if CoverageBoost <= 0 || len(groups) == 0 || len(hits) == 0 {
 		return nil
 	}
+	prepared := coverageGroups(groups)
 	for start := 0; start < len(hits); start += 500 {
 		part := hits[start:min(len(hits), start+500)]
 		args := make([]any, len(part))
@@ -111,7 +150,7 @@ func (s *Searcher) boostCoverage(ctx context.Context, terms []term, hits []hit) 
 				rows.Close()
 				return err
 			}
-			cov[id] = coverage(titleWords(title, aliases, p), groups)
+			cov[id] = coverageOf(newCoverageWords(titleWords(title, aliases, p)), prepared)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

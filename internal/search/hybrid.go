@@ -208,9 +208,25 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 	more := false
 	semWeight := -1.0    // the vector ranking's weight, once known
 	var lexNotes []int64 // the lexical ranking's first distinct notes (agreementGate)
+	// The vector side (embedding the query, its exclusions, scoring every
+	// section) needs nothing from the lexical one: in hybrid mode it runs
+	// beside it, on another core, and the two meet for the fusion.
+	var vecDone chan vecSide
+	if mode != ModeLexical && strings.TrimSpace(q.Text) != "" {
+		vecDone = make(chan vecSide, 1)
+		run := func() { vecDone <- s.vectorSide(ctx, q, terms, lex, keep, cand, bySection) }
+		if mode == ModeHybrid && strict != "" {
+			go run()
+		} else {
+			run()
+		}
+	}
 	if mode != ModeSemantic && strict != "" {
 		hits, skipped, err := s.lexHits(ctx, lex, strict, relaxed, keep, cand, bySection)
 		if err != nil {
+			if vecDone != nil {
+				<-vecDone // let it finish before the caller goes on
+			}
 			return nil, err
 		}
 		more = more || skipped || len(hits) > cand
@@ -230,32 +246,14 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 			}
 		}
 	}
-	if mode != ModeLexical && strings.TrimSpace(q.Text) != "" {
-		m, err := s.Vectors.VectorMatrix(ctx)
-		if err != nil {
-			return nil, err
+	if vecDone != nil {
+		v := <-vecDone
+		if v.err != nil {
+			return nil, v.err
 		}
-		qv, err := s.Vectors.EmbedQuery(ctx, semanticText(terms, q.Text))
-		if err != nil {
-			return nil, err
-		}
-		excluded, err := s.excluded(ctx, lex)
-		if err != nil {
-			return nil, err
-		}
-		var allow func(int64) bool
-		if keep != nil || excluded != nil {
-			allow = func(id int64) bool { return (keep == nil || keep(id)) && !excluded[id] }
-		}
-		var vhits []embed.NoteHit
-		var st embed.ScoreStats
-		if bySection {
-			vhits, st = m.TopChunksStats(qv, cand+1, allow)
-		} else {
-			vhits, st = m.TopNotesStats(qv, cand+1, allow)
-		}
+		vhits := v.hits
 		more = more || (len(vhits) > cand && float64(vhits[cand].Score) >= f.MinSimilarity)
-		wsem := f.Semantic * agreementGate(f, st, lexNotes)
+		wsem := f.Semantic * agreementGate(f, v.st, lexNotes)
 		semWeight = wsem
 		for i := range vhits {
 			if i == cand || float64(vhits[i].Score) < f.MinSimilarity {
@@ -300,6 +298,7 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 		}
 	}
 	hl := highlighter(lex)
+	rs := make([]Result, 0, len(list))
 	for _, n := range list {
 		r := Result{NoteID: n.note, Score: round6(n.score)}
 		switch {
@@ -334,17 +333,53 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 			}
 			r.Explain = e
 		}
-		ok, err := s.fill(ctx, &r, hl)
-		if err != nil {
-			return nil, err
-		}
-		// A note the filter passed by id is checked again by path: an id
-		// reused since must not bring in a note the predicate refuses.
-		if ok && (q.Allow == nil || q.Allow(r.Path)) {
-			resp.Results = append(resp.Results, r)
-		}
+		rs = append(rs, r)
+	}
+	if resp.Results, err = s.fillAll(ctx, q, rs, hl); err != nil {
+		return nil, err
 	}
 	return resp, s.blockUUIDs(ctx, q, resp.Results)
+}
+
+// vecSide is what the vector retriever found: the cand+1 best notes (or
+// sections) by cosine and the score statistics of the query.
+type vecSide struct {
+	hits []embed.NoteHit
+	st   embed.ScoreStats
+	err  error
+}
+
+// vectorSide embeds the query and ranks every section (or note) by cosine,
+// leaving out the notes keep refuses and those with an -excluded term. It
+// may run on its own goroutine (fused): a panic comes back as an error.
+func (s *Searcher) vectorSide(ctx context.Context, q Query, terms, lex []term, keep func(int64) bool, cand int, bySection bool) (v vecSide) {
+	defer func() {
+		if p := recover(); p != nil {
+			v = vecSide{err: errs.New(errs.CodeInternal, "vector search failed: %v", p)}
+		}
+	}()
+	m, err := s.Vectors.VectorMatrix(ctx)
+	if err != nil {
+		return vecSide{err: err}
+	}
+	qv, err := s.Vectors.EmbedQuery(ctx, semanticText(terms, q.Text))
+	if err != nil {
+		return vecSide{err: err}
+	}
+	excluded, err := s.excluded(ctx, lex)
+	if err != nil {
+		return vecSide{err: err}
+	}
+	var allow func(int64) bool
+	if keep != nil || excluded != nil {
+		allow = func(id int64) bool { return (keep == nil || keep(id)) && !excluded[id] }
+	}
+	if bySection {
+		v.hits, v.st = m.TopChunksStats(qv, cand+1, allow)
+	} else {
+		v.hits, v.st = m.TopNotesStats(qv, cand+1, allow)
+	}
+	return v
 }
 
 func sortFused(list []*fusedNote) {

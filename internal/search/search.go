@@ -201,18 +201,12 @@ func (s *Searcher) lexical(ctx context.Context, q Query, terms []term) (*Respons
 		return resp, nil
 	}
 	hits = hits[q.Offset:]
-	hl := highlighter(terms)
+	rs := make([]Result, 0, len(hits))
 	for _, h := range hits {
-		r := Result{NoteID: h.note, ChunkID: h.chunk, Score: round3(-h.score), Matched: h.matched}
-		ok, err := s.fill(ctx, &r, hl)
-		if err != nil {
-			return nil, err
-		}
-		// A note the filter passed by id is checked again by path: an id
-		// reused since must not bring in a note the predicate refuses.
-		if ok && (q.Allow == nil || q.Allow(r.Path)) {
-			resp.Results = append(resp.Results, r)
-		}
+		rs = append(rs, Result{NoteID: h.note, ChunkID: h.chunk, Score: round3(-h.score), Matched: h.matched})
+	}
+	if resp.Results, err = s.fillAll(ctx, q, rs, highlighter(terms)); err != nil {
+		return nil, err
 	}
 	return resp, s.blockUUIDs(ctx, q, resp.Results)
 }
@@ -252,23 +246,56 @@ func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed st
 	return hits, relaxedSkipped, nil
 }
 
-// fill reads the note and chunk of r and cuts its snippet; ok is false
-// when the chunk was deleted meanwhile.
-func (s *Searcher) fill(ctx context.Context, r *Result, hl hlTerms) (bool, error) {
-	var hp, text string
-	err := s.DB.QueryRowContext(ctx, `SELECT n.path, n.title, c.heading_path, c.start_line, c.end_line, c.text
-		FROM chunks c JOIN notes n ON n.id = c.note_id WHERE c.id = ?`, r.ChunkID).
-		Scan(&r.Path, &r.Title, &hp, &r.Line, &r.EndLine, &text)
-	if err != nil {
-		if err == sql.ErrNoRows {
-			return false, nil // deleted between the two queries
-		}
-		return false, err
+// fillAll reads the note and chunk of each result (one query for the
+// page) and cuts its snippet. A result whose chunk was deleted meanwhile
+// is left out, and so is one whose path q.Allow refuses: the filter
+// passed notes by id, and an id reused since must not bring in a note
+// the predicate refuses.
+func (s *Searcher) fillAll(ctx context.Context, q Query, rs []Result, hl hlTerms) ([]Result, error) {
+	out := make([]Result, 0, len(rs))
+	if len(rs) == 0 {
+		return out, nil
 	}
-	r.HeadingPath = []string{}
-	json.Unmarshal([]byte(hp), &r.HeadingPath)
-	r.Snippet = hl.snippet(text, 240)
-	return true, nil
+	args := make([]any, len(rs))
+	for i, r := range rs {
+		args[i] = r.ChunkID
+	}
+	rows, err := s.DB.QueryContext(ctx, `SELECT c.id, n.path, n.title, c.heading_path, c.start_line, c.end_line, c.text
+		FROM chunks c JOIN notes n ON n.id = c.note_id WHERE c.id IN (?`+strings.Repeat(",?", len(rs)-1)+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	type row struct {
+		path, title, hp, text string
+		line, end             int
+	}
+	got := make(map[int64]row, len(rs))
+	for rows.Next() {
+		var id int64
+		var x row
+		if err := rows.Scan(&id, &x.path, &x.title, &x.hp, &x.line, &x.end, &x.text); err != nil {
+			return nil, err
+		}
+		got[id] = x
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, r := range rs {
+		x, ok := got[r.ChunkID]
+		if !ok {
+			continue // deleted between the two queries
+		}
+		r.Path, r.Title, r.Line, r.EndLine = x.path, x.title, x.line, x.end
+		r.HeadingPath = []string{}
+		json.Unmarshal([]byte(x.hp), &r.HeadingPath)
+		r.Snippet = hl.snippet(x.text, 240)
+		if q.Allow == nil || q.Allow(r.Path) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 func round3(f float64) float64 {
