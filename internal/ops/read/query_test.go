@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/loci-dev/loci/internal/ops/opstest"
 	"github.com/loci-dev/loci/internal/ops/read"
 	"github.com/loci-dev/loci/internal/query"
+	"github.com/loci-dev/loci/internal/testutil"
 )
 
 // queryEnv is a small vault whose answers are worked out by hand below;
@@ -270,10 +270,7 @@ func TestQueryDemoVault(t *testing.T) {
 // TestQueryHubCorpus runs a handful of queries over the obsidian-hub
 // corpus (skipped when it is absent): none may fail.
 func TestQueryHubCorpus(t *testing.T) {
-	root := "/work/shared/corpora/obsidian-hub"
-	if _, err := os.Stat(filepath.Join(root, "README.md")); err != nil {
-		t.Skip("obsidian-hub corpus absent")
-	}
+	root := testutil.Corpus(t, "obsidian-hub")
 	if testing.Short() {
 		t.Skip("indexes a large corpus")
 	}
