@@ -365,6 +365,9 @@ func (ix *Index) sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 				return nil, err
 			}
 			crashPoint("commit")
+			if bulk {
+				ix.checkpointBulk(ctx, conn)
+			}
 		}
 		if opt.Progress != nil {
 			opt.Progress(done, total)
@@ -586,6 +589,25 @@ func loadExisting(ctx context.Context, conn *sql.Conn) (map[string]existing, err
 		m[p] = e
 	}
 	return m, rows.Err()
+}
+
+// bulkWALLimit bounds the write-ahead log of a bulk build. A bulk build
+// turns automatic checkpoints off (they would copy pages to the database
+// file after every 1,000 pages written); without a bound the whole new
+// index sits in the WAL until the end, so a 2.4 GB index needed 2.4 GB
+// more disk for its WAL. Past the limit the build checkpoints between its
+// transactions, and the log is reused from its start.
+var bulkWALLimit int64 = 256 << 20
+
+// checkpointBulk checkpoints when the WAL has grown past bulkWALLimit.
+// Passive: it never waits for readers (a reader still on old frames just
+// leaves those for the next checkpoint).
+func (ix *Index) checkpointBulk(ctx context.Context, conn *sql.Conn) {
+	fi, err := ix.Loc.Root.Lstat(ix.Loc.Name(DBName + "-wal"))
+	if err != nil || fi.Size() <= bulkWALLimit {
+		return
+	}
+	conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
 }
 
 func resetAll(ctx context.Context, conn *sql.Conn) error {

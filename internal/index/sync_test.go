@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -437,5 +438,44 @@ func TestContentRevChangesWithEveryWrite(t *testing.T) {
 	}
 	if r := ix.ContentRev(ctx); r == r1 {
 		t.Fatal("an edit left the revision unchanged")
+	}
+}
+
+// TestBulkBuildBoundsWAL: a bulk build (automatic checkpoints off) keeps
+// its write-ahead log near bulkWALLimit instead of letting it hold the
+// whole index until the end. The WAL's largest size is sampled between
+// notes through the progress callback, in the same build with and
+// without the bound.
+func TestBulkBuildBoundsWAL(t *testing.T) {
+	defer func(n int, l int64) { txRows, bulkWALLimit = n, l }(txRows, bulkWALLimit)
+	txRows = 200 // several transactions in a small vault
+	build := func(limit int64) int64 {
+		bulkWALLimit = limit
+		dir := t.TempDir()
+		files := map[string]string{}
+		for i := range 1200 {
+			files[fmt.Sprintf("n/%04d.md", i)] = fmt.Sprintf("# Note %d\n\n%s\n", i, strings.Repeat(fmt.Sprintf("word%d filler text about topic %d. ", i, i%37), 40))
+		}
+		testutil.WriteFiles(t, dir, files)
+		ix := openTest(t, dir)
+		var most int64
+		wal := filepath.Join(dir, ".loci", DBName+"-wal")
+		if _, err := ix.Sync(context.Background(), SyncOptions{Progress: func(done, total int) {
+			if fi, err := os.Stat(wal); err == nil && fi.Size() > most {
+				most = fi.Size()
+			}
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		return most
+	}
+	unbounded := build(1 << 40)
+	bounded := build(256 << 10)
+	t.Logf("largest WAL during the build: %d bytes unbounded, %d bytes with a 256 KiB bound", unbounded, bounded)
+	if unbounded < 4<<20 {
+		t.Fatalf("the unbounded build's WAL stayed at %d bytes: the vault is too small to show the bound", unbounded)
+	}
+	if bounded > unbounded/2 {
+		t.Errorf("with the bound the WAL still grew to %d bytes (unbounded: %d)", bounded, unbounded)
 	}
 }
