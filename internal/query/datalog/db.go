@@ -231,12 +231,13 @@ func refNames(v string, commas bool) []string {
 			i += j + 2
 			plain.WriteByte(',')
 		case strings.HasPrefix(v[i:], "[["), strings.HasPrefix(v[i:], "#[["):
+			start := i
 			if v[i] == '#' {
 				i++
 			}
 			j := strings.Index(v[i+2:], "]]")
-			if j < 0 {
-				plain.WriteString(v[i:])
+			if j < 0 { // unclosed: plain text from the '#' on, as written
+				plain.WriteString(v[start:])
 				i = len(v)
 				continue
 			}
