@@ -464,39 +464,32 @@ func arith(op string, args []any) any {
 		}
 	}
 	if allInt {
-		var acc int64
-		if op == "*" {
-			acc = 1
-		}
+		ns := make([]int64, len(args))
 		for i, a := range args {
-			n := a.(int64)
-			switch {
-			case op == "+":
-				acc += n
-			case op == "*":
-				acc *= n
-			case i == 0 && len(args) == 1:
-				acc = -n
-			case i == 0:
-				acc = n
-			default:
-				acc -= n
-			}
+			ns[i] = a.(int64)
 		}
-		return acc
+		return fold(op, ns)
 	}
-	var acc float64
+	ns := make([]float64, len(args))
+	for i, a := range args {
+		ns[i], _ = num(a)
+	}
+	return fold(op, ns)
+}
+
+// fold applies +, * or - (negation for one argument) across ns.
+func fold[T int64 | float64](op string, ns []T) T {
+	var acc T
 	if op == "*" {
 		acc = 1
 	}
-	for i, a := range args {
-		n, _ := num(a)
+	for i, n := range ns {
 		switch {
 		case op == "+":
 			acc += n
 		case op == "*":
 			acc *= n
-		case i == 0 && len(args) == 1:
+		case i == 0 && len(ns) == 1:
 			acc = -n
 		case i == 0:
 			acc = n
