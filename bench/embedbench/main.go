@@ -23,6 +23,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loci-dev/loci/bench/internal/benchstat"
+
 	"github.com/loci-dev/loci/internal/embed"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/search"
@@ -58,7 +60,7 @@ func main() {
 	t0 := time.Now()
 	id := embed.Builtin().Identity()
 	load := time.Since(t0)
-	fmt.Printf("built-in embedder %s: loaded in %.0f ms\n\n", id, ms(load))
+	fmt.Printf("built-in embedder %s: loaded in %.0f ms\n\n", id, benchstat.MS(load))
 
 	// Full index: lexical only vs with built-in embeddings.
 	var lexT, embT, passT []time.Duration
@@ -90,8 +92,8 @@ func main() {
 	}
 	lex, emb := median(lexT), median(embT)
 	fmt.Printf("vault %s: %d notes, %d chunks\n", *vaultDir, notes, chunks)
-	fmt.Printf("  full index, lexical only      %7.0f ms\n", ms(lex))
-	fmt.Printf("  full index, built-in vectors  %7.0f ms   %.2fx the lexical-only index (embedding pass %.0f ms; the model was loaded above)\n", ms(emb), float64(emb)/float64(lex), ms(median(passT)))
+	fmt.Printf("  full index, lexical only      %7.0f ms\n", benchstat.MS(lex))
+	fmt.Printf("  full index, built-in vectors  %7.0f ms   %.2fx the lexical-only index (embedding pass %.0f ms; the model was loaded above)\n", benchstat.MS(emb), float64(emb)/float64(lex), benchstat.MS(median(passT)))
 
 	// Throughput of the embedder alone on the vault's chunk texts.
 	ix, err := index.Open(ctx, v, index.Options{Dir: filepath.Join(tmp, "idx")})
@@ -123,13 +125,13 @@ func main() {
 		}
 		best = min(best, time.Since(t))
 	}
-	fmt.Printf("  built-in embedding            %7.0f ms   %8.0f chunks/s (%.1f MB/s, %d workers)\n", ms(best), float64(len(texts))/best.Seconds(), float64(bytes)/1e6/best.Seconds(), runtime.GOMAXPROCS(0))
+	fmt.Printf("  built-in embedding            %7.0f ms   %8.0f chunks/s (%.1f MB/s, %d workers)\n", benchstat.MS(best), float64(len(texts))/best.Seconds(), float64(bytes)/1e6/best.Seconds(), runtime.GOMAXPROCS(0))
 	// Batches under 64 texts run on the calling goroutine: one worker.
 	t := time.Now()
 	for i := 0; i < len(texts); i += 63 {
 		embed.Builtin().Embed(ctx, texts[i:min(i+63, len(texts))])
 	}
-	fmt.Printf("  built-in embedding, 1 worker  %7.0f ms   %8.0f chunks/s\n", ms(time.Since(t)), float64(len(texts))/time.Since(t).Seconds())
+	fmt.Printf("  built-in embedding, 1 worker  %7.0f ms   %8.0f chunks/s\n", benchstat.MS(time.Since(t)), float64(len(texts))/time.Since(t).Seconds())
 
 	// Memory of the vectors in memory.
 	m, err := ix.VectorMatrix(ctx)
@@ -161,14 +163,14 @@ func main() {
 				ds = append(ds, time.Since(t))
 			}
 		}
-		fmt.Printf("  %d queries %-8s        p50 %6.2f ms  p99 %6.2f ms\n", len(qs), mode, msf(pct(ds, 50)), msf(pct(ds, 99)))
+		fmt.Printf("  %d queries %-8s        p50 %6.2f ms  p99 %6.2f ms\n", len(qs), mode, benchstat.MS(benchstat.Pct(ds, 50)), benchstat.MS(benchstat.Pct(ds, 99)))
 	}
 	// Query embedding alone (cache bypassed: distinct texts).
 	t = time.Now()
 	for i, q := range qs {
 		embed.Builtin().Embed(ctx, []string{fmt.Sprint(q, " ", i)})
 	}
-	fmt.Printf("  query embedding (built-in)    %6.3f ms each\n", msf(time.Since(t))/float64(len(qs)))
+	fmt.Printf("  query embedding (built-in)    %6.3f ms each\n", benchstat.MS(time.Since(t))/float64(len(qs)))
 }
 
 func makeQueries(ctx context.Context, ix *index.Index, n int) []string {
@@ -208,19 +210,6 @@ func median(ds []time.Duration) time.Duration {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2]
 }
-
-func pct(ds []time.Duration, p int) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	i := (len(s)*p + 99) / 100
-	if i > 0 {
-		i--
-	}
-	return s[i]
-}
-
-func ms(d time.Duration) float64  { return float64(d) / 1e6 }
-func msf(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "embedbench:", err)

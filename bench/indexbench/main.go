@@ -22,10 +22,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/loci-dev/loci/bench/internal/benchstat"
 
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/markdown"
@@ -127,8 +128,8 @@ func measure(ctx context.Context, root string, nq int) {
 
 	fmt.Printf("vault %s: %d notes, %d chunks\n", root, res.Indexed, chunks)
 	fmt.Printf("  full index        %8.0f ms   %6.0f notes/s   %.2fx the bare FTS5 insert loop (%.0f ms)\n",
-		ms(full), float64(res.Indexed)/full.Seconds(), float64(full)/float64(bare), ms(bare))
-	fmt.Printf("  no-op re-index    %8.1f ms   %5.1f%% of the full index\n", ms(noop), 100*float64(noop)/float64(full))
+		benchstat.MS(full), float64(res.Indexed)/full.Seconds(), float64(full)/float64(bare), benchstat.MS(bare))
+	fmt.Printf("  no-op re-index    %8.1f ms   %5.1f%% of the full index\n", benchstat.MS(noop), 100*float64(noop)/float64(full))
 	if rss > 0 {
 		fmt.Printf("  peak RSS (index)  %8.0f MB\n", float64(rss)/1024)
 	}
@@ -150,26 +151,10 @@ func measure(ctx context.Context, root string, nq int) {
 			raw = append(raw, time.Since(t))
 		}
 	}
-	p50, p99 := pct(ours, 50), pct(ours, 99)
-	r50, r99 := pct(raw, 50), pct(raw, 99)
+	p50, p99 := benchstat.Pct(ours, 50), benchstat.Pct(ours, 99)
+	r50, r99 := benchstat.Pct(raw, 50), benchstat.Pct(raw, 99)
 	fmt.Printf("  %d queries       p50 %.2f ms  p99 %.2f ms   (raw FTS5 MATCH p50 %.2f ms p99 %.2f ms; ratio p50 %.2fx)\n",
-		len(qs), msf(p50), msf(p99), msf(r50), msf(r99), float64(p50)/float64(max(r50, 1)))
-}
-
-func ms(d time.Duration) float64  { return float64(d) / 1e6 }
-func msf(d time.Duration) float64 { return float64(d) / 1e6 }
-
-func pct(ds []time.Duration, p int) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s) == 0 {
-		return 0
-	}
-	i := (len(s)*p + 99) / 100
-	if i > 0 {
-		i--
-	}
-	return s[i]
+		len(qs), benchstat.MS(p50), benchstat.MS(p99), benchstat.MS(r50), benchstat.MS(r99), float64(p50)/float64(max(r50, 1)))
 }
 
 func childRSS(root, dir string) int64 {

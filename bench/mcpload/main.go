@@ -30,11 +30,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/loci-dev/loci/bench/internal/benchstat"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -117,7 +118,7 @@ func main() {
 	env.Close()
 
 	fmt.Printf("vault %s, %d queries drawn from note titles\n", *vaultDir, len(queries))
-	fmt.Printf("  in-process search_notes   p50 %6.2f ms  p99 %6.2f ms\n", msd(pct(inproc, 50)), msd(pct(inproc, 99)))
+	fmt.Printf("  in-process search_notes   p50 %6.2f ms  p99 %6.2f ms\n", msd(benchstat.Pct(inproc, 50)), msd(benchstat.Pct(inproc, 99)))
 
 	// CLI baseline: a process per query, index already built.
 	var cli []time.Duration
@@ -135,7 +136,7 @@ func main() {
 			check(fmt.Errorf("cli output is not JSON"))
 		}
 	}
-	fmt.Printf("  CLI (process per query)   p50 %6.2f ms  p99 %6.2f ms\n", msd(pct(cli, 50)), msd(pct(cli, 99)))
+	fmt.Printf("  CLI (process per query)   p50 %6.2f ms  p99 %6.2f ms\n", msd(benchstat.Pct(cli, 50)), msd(benchstat.Pct(cli, 99)))
 
 	// Load over Streamable HTTP against a real `loci serve`.
 	port := freePort()
@@ -209,8 +210,8 @@ func main() {
 	elapsed := time.Since(start)
 	srvCPU, selfCPUd := procCPU(srv.Process.Pid)-srvCPU0, selfCPU()-selfCPU0
 	fmt.Printf("  MCP HTTP, %d sessions, mode %q      p50 %6.2f ms  p99 %6.2f ms  %.0f calls/s  %d calls, %d errors  (p50 %.1fx in-process)\n",
-		*sessions, *mode, msd(pct(lat, 50)), msd(pct(lat, 99)), float64(len(lat))/elapsed.Seconds(), len(lat), errCount.Load(),
-		float64(pct(lat, 50))/float64(max(pct(inproc, 50), 1)))
+		*sessions, *mode, msd(benchstat.Pct(lat, 50)), msd(benchstat.Pct(lat, 99)), float64(len(lat))/elapsed.Seconds(), len(lat), errCount.Load(),
+		float64(benchstat.Pct(lat, 50))/float64(max(benchstat.Pct(inproc, 50), 1)))
 	fmt.Printf("  CPU over the load phase: loci serve %.2f s (%.2f ms a call), load generator %.2f s, wall %.2f s\n",
 		srvCPU.Seconds(), msd(srvCPU)/float64(max(len(lat), 1)), selfCPUd.Seconds(), elapsed.Seconds())
 
@@ -232,7 +233,7 @@ func main() {
 		colds = append(colds, d)
 	}
 	fmt.Printf("  cold start (stdio)        median %6.1f ms  p90 %6.1f ms over %d runs (process start → first search_notes result)\n",
-		msd(pct(colds, 50)), msd(pct(colds, 90)), len(colds))
+		msd(benchstat.Pct(colds, 50)), msd(benchstat.Pct(colds, 90)), len(colds))
 }
 
 // procCPU is a process's user+system CPU time from /proc (0 where there is none).
@@ -320,19 +321,6 @@ func makeQueries(ctx context.Context, ix *index.Index, n int) []string {
 		}
 	}
 	return out
-}
-
-func pct(ds []time.Duration, p int) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	i := (len(s)*p+99)/100 - 1
-	if i < 0 {
-		i = 0
-	}
-	return s[i]
 }
 
 func msd(d time.Duration) float64 { return float64(d) / 1e6 }

@@ -31,6 +31,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/loci-dev/loci/bench/internal/benchstat"
+
 	"github.com/loci-dev/loci/internal/index"
 	_ "github.com/loci-dev/loci/internal/ops/read" // registers every language the query operation offers
 	"github.com/loci-dev/loci/internal/query"
@@ -271,15 +273,12 @@ func run(ctx context.Context, ix *index.Index, s suite, n int) {
 	}
 }
 
-// pct is the p-th percentile of ds (nearest rank), rounded to µs.
-func pct(ds []time.Duration, p int) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := (len(s)*p+99)/100 - 1
-	return s[max(i, 0)].Round(time.Microsecond)
-}
-
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "querybench:", err)
 	os.Exit(1)
+}
+
+// pct is benchstat.Pct rounded to the microsecond, for printing.
+func pct(ds []time.Duration, p int) time.Duration {
+	return benchstat.Pct(ds, p).Round(time.Microsecond)
 }

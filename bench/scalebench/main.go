@@ -44,6 +44,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/loci-dev/loci/bench/internal/benchstat"
+
 	"github.com/loci-dev/loci/internal/embed"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/search"
@@ -205,7 +207,7 @@ func measure(ctx context.Context, root, dir string, withEmbed bool, nq int) {
 				ds = append(ds, time.Since(t))
 			}
 		}
-		fmt.Printf("  %d queries %-8s p50 %7.2f ms   p99 %7.2f ms   slowest: %s\n", len(qs), mode, ms(pct(ds, 50)), ms(pct(ds, 99)), slowest(qs, ds, 3))
+		fmt.Printf("  %d queries %-8s p50 %7.2f ms   p99 %7.2f ms   slowest: %s\n", len(qs), mode, benchstat.MS(benchstat.Pct(ds, 50)), benchstat.MS(benchstat.Pct(ds, 99)), slowest(qs, ds, 3))
 	}
 }
 
@@ -288,7 +290,7 @@ func slowest(qs []string, ds []time.Duration, k int) string {
 	sort.SliceStable(idx, func(a, b int) bool { return ds[idx[a]] > ds[idx[b]] })
 	var parts []string
 	for _, i := range idx[:min(k, len(idx))] {
-		parts = append(parts, fmt.Sprintf("%q %.0f ms", qs[i], ms(ds[i])))
+		parts = append(parts, fmt.Sprintf("%q %.0f ms", qs[i], benchstat.MS(ds[i])))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -347,24 +349,9 @@ func scanBench(spec string) {
 			}
 			// The minimum is the scan on an idle core; p50 is what a query
 			// got on this (shared) machine.
-			fmt.Printf("  %9d chunks %-7s  %7.0f MB   scan min %8.2f ms  p50 %8.2f ms  (min %.1f ns/chunk)\n", rows, kind, float64(m.Bytes())/1e6, ms(pct(ds, 0)), ms(pct(ds, 50)), float64(pct(ds, 0).Nanoseconds())/float64(rows))
+			fmt.Printf("  %9d chunks %-7s  %7.0f MB   scan min %8.2f ms  p50 %8.2f ms  (min %.1f ns/chunk)\n", rows, kind, float64(m.Bytes())/1e6, benchstat.MS(benchstat.Pct(ds, 0)), benchstat.MS(benchstat.Pct(ds, 50)), float64(benchstat.Pct(ds, 0).Nanoseconds())/float64(rows))
 			m = nil
 			runtime.GC()
 		}
 	}
-}
-
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }
-
-func pct(ds []time.Duration, p int) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s) == 0 {
-		return 0
-	}
-	i := (len(s)*p + 99) / 100
-	if i > 0 {
-		i--
-	}
-	return s[i]
 }

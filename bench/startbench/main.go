@@ -33,9 +33,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/loci-dev/loci/bench/internal/benchstat"
 
 	"github.com/loci-dev/loci/internal/cli"
 )
@@ -173,23 +174,23 @@ func main() {
 	}
 
 	// The table.
-	b50 := pct(times[0], 50)
+	b50 := benchstat.Pct(times[0], 50)
 	fmt.Printf("\n%d runs each (after %d warm-up runs), one process per run, wall time from exec to exit:\n\n", *n, *warm)
 	fmt.Println("| command | p50 | p99 | p50 ÷ baseline p50 |")
 	fmt.Println("| --- | --- | --- | --- |")
 	for i, c := range cmds {
-		p50, p99 := pct(times[i], 50), pct(times[i], 99)
-		fmt.Printf("| %s | %.1f ms | %.1f ms | %.1fx |\n", c.label, msf(p50), msf(p99), float64(p50)/float64(b50))
+		p50, p99 := benchstat.Pct(times[i], 50), benchstat.Pct(times[i], 99)
+		fmt.Printf("| %s | %.1f ms | %.1f ms | %.1fx |\n", c.label, benchstat.MS(p50), benchstat.MS(p99), float64(p50)/float64(b50))
 	}
 	for k, mode := range []string{"lexical", "hybrid"} {
-		p50, p99 := pct(inproc[k], 50), pct(inproc[k], 99)
-		fmt.Printf("| in-process cli.Main search (%s), this tree | %.1f ms | %.1f ms | %.1fx |\n", mode, msf(p50), msf(p99), float64(p50)/float64(b50))
+		p50, p99 := benchstat.Pct(inproc[k], 50), benchstat.Pct(inproc[k], 99)
+		fmt.Printf("| in-process cli.Main search (%s), this tree | %.1f ms | %.1f ms | %.1fx |\n", mode, benchstat.MS(p50), benchstat.MS(p99), float64(p50)/float64(b50))
 	}
 	if *before != "" {
 		fmt.Printf("\nloci ÷ before (%s), p50: ", *before)
 		for k := 0; k < 3; k++ {
 			bi, li := 2+k, 5+k
-			fmt.Printf("%s %.2fx  ", strings.TrimPrefix(cmds[li].label, "loci "), float64(pct(times[li], 50))/float64(pct(times[bi], 50)))
+			fmt.Printf("%s %.2fx  ", strings.TrimPrefix(cmds[li].label, "loci "), float64(benchstat.Pct(times[li], 50))/float64(benchstat.Pct(times[bi], 50)))
 		}
 		fmt.Println()
 	}
@@ -267,22 +268,6 @@ func copyTree(src, dst string) {
 		return nil
 	})
 	check(err)
-}
-
-func msf(d time.Duration) float64 { return float64(d) / 1e6 }
-
-// pct is the p-th percentile (nearest rank).
-func pct(ds []time.Duration, p int) time.Duration {
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s) == 0 {
-		return 0
-	}
-	i := (len(s)*p + 99) / 100
-	if i > 0 {
-		i--
-	}
-	return s[i]
 }
 
 func check(err error) {
