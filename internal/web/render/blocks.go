@@ -110,6 +110,8 @@ func outline(li *ast.ListItem, src []byte) {
 		}
 		if tb.ChildCount() == 0 {
 			li.RemoveChild(li, tb)
+		} else if t, ok := tb.LastChild().(*ast.Text); ok {
+			t.SetSoftLineBreak(false) // the break before a removed property
 		}
 	}
 	var list ast.Node

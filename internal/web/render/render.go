@@ -359,7 +359,9 @@ func (st *state) resolve(l *WikiLink, headings map[string]string) {
 		return
 	}
 	if !isNote {
-		l.Media = st.opt.Resolver.Media(st.opt.Path, l.Target)
+		if l.Media = st.opt.Resolver.Media(st.opt.Path, l.Target); l.Media == "" {
+			l.Href = "" // shown as unresolved
+		}
 		return
 	}
 	e := &Embedded{}

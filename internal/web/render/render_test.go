@@ -92,7 +92,7 @@ func TestLogseqOutline(t *testing.T) {
 	src := "- top\n  id:: 11111111-2222-3333-4444-555555555555\n  collapsed:: true\n\t- child ((11111111-2222-3333-4444-555555555555))\n- open parent\n\t- kid\n- leaf\n"
 	got := Render([]byte(src), Options{Path: "p.md", Logseq: true}).HTML
 	for _, w := range []string{
-		`<li id="block-11111111-2222-3333-4444-555555555555" class="block">` + "\n" + `<details class="outline"><summary>top`,
+		`<li id="block-11111111-2222-3333-4444-555555555555" class="block">` + "\n" + `<details class="outline"><summary>top</summary>`,
 		`<li class="block">child <span class="block-ref unresolved">((11111111-2222-3333-4444-555555555555))</span></li>`,
 		`<details class="outline" open><summary>open parent`,
 		`<li class="block">leaf</li>`,
