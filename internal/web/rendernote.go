@@ -51,7 +51,8 @@ func (h *Handler) resolver(ctx context.Context) *noteResolver {
 func (rv *noteResolver) Note(from, target, heading string) (string, string, bool, error) {
 	in := map[string]any{"note": target, "max_chars": 200000}
 	if heading != "" {
-		in["heading"] = heading
+		// [[Note#Parent#Child]] is a heading path.
+		in["heading"] = strings.Join(strings.Split(heading, "#"), " > ")
 	}
 	out, err := call[read.ReadNoteOut](rv.ctx, rv.h, "read_note", in)
 	if err != nil {

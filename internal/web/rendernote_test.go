@@ -6,15 +6,21 @@ import (
 	"image"
 	"image/png"
 	"io"
+	"io/fs"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/testutil"
 )
 
@@ -48,6 +54,7 @@ func renderFixture(t *testing.T) (base string, c *http.Client, pic []byte) {
 		"R/Blocky.md":           "para one BLK0\n\nthe BLK1 para ^blk\n\nBLK2 after\n",
 		"R/Loop A.md":           "LOOPA\n\n![[Loop B]]\n",
 		"R/Loop B.md":           "LOOPB\n\n![[Loop A]]\n",
+		"R/Self.md":             "# Self\n\n## Part\n\nPARTBODY\n\n## Other\n\n![[Self#Part]]\n\n![[Self]]\n",
 		"R/Deep0.md":            "![[D1]]\n",
 		"R/D1.md":               "DEPTH1\n\n![[D2]]\n",
 		"R/D2.md":               "DEPTH2\n\n![[D3]]\n",
@@ -174,6 +181,14 @@ func TestNoteRendering(t *testing.T) {
 		`<span class="chip">3</span>`, `<link rel="stylesheet" href="/ui/static/render.css">`,
 	}, []string{"[alpha", "katex", "mermaid.min.js"})
 
+	// A note may embed a section of itself, never itself.
+	_, body = noteBody(t, c, base, "R/Self.md")
+	wantIn(t, body, []string{`<div class="embed" data-path="R/Self.md"><div class="embed-title"><a href="/ui/note?path=R%2FSelf.md#part">Self &gt; Part</a>`,
+		`<a href="/ui/note?path=R%2FSelf.md">Self</a> <span class="embed-error">(not embedded: it embeds itself)</span>`}, nil)
+	if n := strings.Count(body, "PARTBODY"); n != 2 {
+		t.Errorf("PARTBODY %d times, want 2 (the note's and its embedded section's)", n)
+	}
+
 	// The depth cap: three levels, then a note saying so.
 	_, body = noteBody(t, c, base, "R/Deep0.md")
 	wantIn(t, body, []string{"DEPTH1", "DEPTH2", "DEPTH3", "(not embedded: more than 3 embeds deep)"}, []string{"DEPTH4"})
@@ -290,4 +305,54 @@ func TestLogseqRendering(t *testing.T) {
 	}, []string{"HIDDEN1"})
 	_, body = noteBody(t, c, base, "graph/pages/Blocks.md")
 	wantIn(t, body, []string{`<li id="block-6a6b6c6d-0000-4000-8000-000000000001" class="block">source block text</li>`}, []string{"id::"})
+}
+
+// TestCorpusNotePages opens every note of a copy of obsidian-help/en
+// through the server, with its real index: each page answers 200, keeps
+// no raw callout, and the help's own note and block embeds are embedded
+// (its images are not in the corpus: they show as unresolved).
+func TestCorpusNotePages(t *testing.T) {
+	src := filepath.Join(testutil.Corpus(t, "obsidian-help"), "en")
+	root := filepath.Join(t.TempDir(), "vault")
+	testutil.CopyTree(t, src, root)
+	ctx := context.Background()
+	vh, err := ops.OpenVault(ctx, root, t.TempDir(), nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
+	t.Cleanup(env.Close)
+	if _, err := env.Sync(ctx, vh, index.SyncOptions{NoEmbed: true}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(catalog.All(), env, Options{Token: token}))
+	t.Cleanup(srv.Close)
+	c := login(t, srv)
+	var notes, embeds, callouts int
+	var took []time.Duration
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		start := time.Now()
+		_, body := noteBody(t, c, srv.URL, filepath.ToSlash(rel))
+		took = append(took, time.Since(start))
+		notes++
+		embeds += strings.Count(body, `<div class="embed" data-path=`)
+		for _, m := range regexp.MustCompile(`embed-missing">(.*?)</div>`).FindAllStringSubmatch(body, -1) {
+			t.Logf("%s: %s", rel, m[1])
+		}
+		callouts += strings.Count(body, `class="callout"`)
+		if strings.Contains(body, "<blockquote>\n<p>[!") {
+			t.Errorf("%s keeps a raw callout", rel)
+		}
+		return nil
+	})
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	t.Logf("%d note pages, %d embeds, %d callouts; page p50 %v p99 %v max %v", notes, embeds, callouts,
+		took[len(took)/2], took[len(took)*99/100], took[len(took)-1])
+	if embeds == 0 || callouts == 0 {
+		t.Errorf("no embed or no callout rendered in the help")
+	}
 }

@@ -3,6 +3,8 @@ package render
 import (
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/renderer"
@@ -11,7 +13,7 @@ import (
 	"github.com/yuin/goldmark/util"
 )
 
-var calloutRE = regexp.MustCompile(`^\s*\[!([A-Za-z0-9_-]+)\]([+-]?)[ \t]*(.*?)\s*$`)
+var calloutRE = regexp.MustCompile(`^\s*\[!([^\]\s]+)\]([+-]?)[ \t]*(.*?)\s*$`)
 
 // callout turns a blockquote whose first line is [!type]± Title into a
 // Callout.
@@ -30,7 +32,8 @@ func callout(q *ast.Blockquote, src []byte) {
 		c.Fold = m[2][0]
 	}
 	if c.Title == "" {
-		c.Title = strings.ToUpper(c.Name[:1]) + c.Name[1:]
+		r, n := utf8.DecodeRuneInString(c.Name)
+		c.Title = string(unicode.ToUpper(r)) + c.Name[n:]
 	}
 	// Drop the first line's inline nodes from the paragraph.
 	for n := p.FirstChild(); n != nil; {

@@ -37,6 +37,8 @@ func (wikilinkParser) Parse(parent ast.Node, block text.Reader, pc parser.Contex
 		return nil
 	}
 	ref, display, _ := strings.Cut(inner, "|")
+	// Inside a table the pipe is written \|.
+	ref = strings.TrimSuffix(ref, `\`)
 	target, frag, _ := strings.Cut(ref, "#")
 	n := &WikiLink{Target: strings.TrimSpace(target), Display: strings.TrimSpace(display), Embed: embed}
 	frag = strings.TrimSpace(frag)

@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"net/url"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -100,7 +101,7 @@ type shared struct {
 type state struct {
 	opt   Options
 	depth int
-	chain []string // notes embedded on the way here, the page first
+	chain []string // embedKeys of the embeds on the way here, the page first
 	sh    *shared
 }
 
@@ -124,7 +125,7 @@ func Render(src []byte, opt Options) Result {
 		opt.MaxBytes = defaultBytes
 	}
 	sh := &shared{embeds: opt.MaxEmbeds}
-	h := render(src, &state{opt: opt, chain: []string{opt.Path}, sh: sh})
+	h := render(src, &state{opt: opt, chain: []string{embedKey(opt.Path, "", "")}, sh: sh})
 	return Result{HTML: h, Math: sh.math, Mermaid: sh.mermaid}
 }
 
@@ -206,6 +207,7 @@ func (transformer) Transform(doc *ast.Document, reader text.Reader, pc parser.Co
 	var items []*ast.ListItem
 	var images []*ast.Image
 	var refs []*BlockRef
+	var texts []ast.Node
 	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
@@ -234,9 +236,14 @@ func (transformer) Transform(doc *ast.Document, reader text.Reader, pc parser.Co
 			refs = append(refs, n)
 		case *Math, *MathBlock:
 			st.sh.math = true
+		case *ast.Paragraph, *ast.TextBlock:
+			texts = append(texts, n)
 		}
 		return ast.WalkContinue, nil
 	})
+	for _, p := range texts {
+		blockAnchor(p, src)
+	}
 	for _, q := range quotes {
 		callout(q, src)
 	}
@@ -337,13 +344,15 @@ func (st *state) resolve(l *WikiLink, headings map[string]string) {
 				l.Href = "#" + string(parser.NewContext().IDs().Generate([]byte(l.Heading), ast.KindHeading))
 			}
 		case l.Block != "":
-			l.Href = "#^" + l.Block
+			l.Href = "#" + url.PathEscape("^"+l.Block)
 		}
 		return
 	}
 	l.Href = NoteURL(l.Target)
 	if l.Heading != "" {
 		l.Href += "#" + string(parser.NewContext().IDs().Generate([]byte(l.Heading), ast.KindHeading))
+	} else if l.Block != "" {
+		l.Href += "#" + url.PathEscape("^"+l.Block)
 	}
 	ext := strings.ToLower(path.Ext(l.Target))
 	isNote := ext == "" || ext == ".md" || MediaKind(l.Target) == ""
@@ -385,9 +394,9 @@ func (st *state) resolve(l *WikiLink, headings map[string]string) {
 	if l.Heading != "" {
 		l.Href += "#" + string(parser.NewContext().IDs().Generate([]byte(l.Heading), ast.KindHeading))
 	}
-	key := p + "#" + strings.ToLower(l.Heading) + "^" + l.Block
+	key := embedKey(p, l.Heading, l.Block)
 	for _, c := range st.chain {
-		if c == p || c == key {
+		if c == key {
 			e.Error = "not embedded: it embeds itself"
 			return
 		}
@@ -405,6 +414,13 @@ func (st *state) resolve(l *WikiLink, headings map[string]string) {
 	e.HTML = render([]byte(content), sub)
 }
 
+// embedKey names what an embed shows: a note, its heading's section or a
+// block. The cycle guard cuts an embed whose key is already on the way
+// from the page (a note may embed a section of itself, not itself).
+func embedKey(p, heading, block string) string {
+	return p + "#" + strings.ToLower(heading) + "^" + block
+}
+
 // blockText is the paragraph or list item that ends with ^id.
 func blockText(content, id string) (string, bool) {
 	lines := strings.Split(content, "\n")
@@ -414,7 +430,7 @@ func blockText(content, id string) (string, bool) {
 			continue
 		}
 		before := strings.TrimSuffix(t, "^"+id)
-		if before != "" && !strings.HasSuffix(before, " ") && !strings.HasSuffix(before, "\t") {
+		if before != "" && !strings.HasSuffix(before, " ") && !strings.HasSuffix(before, "\t") && !strings.HasSuffix(before, "]]") {
 			continue
 		}
 		before = strings.TrimRight(before, " \t")
@@ -471,4 +487,38 @@ func itoa(n int) string {
 		n /= 10
 	}
 	return string(b[i:])
+}
+
+var anchorRE = regexp.MustCompile(`(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t]*$`)
+
+// blockAnchor hides an Obsidian block id (a paragraph or list item ending
+// in " ^id", or a line "^id" alone after a block) and makes it the
+// element's id, so [[#^id]] and [[Note#^id]] land on it.
+func blockAnchor(p ast.Node, src []byte) {
+	t, ok := p.LastChild().(*ast.Text)
+	if !ok {
+		return
+	}
+	v := t.Segment.Value(src)
+	m := anchorRE.FindSubmatchIndex(v)
+	if m == nil {
+		return
+	}
+	id := "^" + string(v[m[2]:m[3]])
+	target := p
+	if p.Kind() == ast.KindTextBlock && p.Parent() != nil {
+		target = p.Parent()
+	}
+	if m[0] == 0 && p.FirstChild() == t {
+		// "^id" alone: it names the block before it.
+		prev := p.PreviousSibling()
+		if prev == nil {
+			return
+		}
+		p.Parent().RemoveChild(p.Parent(), p)
+		prev.SetAttributeString("id", []byte(id))
+		return
+	}
+	t.Segment = t.Segment.WithStop(t.Segment.Start + m[0])
+	target.SetAttributeString("id", []byte(id))
 }

@@ -30,6 +30,13 @@ func TestSyntax(t *testing.T) {
 			[]string{`data-callout="note"`, `data-callout="bug"><div class="callout-title">Inner</div>`, "<p>deep</p>"}, []string{"<blockquote>"}},
 		{"plain quote stays a quote", "> just [!text] here\n", []string{"<blockquote>"}, []string{"callout"}},
 		{"callout title is escaped", "> [!note] <b>x</b> & y\n", []string{`<div class="callout-title">&lt;b&gt;x&lt;/b&gt; &amp; y</div>`}, []string{"<b>"}},
+		{"callout of any type", "> [!注意]\n> x\n", []string{`<div class="callout" data-callout="注意"><div class="callout-title">注意</div>`}, []string{"[!"}},
+		{"block anchor on a paragraph", "some text ^abc-1\n\nsee [[#^abc-1]]", []string{`<p id="^abc-1">some text</p>`, `<a class="wikilink" href="#%5Eabc-1">^abc-1</a>`}, []string{"text ^abc"}},
+		{"block anchor on a list item", "- one ^li1\n- two\n", []string{`<li id="^li1">one</li>`}, []string{"^li1<"}},
+		{"block anchor after a table", "| a |\n| - |\n| 1 |\n\n^tbl\n", []string{`<table id="^tbl">`}, []string{"<p>^tbl"}},
+		{"caret inside a word is text", "x^2 and a^b", []string{"<p>x^2 and a^b</p>"}, []string{"id="}},
+		{"link to another note's block", "[[Other#^b1]]", []string{`<a class="wikilink" href="/ui/note?note=Other#%5Eb1">Other &gt; ^b1</a>`}, nil},
+		{"wikilink alias in a table", "| a |\n| - |\n| [[Note\\|alias]] |\n", []string{`<td><a class="wikilink" href="/ui/note?note=Note">alias</a></td>`}, nil},
 		{"highlight", "a ==marked== b", []string{"a <mark>marked</mark> b"}, nil},
 		{"not a highlight", "a === b and ==x", []string{"a === b and ==x"}, []string{"<mark>"}},
 		{"tags", "#tag and #a/b-c_d, x#no, #123, #日本", []string{`<a class="tag" href="/ui/tags?tag=tag">#tag</a>`, `<a class="tag" href="/ui/tags?tag=a%2Fb-c_d">#a/b-c_d</a>`, "x#no", "#123", `href="/ui/tags?tag=%E6%97%A5%E6%9C%AC">#日本</a>`}, []string{"tag=no", "tag=123"}},
@@ -113,11 +120,12 @@ func TestLogseqOutline(t *testing.T) {
 }
 
 func TestBlockText(t *testing.T) {
-	content := "# T\n\nfirst para\nsecond line ^p1\n\n- item one ^li\n- item two\n\n| a |\n| - |\n| 1 |\n\n^tbl\n\nno^x\n"
+	content := "# T\n\nfirst para\nsecond line ^p1\n\n- item one ^li\n- item two\n\n| a |\n| - |\n| 1 |\n\n^tbl\n\nno^x\n\n![[img.png]]^glued\n"
 	for _, c := range []struct{ id, want string }{
 		{"p1", "first para\nsecond line"},
 		{"li", "- item one"},
 		{"tbl", "| a |\n| - |\n| 1 |"},
+		{"glued", "![[img.png]]"},
 	} {
 		got, ok := blockText(content, c.id)
 		if !ok || got != c.want {
