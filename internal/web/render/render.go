@@ -500,6 +500,9 @@ func blockAnchor(p ast.Node, src []byte) {
 		return
 	}
 	v := t.Segment.Value(src)
+	if bytes.IndexByte(v, '^') < 0 {
+		return // most paragraphs: no regexp run
+	}
 	m := anchorRE.FindSubmatchIndex(v)
 	if m == nil {
 		return
