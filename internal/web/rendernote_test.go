@@ -72,7 +72,7 @@ func renderFixture(t *testing.T) (base string, c *http.Client, pic []byte) {
 		"outside-of-fence.txt":  "text",
 		"graph/pages/Blocks.md": "- source block text\n  id:: " + uuid1 + "\n- other\n",
 		"graph/pages/Hidden.md": "- hidden block HIDDEN1\n  id:: " + uuid2 + "\n",
-		"graph/pages/Refs.md":   "- see ((" + uuid1 + ")) and ((" + uuid2 + "))\n- parent\n\t- child\n",
+		"graph/pages/Refs.md":   "- see ((" + uuid1 + ")) and ((" + uuid2 + "))\n- parent\n\t- child\n- {{embed ((" + uuid1 + "))}}\n- {{embed ((" + uuid2 + "))}}\n- {{embed [[Blocks]]}}\n",
 	})
 	outside := filepath.Join(t.TempDir(), "outside.png")
 	if err := os.WriteFile(outside, pic, 0o644); err != nil {
@@ -302,7 +302,11 @@ func TestLogseqRendering(t *testing.T) {
 		`<a class="block-ref" href="/ui/note?path=graph%2Fpages%2FBlocks.md#block-6a6b6c6d-0000-4000-8000-000000000001">source block text</a>`,
 		`<span class="block-ref unresolved">((6a6b6c6d-0000-4000-8000-000000000002))</span>`,
 		`<details class="outline" open><summary>parent`,
-	}, []string{"HIDDEN1"})
+		// Logseq's embeds: a block, a fenced block (not found), a page.
+		`<div class="embed" data-path="graph/pages/Blocks.md"><div class="embed-title"><a href="/ui/note?path=graph%2Fpages%2FBlocks.md#block-6a6b6c6d-0000-4000-8000-000000000001">source block text</a></div><div class="embed-body"><p>source block text</p>`,
+		`<div class="embed embed-missing">((6a6b6c6d-0000-4000-8000-000000000002)) <span class="embed-error">(not found)</span></div>`,
+		`<div class="embed" data-path="graph/pages/Blocks.md"><div class="embed-title"><a href="/ui/note?path=graph%2Fpages%2FBlocks.md">Blocks</a></div><div class="embed-body"><ul>`,
+	}, []string{"HIDDEN1", "{{embed"})
 	_, body = noteBody(t, c, base, "graph/pages/Blocks.md")
 	wantIn(t, body, []string{`<li id="block-6a6b6c6d-0000-4000-8000-000000000001" class="block">source block text</li>`}, []string{"id::"})
 }

@@ -24,6 +24,8 @@ type WikiLink struct {
 	ast.BaseInline
 	Target, Heading, Block, Display string
 	Embed                           bool
+	// UUID is a Logseq block embed's block ({{embed ((uuid))}}).
+	UUID string
 
 	// Filled by the resolving transformer.
 	Href  string // a link's address ("" when it resolves to nothing)

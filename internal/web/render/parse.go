@@ -263,3 +263,34 @@ func (mathBlockParser) Close(node ast.Node, reader text.Reader, pc parser.Contex
 
 func (mathBlockParser) CanInterruptParagraph() bool { return true }
 func (mathBlockParser) CanAcceptIndentedLine() bool { return false }
+
+// macroParser reads Logseq's embeds: {{embed [[page]]}} (as ![[page]])
+// and {{embed ((uuid))}} (the block, rendered in place).
+type macroParser struct{}
+
+func (macroParser) Trigger() []byte { return []byte{'{'} }
+
+func (macroParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	line, _ := block.PeekLine()
+	if !bytes.HasPrefix(line, []byte("{{embed ")) {
+		return nil
+	}
+	end := bytes.Index(line, []byte("}}"))
+	if end < 0 {
+		return nil
+	}
+	arg := bytes.TrimSpace(line[len("{{embed "):end])
+	switch {
+	case bytes.HasPrefix(arg, []byte("[[")) && bytes.HasSuffix(arg, []byte("]]")):
+		name := strings.TrimSpace(string(arg[2 : len(arg)-2]))
+		if name == "" || strings.ContainsAny(name, "[]") {
+			return nil
+		}
+		block.Advance(end + 2)
+		return &WikiLink{Target: name, Embed: true}
+	case bytes.HasPrefix(arg, []byte("((")) && bytes.HasSuffix(arg, []byte("))")) && isUUID(arg[2:len(arg)-2]):
+		block.Advance(end + 2)
+		return &WikiLink{UUID: strings.ToLower(string(arg[2 : len(arg)-2])), Embed: true}
+	}
+	return nil
+}

@@ -172,6 +172,7 @@ func (ext) Extend(m goldmark.Markdown) {
 			util.Prioritized(blockRefParser{}, 150),
 			util.Prioritized(mathParser{}, 150),
 			util.Prioritized(tagParser{}, 150),
+			util.Prioritized(macroParser{}, 150),
 			util.Prioritized(highlightParser{}, 500),
 		),
 		parser.WithBlockParsers(util.Prioritized(mathBlockParser{}, 150)),
@@ -335,6 +336,10 @@ func (l *WikiLink) label() string {
 
 // resolve fills a wikilink's address, attachment or embedded note.
 func (st *state) resolve(l *WikiLink, headings map[string]string) {
+	if l.UUID != "" {
+		st.embedBlock(l)
+		return
+	}
 	if l.Target == "" {
 		switch {
 		case l.Heading != "":
@@ -375,15 +380,9 @@ func (st *state) resolve(l *WikiLink, headings map[string]string) {
 	}
 	e := &Embedded{}
 	l.Note = e
-	if st.depth+1 > st.opt.MaxDepth {
-		e.Error = "not embedded: more than " + itoa(st.opt.MaxDepth) + " embeds deep"
+	if !st.enter(e) {
 		return
 	}
-	if st.sh.embeds <= 0 {
-		e.Error = "not embedded: the page has " + itoa(st.opt.MaxEmbeds) + " embeds already"
-		return
-	}
-	st.sh.embeds--
 	p, content, logseq, err := st.opt.Resolver.Note(st.opt.Path, l.Target, l.Heading)
 	if err != nil {
 		e.Error = "not found"
@@ -412,6 +411,60 @@ func (st *state) resolve(l *WikiLink, headings map[string]string) {
 	sub := &state{opt: st.opt, depth: st.depth + 1, chain: append(append([]string(nil), st.chain...), key), sh: st.sh}
 	sub.opt.Path, sub.opt.Logseq = p, logseq
 	e.HTML = render([]byte(content), sub)
+}
+
+// embedBlock renders a Logseq block embed: the block's text, found by
+// the resolver, inside the page.
+func (st *state) embedBlock(l *WikiLink) {
+	l.Display = "((" + l.UUID + "))"
+	if st.opt.Resolver == nil {
+		return
+	}
+	e := &Embedded{}
+	l.Note = e
+	if !st.enter(e) {
+		return
+	}
+	page, body := st.opt.Resolver.Block(l.UUID)
+	if page == "" {
+		e.Error = "not found"
+		return
+	}
+	e.Path = page
+	l.Href = PathURL(page) + "#block-" + l.UUID
+	l.Display = firstLine(body)
+	key := "((" + l.UUID + "))"
+	for _, c := range st.chain {
+		if c == key {
+			e.Error = "not embedded: it embeds itself"
+			return
+		}
+	}
+	sub := &state{opt: st.opt, depth: st.depth + 1, chain: append(append([]string(nil), st.chain...), key), sh: st.sh}
+	sub.opt.Path, sub.opt.Logseq = page, true
+	e.HTML = render([]byte(body), sub)
+}
+
+// enter checks the depth cap and the page's embed budget.
+func (st *state) enter(e *Embedded) bool {
+	if st.depth+1 > st.opt.MaxDepth {
+		e.Error = "not embedded: more than " + itoa(st.opt.MaxDepth) + " embeds deep"
+		return false
+	}
+	if st.sh.embeds <= 0 {
+		e.Error = "not embedded: the page has " + itoa(st.opt.MaxEmbeds) + " embeds already"
+		return false
+	}
+	st.sh.embeds--
+	return true
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
 }
 
 // embedKey names what an embed shows: a note, its heading's section or a
