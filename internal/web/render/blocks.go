@@ -161,6 +161,8 @@ func (r *htmlRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(KindEmbed, r.embedBlock)
 	reg.Register(KindOutline, r.outline)
 	reg.Register(KindSummary, r.summary)
+	reg.Register(KindComment, r.nothing)
+	reg.Register(KindCommentB, r.nothing)
 }
 
 func escape(s string) string { return string(util.EscapeHTML([]byte(s))) }
@@ -367,4 +369,8 @@ func (r *htmlRenderer) summary(w util.BufWriter, src []byte, node ast.Node, ente
 		w.WriteString("</summary>\n")
 	}
 	return ast.WalkContinue, nil
+}
+
+func (r *htmlRenderer) nothing(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	return ast.WalkSkipChildren, nil
 }

@@ -17,6 +17,8 @@ var (
 	KindEmbed     = ast.NewNodeKind("EmbedBlock")
 	KindOutline   = ast.NewNodeKind("OutlineBlock")
 	KindSummary   = ast.NewNodeKind("OutlineSummary")
+	KindComment   = ast.NewNodeKind("Comment")
+	KindCommentB  = ast.NewNodeKind("CommentBlock")
 )
 
 // WikiLink is [[target#heading|display]] or, with Embed, ![[...]].
@@ -131,3 +133,17 @@ type OutlineBlock struct {
 
 // OutlineSummary holds the block's own text inside an OutlineBlock.
 type OutlineSummary struct{ ast.BaseBlock }
+
+// Comment is %%text%%; CommentBlock a %% ... %% block. Neither is shown.
+type Comment struct{ ast.BaseInline }
+
+type CommentBlock struct {
+	ast.BaseBlock
+	done bool
+}
+
+func (n *Comment) Kind() ast.NodeKind              { return KindComment }
+func (n *Comment) Dump(src []byte, level int)      { ast.DumpHelper(n, src, level, nil, nil) }
+func (n *CommentBlock) Kind() ast.NodeKind         { return KindCommentB }
+func (n *CommentBlock) Dump(src []byte, level int) { ast.DumpHelper(n, src, level, nil, nil) }
+func (n *CommentBlock) IsRaw() bool                { return true }

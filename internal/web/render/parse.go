@@ -294,3 +294,57 @@ func (macroParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) 
 	}
 	return nil
 }
+
+// commentParser hides Obsidian's inline comment %%text%% (the reading view
+// does not show it).
+type commentParser struct{}
+
+func (commentParser) Trigger() []byte { return []byte{'%'} }
+
+func (commentParser) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	line, _ := block.PeekLine()
+	if !bytes.HasPrefix(line, []byte("%%")) {
+		return nil
+	}
+	end := bytes.Index(line[2:], []byte("%%"))
+	if end < 0 {
+		return nil
+	}
+	block.Advance(2 + end + 2)
+	return &Comment{}
+}
+
+// commentBlockParser hides a %% ... %% block comment.
+type commentBlockParser struct{}
+
+func (commentBlockParser) Trigger() []byte { return []byte{'%'} }
+
+func (commentBlockParser) Open(parent ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
+	line, _ := reader.PeekLine()
+	pos := pc.BlockOffset()
+	if pos < 0 || !bytes.HasPrefix(line[pos:], []byte("%%")) {
+		return nil, parser.NoChildren
+	}
+	n := &CommentBlock{}
+	rest := bytes.TrimSpace(line[pos+2:])
+	n.done = len(rest) >= 2 && bytes.HasSuffix(rest, []byte("%%"))
+	reader.AdvanceToEOL()
+	return n, parser.NoChildren
+}
+
+func (commentBlockParser) Continue(node ast.Node, reader text.Reader, pc parser.Context) parser.State {
+	n := node.(*CommentBlock)
+	line, _ := reader.PeekLine()
+	if line == nil || n.done {
+		return parser.Close
+	}
+	if bytes.HasSuffix(bytes.TrimSpace(line), []byte("%%")) {
+		n.done = true
+	}
+	reader.AdvanceToEOL()
+	return parser.Continue | parser.NoChildren
+}
+
+func (commentBlockParser) Close(node ast.Node, reader text.Reader, pc parser.Context) {}
+func (commentBlockParser) CanInterruptParagraph() bool                                { return true }
+func (commentBlockParser) CanAcceptIndentedLine() bool                                { return false }

@@ -173,9 +173,10 @@ func (ext) Extend(m goldmark.Markdown) {
 			util.Prioritized(mathParser{}, 150),
 			util.Prioritized(tagParser{}, 150),
 			util.Prioritized(macroParser{}, 150),
+			util.Prioritized(commentParser{}, 150),
 			util.Prioritized(highlightParser{}, 500),
 		),
-		parser.WithBlockParsers(util.Prioritized(mathBlockParser{}, 150)),
+		parser.WithBlockParsers(util.Prioritized(mathBlockParser{}, 150), util.Prioritized(commentBlockParser{}, 150)),
 		parser.WithASTTransformers(util.Prioritized(transformer{}, 100)),
 	)
 	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(&htmlRenderer{Config: html.NewConfig()}, 100)))
@@ -515,6 +516,24 @@ func blockText(content, id string) (string, bool) {
 // image points a relative image at the vault's attachment route.
 func (st *state) image(im *ast.Image) {
 	dest := string(im.Destination)
+	if low := strings.ToLower(dest); strings.HasPrefix(low, "http://") || strings.HasPrefix(low, "https://") {
+		// The page loads nothing from the network (CSP img-src 'self'):
+		// a remote image is a link to it.
+		l := ast.NewLink()
+		l.Destination = im.Destination
+		l.Title = im.Title
+		l.SetAttributeString("class", []byte("external-image"))
+		for im.FirstChild() != nil {
+			c := im.FirstChild()
+			im.RemoveChild(im, c)
+			l.AppendChild(l, c)
+		}
+		if l.ChildCount() == 0 {
+			l.AppendChild(l, ast.NewString(im.Destination))
+		}
+		im.Parent().ReplaceChild(im.Parent(), im, l)
+		return
+	}
 	if st.opt.Resolver == nil || dest == "" || strings.HasPrefix(dest, "/") || strings.HasPrefix(dest, "#") || strings.Contains(strings.SplitN(dest, "/", 2)[0], ":") {
 		return
 	}
