@@ -360,3 +360,42 @@ func TestCorpusNotePages(t *testing.T) {
 		t.Errorf("no embed or no callout rendered in the help")
 	}
 }
+
+// FuzzMediaFile: whatever path a request names, mediaFile accepts only a
+// media file inside the vault, reached without a link, outside hidden
+// folders and the read fence.
+func FuzzMediaFile(f *testing.F) {
+	root := filepath.Join(f.TempDir(), "vault")
+	pic := string([]byte{0x89, 'P', 'N', 'G'})
+	testutil.WriteFiles(f, root, map[string]string{
+		"a.md": "# a\n", "img/p.png": pic, "Private/s.png": pic, ".obsidian/h.png": pic, "d.pdf": "%PDF",
+	})
+	outside := filepath.Join(f.TempDir(), "o.png")
+	os.WriteFile(outside, []byte(pic), 0o644)
+	if os.Symlink(outside, filepath.Join(root, "img", "evil.png")) != nil || os.Symlink(filepath.Join(root, "img"), filepath.Join(root, "ln")) != nil {
+		f.Skip("no symbolic links")
+	}
+	ctx := context.Background()
+	vh, err := ops.OpenVault(ctx, root, f.TempDir(), nil, false)
+	if err != nil {
+		f.Fatal(err)
+	}
+	vh.Read = ops.ReadRules{DenyReadPaths: []string{"Private/**"}}
+	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
+	f.Cleanup(env.Close)
+	h := New(catalog.All(), env, Options{Token: token})
+	for _, s := range []string{"img/p.png", "../o.png", "img/evil.png", "ln/p.png", "Private/s.png", ".obsidian/h.png", "a.md", "d.pdf", "/img/p.png", "img//p.png", "img/./p.png", "IMG/P.PNG", "img\\p.png", "img/p.png\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		clean, err := h.mediaFile(ctx, vh, p)
+		if err != nil {
+			return
+		}
+		switch clean {
+		case "img/p.png", "d.pdf":
+		default:
+			t.Fatalf("%q accepted as %q", p, clean)
+		}
+	})
+}

@@ -171,6 +171,7 @@ func FuzzRender(f *testing.F) {
 		"> [!note]- T\n> x", "$$\n", "$a$", "==a==", "#t", "#[[a", "![[x#^y|300]]", "[[#h]]", "((11111111-2222-3333-4444-555555555555))",
 		"- a\n  id:: x\n\t- b", "```mermaid\n", "[^1]\n\n[^1]: x", "> [!a]\n> > [!b]\n> > > [!c]", "---\na: b\n---\n",
 		"- a\n  collapsed:: true\n  - b\n    - c", "> [!x]+\n", "$$ $$", "\\$x$", "![[a.png|10x]]",
+		"{{embed [[p]]}}", "{{embed ((11111111-2222-3333-4444-555555555555))}}", "%%a%% b\n\n%%\nc\n%%", "![a](https://x/y.png)", "t ^id\n\n^x", "| [[a\\|b]] |\n| - |",
 	} {
 		f.Add([]byte(s), false)
 		f.Add([]byte(s), true)
