@@ -134,7 +134,7 @@ func render(src []byte, st *state) string {
 	if len(src) > maxSource {
 		src = src[:maxSource]
 	}
-	pc := parser.NewContext()
+	pc := parser.NewContext(parser.WithIDs(newIDs()))
 	pc.Set(stateKey, st)
 	var b bytes.Buffer
 	if err := md.Convert(src, &b, parser.WithContext(pc)); err != nil || b.Len() > st.opt.MaxBytes {
@@ -347,7 +347,7 @@ func (st *state) resolve(l *WikiLink, headings map[string]string) {
 			if id, ok := headings[strings.ToLower(l.Heading)]; ok {
 				l.Href = "#" + id
 			} else {
-				l.Href = "#" + string(parser.NewContext().IDs().Generate([]byte(l.Heading), ast.KindHeading))
+				l.Href = "#" + slug(l.Heading)
 			}
 		case l.Block != "":
 			l.Href = "#" + url.PathEscape("^"+l.Block)
@@ -356,7 +356,7 @@ func (st *state) resolve(l *WikiLink, headings map[string]string) {
 	}
 	l.Href = NoteURL(l.Target)
 	if l.Heading != "" {
-		l.Href += "#" + string(parser.NewContext().IDs().Generate([]byte(l.Heading), ast.KindHeading))
+		l.Href += "#" + slug(l.Heading)
 	} else if l.Block != "" {
 		l.Href += "#" + url.PathEscape("^"+l.Block)
 	}
@@ -392,7 +392,7 @@ func (st *state) resolve(l *WikiLink, headings map[string]string) {
 	e.Path = p
 	l.Href = PathURL(p)
 	if l.Heading != "" {
-		l.Href += "#" + string(parser.NewContext().IDs().Generate([]byte(l.Heading), ast.KindHeading))
+		l.Href += "#" + slug(l.Heading)
 	}
 	key := embedKey(p, l.Heading, l.Block)
 	for _, c := range st.chain {

@@ -45,6 +45,7 @@ func TestSyntax(t *testing.T) {
 		{"a lone %% opens a comment to the end", "text\n\n%%\nrest", []string{"<p>text</p>"}, []string{"rest"}},
 		{"50%% off is text", "50% off and 20% more", []string{"50% off and 20% more"}, nil},
 		{"remote image is a link", "![a cat](https://example.org/cat.png) ![](http://x.org/y.png)", []string{`<a href="https://example.org/cat.png" class="external-image">a cat</a>`, `<a href="http://x.org/y.png" class="external-image">http://x.org/y.png</a>`}, []string{"<img"}},
+		{"heading ids keep every script", "# 知识 管理\n\n## Café Été\n\n## Café Été\n\n[[#知识 管理]] [[Other#日本語]]", []string{`<h1 id="知识-管理">`, `<h2 id="café-été">`, `<h2 id="café-été-1">`, `href="#知识-管理"`, `href="/ui/note?note=Other#日本語"`}, nil},
 		{"highlight", "a ==marked== b", []string{"a <mark>marked</mark> b"}, nil},
 		{"not a highlight", "a === b and ==x", []string{"a === b and ==x"}, []string{"<mark>"}},
 		{"tags", "#tag and #a/b-c_d, x#no, #123, #日本", []string{`<a class="tag" href="/ui/tags?tag=tag">#tag</a>`, `<a class="tag" href="/ui/tags?tag=a%2Fb-c_d">#a/b-c_d</a>`, "x#no", "#123", `href="/ui/tags?tag=%E6%97%A5%E6%9C%AC">#日本</a>`}, []string{"tag=no", "tag=123"}},
