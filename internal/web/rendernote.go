@@ -62,13 +62,33 @@ func (rv *noteResolver) Note(from, target, heading string) (string, string, bool
 	return out.Path, out.Content, outline, nil
 }
 
-// Block finds a Logseq block with get_block (fenced as every read).
+// Block finds a Logseq block with get_block (fenced as every read): its
+// text, then its children as an outline (what {{embed ((uuid))}} shows).
 func (rv *noteResolver) Block(uuid string) (string, string) {
 	out, err := call[logseq.GetBlockOut](rv.ctx, rv.h, "get_block", map[string]any{"uuid": uuid})
 	if err != nil {
 		return "", ""
 	}
-	return out.Page, out.Content
+	if len(out.Children) == 0 {
+		return out.Page, out.Content
+	}
+	var b strings.Builder
+	b.WriteString(out.Content + "\n\n")
+	outlineMD(&b, out.Children, 0)
+	return out.Page, b.String()
+}
+
+// outlineMD writes blocks as a Markdown outline.
+func outlineMD(b *strings.Builder, nodes []logseq.BlockNode, depth int) {
+	ind := strings.Repeat("  ", depth)
+	for _, n := range nodes {
+		lines := strings.Split(n.Content, "\n")
+		b.WriteString(ind + "- " + lines[0] + "\n")
+		for _, l := range lines[1:] {
+			b.WriteString(ind + "  " + l + "\n")
+		}
+		outlineMD(b, n.Children, depth+1)
+	}
 }
 
 // Media resolves an attachment as Obsidian does: a vault-relative path,

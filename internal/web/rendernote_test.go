@@ -70,7 +70,7 @@ func renderFixture(t *testing.T) (base string, c *http.Client, pic []byte) {
 		"R/sub/rel.png":         string(pic),
 		".obsidian/hidden.png":  string(pic),
 		"outside-of-fence.txt":  "text",
-		"graph/pages/Blocks.md": "- source block text\n  id:: " + uuid1 + "\n- other\n",
+		"graph/pages/Blocks.md": "- source block text\n  id:: " + uuid1 + "\n\t- child CHILD1\n\t\t- grandchild CHILD2\n- other\n",
 		"graph/pages/Hidden.md": "- hidden block HIDDEN1\n  id:: " + uuid2 + "\n",
 		"graph/pages/Refs.md":   "- see ((" + uuid1 + ")) and ((" + uuid2 + "))\n- parent\n\t- child\n- {{embed ((" + uuid1 + "))}}\n- {{embed ((" + uuid2 + "))}}\n- {{embed [[Blocks]]}}\n",
 	})
@@ -304,11 +304,13 @@ func TestLogseqRendering(t *testing.T) {
 		`<details class="outline" open><summary>parent`,
 		// Logseq's embeds: a block, a fenced block (not found), a page.
 		`<div class="embed" data-path="graph/pages/Blocks.md"><div class="embed-title"><a href="/ui/note?path=graph%2Fpages%2FBlocks.md#block-6a6b6c6d-0000-4000-8000-000000000001">source block text</a></div><div class="embed-body"><p>source block text</p>`,
+		// The embedded block brings its children.
+		"<li class=\"block\">\n<details class=\"outline\" open><summary>child CHILD1</summary>\n<ul>\n<li class=\"block\">grandchild CHILD2</li>",
 		`<div class="embed embed-missing">((6a6b6c6d-0000-4000-8000-000000000002)) <span class="embed-error">(not found)</span></div>`,
 		`<div class="embed" data-path="graph/pages/Blocks.md"><div class="embed-title"><a href="/ui/note?path=graph%2Fpages%2FBlocks.md">Blocks</a></div><div class="embed-body"><ul>`,
 	}, []string{"HIDDEN1", "{{embed"})
 	_, body = noteBody(t, c, base, "graph/pages/Blocks.md")
-	wantIn(t, body, []string{`<li id="block-6a6b6c6d-0000-4000-8000-000000000001" class="block">source block text</li>`}, []string{"id::"})
+	wantIn(t, body, []string{`<li id="block-6a6b6c6d-0000-4000-8000-000000000001" class="block">` + "\n" + `<details class="outline" open><summary>source block text</summary>`}, []string{"id::"})
 }
 
 // TestCorpusNotePages opens every note of a copy of obsidian-help/en
