@@ -67,8 +67,13 @@ func callout(q *ast.Blockquote, src []byte) {
 
 // startOf is the source offset where inline node n starts (-1 unknown).
 func startOf(n ast.Node) int {
-	if t, ok := n.(*ast.Text); ok {
+	switch t := n.(type) {
+	case *ast.Text:
 		return t.Segment.Start
+	case *ast.RawHTML:
+		if t.Segments.Len() > 0 {
+			return t.Segments.At(0).Start
+		}
 	}
 	for c := n.FirstChild(); c != nil; c = c.FirstChild() {
 		if t, ok := c.(*ast.Text); ok {
@@ -95,27 +100,29 @@ func outline(li *ast.ListItem, src []byte) {
 				continue
 			}
 			key := strings.ToLower(string(m[1]))
+			var prop ast.Node
 			switch key {
 			case "id":
 				li.SetAttributeString("id", []byte("block-"+strings.ToLower(string(m[2]))))
 			case "collapsed":
 				collapsed = strings.EqualFold(string(m[2]), "true")
 			default:
-				continue
-			}
-			for n := tb.FirstChild(); n != nil; {
-				next := n.NextSibling()
-				if s := startOf(n); s >= seg.Start && s < seg.Stop {
-					tb.RemoveChild(tb, n)
+				if i == 0 {
+					continue // "key:: value" as the block's own text
 				}
-				n = next
+				// Other properties: shown as chips under the block's text.
+				prop = &Prop{Key: string(m[1]), Value: string(m[2])}
 			}
+			removeLine(tb, seg, prop)
 		}
 		if tb.ChildCount() == 0 {
 			li.RemoveChild(li, tb)
 		} else if t, ok := tb.LastChild().(*ast.Text); ok {
 			t.SetSoftLineBreak(false) // the break before a removed property
 		}
+	}
+	if tb := li.FirstChild(); tb != nil && (tb.Kind() == ast.KindParagraph || tb.Kind() == ast.KindTextBlock) {
+		taskMarker(tb, src)
 	}
 	var list ast.Node
 	for c := li.FirstChild(); c != nil; c = c.NextSibling() {
@@ -145,6 +152,63 @@ func outline(li *ast.ListItem, src []byte) {
 	li.AppendChild(li, ob)
 }
 
+var taskMarkers = []string{"TODO", "DOING", "DONE", "LATER", "NOW", "WAITING", "WAIT", "CANCELED", "CANCELLED", "IN-PROGRESS"}
+
+// taskMarker turns a Logseq block's leading TODO/DOING/DONE/… into a
+// Task node (a checkbox and the marker).
+func taskMarker(tb ast.Node, src []byte) {
+	t, ok := tb.FirstChild().(*ast.Text)
+	if !ok {
+		return
+	}
+	v := string(t.Segment.Value(src))
+	for _, m := range taskMarkers {
+		if v == m || strings.HasPrefix(v, m+" ") {
+			t.Segment = t.Segment.WithStart(t.Segment.Start + len(m)) // the space stays
+			tb.InsertBefore(tb, t, &Task{Marker: m})
+			return
+		}
+	}
+}
+
+// removeLine drops the inline nodes of one source line from a paragraph,
+// putting repl (if any) in their place.
+func removeLine(p ast.Node, seg text.Segment, repl ast.Node) {
+	var at ast.Node
+	for n := p.FirstChild(); n != nil; {
+		next := n.NextSibling()
+		if s := startOf(n); s >= seg.Start && s < seg.Stop {
+			p.RemoveChild(p, n)
+			at = next
+		}
+		n = next
+	}
+	if repl == nil {
+		return
+	}
+	if at != nil {
+		p.InsertBefore(p, at, repl)
+	} else {
+		p.AppendChild(p, repl)
+	}
+}
+
+// pageProperties drops a Logseq page's leading key:: value lines (its
+// page properties, shown as the frontmatter's chips).
+func pageProperties(doc *ast.Document, src []byte) {
+	p := doc.FirstChild()
+	if p == nil || p.Kind() != ast.KindParagraph || p.Lines().Len() == 0 {
+		return
+	}
+	for i := 0; i < p.Lines().Len(); i++ {
+		seg := p.Lines().At(i)
+		if !propRE.Match(seg.Value(src)) {
+			return
+		}
+	}
+	doc.RemoveChild(doc, p)
+}
+
 type htmlRenderer struct {
 	html.Config
 }
@@ -162,6 +226,8 @@ func (r *htmlRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(KindOutline, r.outline)
 	reg.Register(KindSummary, r.summary)
 	reg.Register(KindComment, r.nothing)
+	reg.Register(KindProp, r.prop)
+	reg.Register(KindTask, r.task)
 	reg.Register(KindCommentB, r.nothing)
 }
 
@@ -372,5 +438,25 @@ func (r *htmlRenderer) summary(w util.BufWriter, src []byte, node ast.Node, ente
 }
 
 func (r *htmlRenderer) nothing(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	return ast.WalkSkipChildren, nil
+}
+
+func (r *htmlRenderer) prop(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if entering {
+		p := node.(*Prop)
+		w.WriteString(`<span class="chip prop"><span class="prop-key">` + escape(p.Key) + `</span> ` + escape(p.Value) + `</span>`)
+	}
+	return ast.WalkSkipChildren, nil
+}
+
+func (r *htmlRenderer) task(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if entering {
+		m := node.(*Task).Marker
+		checked := ""
+		if m == "DONE" {
+			checked = " checked"
+		}
+		w.WriteString(`<input type="checkbox" disabled` + checked + `> <span class="task-marker task-` + strings.ToLower(m) + `">` + m + `</span>`)
+	}
 	return ast.WalkSkipChildren, nil
 }

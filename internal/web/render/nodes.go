@@ -18,6 +18,8 @@ var (
 	KindOutline   = ast.NewNodeKind("OutlineBlock")
 	KindSummary   = ast.NewNodeKind("OutlineSummary")
 	KindComment   = ast.NewNodeKind("Comment")
+	KindProp      = ast.NewNodeKind("Prop")
+	KindTask      = ast.NewNodeKind("Task")
 	KindCommentB  = ast.NewNodeKind("CommentBlock")
 )
 
@@ -147,3 +149,26 @@ func (n *Comment) Dump(src []byte, level int)      { ast.DumpHelper(n, src, leve
 func (n *CommentBlock) Kind() ast.NodeKind         { return KindCommentB }
 func (n *CommentBlock) Dump(src []byte, level int) { ast.DumpHelper(n, src, level, nil, nil) }
 func (n *CommentBlock) IsRaw() bool                { return true }
+
+// Prop is a Logseq block property (key:: value) other than id and
+// collapsed.
+type Prop struct {
+	ast.BaseInline
+	Key, Value string
+}
+
+func (n *Prop) Kind() ast.NodeKind { return KindProp }
+func (n *Prop) Dump(src []byte, level int) {
+	ast.DumpHelper(n, src, level, map[string]string{"Key": n.Key}, nil)
+}
+
+// Task is a Logseq block's TODO/DOING/DONE/... marker.
+type Task struct {
+	ast.BaseInline
+	Marker string
+}
+
+func (n *Task) Kind() ast.NodeKind { return KindTask }
+func (n *Task) Dump(src []byte, level int) {
+	ast.DumpHelper(n, src, level, map[string]string{"Marker": n.Marker}, nil)
+}

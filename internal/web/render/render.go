@@ -289,6 +289,7 @@ func (transformer) Transform(doc *ast.Document, reader text.Reader, pc parser.Co
 		}
 	}
 	if st.opt.Logseq {
+		pageProperties(doc, src)
 		for _, li := range items {
 			outline(li, src)
 		}

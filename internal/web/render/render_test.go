@@ -105,19 +105,23 @@ func TestResultFlags(t *testing.T) {
 // collapsed:: true), id:: becomes the element id, properties leave the
 // text, and an unresolved ((uuid)) stays visible as written.
 func TestLogseqOutline(t *testing.T) {
-	src := "- top\n  id:: 11111111-2222-3333-4444-555555555555\n  collapsed:: true\n\t- child ((11111111-2222-3333-4444-555555555555))\n- open parent\n\t- kid\n- leaf\n"
+	src := "type:: [[Tool]]\ntags:: a, b\n\n- top\n  id:: 11111111-2222-3333-4444-555555555555\n  collapsed:: true\n\t- child ((11111111-2222-3333-4444-555555555555))\n- open parent\n\t- kid\n- leaf\n- with prop\n  status:: <stable>\n- TODO write it\n- DONE shipped\n- TODOS are text\n"
 	got := Render([]byte(src), Options{Path: "p.md", Logseq: true}).HTML
 	for _, w := range []string{
 		`<li id="block-11111111-2222-3333-4444-555555555555" class="block">` + "\n" + `<details class="outline"><summary>top</summary>`,
 		`<li class="block">child <span class="block-ref unresolved">((11111111-2222-3333-4444-555555555555))</span></li>`,
 		`<details class="outline" open><summary>open parent`,
 		`<li class="block">leaf</li>`,
+		`<li class="block"><input type="checkbox" disabled> <span class="task-marker task-todo">TODO</span> write it</li>`,
+		`<li class="block"><input type="checkbox" disabled checked> <span class="task-marker task-done">DONE</span> shipped</li>`,
+		`<li class="block">TODOS are text</li>`,
+		"<li class=\"block\">with prop\n<span class=\"chip prop\"><span class=\"prop-key\">status</span> &lt;stable&gt;</span></li>",
 	} {
 		if !strings.Contains(got, w) {
 			t.Errorf("lacks %q\n%s", w, got)
 		}
 	}
-	for _, w := range []string{"id::", "collapsed::"} {
+	for _, w := range []string{"id::", "collapsed::", "type::", "tags::", "status::"} {
 		if strings.Contains(got, w) {
 			t.Errorf("has %q\n%s", w, got)
 		}
