@@ -101,7 +101,11 @@ func (g *globals) confirmClient(addr string) (*confirmClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := g.tokenDir(g.vault)
+	vaultDir, err := g.vaultDir()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := g.tokenDir(vaultDir)
 	if err != nil {
 		return nil, err
 	}

@@ -78,6 +78,7 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 	if n := len(op.CLI.Args); n > 0 && op.CLI.Args[n-1] == "query" {
 		cmd.Args = cobra.MinimumNArgs(minArgs) // `loci search two words` needs no quotes
 	}
+	cmd.Args = queryArgs(cmd.Args, op.CLI.Args)
 	values := map[string]any{}
 	jsonFlags := map[string]bool{}
 	positional := map[string]bool{}

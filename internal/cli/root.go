@@ -109,11 +109,9 @@ func newRoot(g *globals, args []string) *cobra.Command {
 		SilenceErrors: true,
 		Version:       Version,
 	}
-	defVault := os.Getenv("LOCI_VAULT")
-	if defVault == "" {
-		defVault = "."
-	}
-	root.PersistentFlags().StringVar(&g.vault, "vault", defVault, "vault folder (env LOCI_VAULT)")
+	// No default folder: with neither --vault nor LOCI_VAULT the working
+	// directory is used only if it is a vault (vaultDir, vaultarg.go).
+	root.PersistentFlags().StringVar(&g.vault, "vault", os.Getenv("LOCI_VAULT"), "the vault `folder` (env LOCI_VAULT; default: the working directory, if it is a vault)")
 	root.PersistentFlags().StringVar(&g.indexDir, "index-dir", os.Getenv("LOCI_INDEX_DIR"), "index directory (env LOCI_INDEX_DIR; default <vault>/.loci)")
 	root.PersistentFlags().StringVar(&g.format, "format", "text", "output format: text or json")
 	root.PersistentFlags().StringSliceVar(&g.exclude, "exclude", nil, "extra glob(s) of vault-relative paths to skip, added to LOCI_EXCLUDE and the config files' (repeatable)")
