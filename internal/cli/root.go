@@ -124,9 +124,17 @@ func newRoot(g *globals, args []string) *cobra.Command {
 		}
 		return nil
 	}
+	for _, hg := range helpGroups {
+		root.AddGroup(&cobra.Group{ID: hg.id, Title: hg.title})
+	}
+	root.SetHelpCommandGroupID("admin")
+	root.SetCompletionCommandGroupID("admin")
 	root.AddCommand(newIndexCmd(g))
 	for _, f := range commandFactories {
 		root.AddCommand(f(g))
+	}
+	for _, c := range root.Commands() {
+		c.GroupID = commandGroup[c.Name()]
 	}
 	reg := registry()
 	wanted, whole := invokedCommand(root, args)
@@ -146,16 +154,46 @@ func newRoot(g *globals, args []string) *cobra.Command {
 		if group, _, ok := strings.Cut(op.CLI.Use, " "); ok {
 			parent := groups[group]
 			if parent == nil {
-				parent = &cobra.Command{Use: group, Short: groupShort[group]}
+				parent = &cobra.Command{Use: group, Short: groupShort[group], GroupID: op.Group()}
 				groups[group] = parent
 				root.AddCommand(parent)
 			}
 			parent.AddCommand(build(g, reg, op))
 			continue
 		}
-		root.AddCommand(build(g, reg, op))
+		cmd := build(g, reg, op)
+		cmd.GroupID = op.Group()
+		root.AddCommand(cmd)
 	}
 	return root
+}
+
+// helpGroups are the headings of `loci help`. An operation's command is
+// listed under its toolset (ops.Op.Group: read, write, logseq, ai,
+// admin), so a new operation lands in a group without a change here; the
+// hand-written commands are placed by commandGroup.
+var helpGroups = []struct{ id, title string }{
+	{"read", "Search & read:"},
+	{"write", "Write (previewed; --apply writes):"},
+	{"logseq", "Logseq:"},
+	{"ai", "AI:"},
+	{"serve", "Serve & clients:"},
+	{"admin", "Admin:"},
+}
+
+// commandGroup places the hand-written commands (TestHelpGroups fails
+// for one that has no group).
+var commandGroup = map[string]string{
+	"index":      "admin",
+	"config":     "admin",
+	"eval":       "admin",
+	"version":    "admin",
+	"serve":      "serve",
+	"mcp":        "serve",
+	"mcp-config": "serve",
+	"token":      "serve",
+	"confirm":    "serve",
+	"chat":       "ai",
 }
 
 // invokedCommand reads the name of the command args invoke (its first
