@@ -86,7 +86,7 @@ func newConfirmCmd(g *globals) *cobra.Command {
 	f.BoolVar(&deny, "deny", false, "refuse the call instead of confirming it")
 	f.BoolVar(&list, "list", false, "list the calls waiting for a decision")
 	f.BoolVar(&all, "all", false, "with --list: also the decided and recently expired ones")
-	f.StringVar(&addr, "addr", "", "address of `loci serve` (default $"+EnvAddr+", else "+server.DefaultAddr+")")
+	f.StringVar(&addr, "addr", "", "`address` of the running loci serve (default $"+EnvAddr+", else "+server.DefaultAddr+")")
 	return cmd
 }
 

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // TestHelpGroups: `loci help` lists every command exactly once, under one
@@ -89,5 +91,53 @@ func everyCommand(c *cobra.Command, f func(*cobra.Command)) {
 	f(c)
 	for _, sub := range c.Commands() {
 		everyCommand(sub, f)
+	}
+}
+
+// TestFlagPlaceholders: pflag shows a backquoted word of a flag's usage
+// as its value placeholder (`--addr loci serve` was the result of
+// "address of `loci serve`"): over every flag of every command, the
+// placeholder is one word (a type name or a chosen noun), a boolean flag
+// has none, and no backquote is left in the text.
+func TestFlagPlaceholders(t *testing.T) {
+	word := regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9-]*$`)
+	root := newRoot(&globals{}, nil)
+	n := 0
+	everyCommand(root, func(c *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			n++
+			name, usage := pflag.UnquoteUsage(f)
+			where := c.CommandPath() + " --" + f.Name
+			switch {
+			case f.Value.Type() == "bool" && name != "":
+				t.Errorf("%s: a boolean flag shows the placeholder %q", where, name)
+			case f.Value.Type() != "bool" && !word.MatchString(name):
+				t.Errorf("%s: placeholder %q is not one word", where, name)
+			case strings.Contains(usage, "`"):
+				t.Errorf("%s: a backquote left in %q", where, usage)
+			}
+		}
+		c.LocalFlags().VisitAll(check)
+		c.InheritedFlags().VisitAll(check)
+	})
+	if n < 400 {
+		t.Fatalf("only %d flags checked", n)
+	}
+	// The rendered help, as a person sees it.
+	for args, want := range map[string]string{
+		"serve --help":      "--addr address ",
+		"confirm --help":    "--addr address ",
+		"mcp-config --help": "--addr address ",
+		"search --help":     "--vault folder ",
+		"index --help":      "--index-dir folder ",
+	} {
+		out, _, code := run(t, strings.Fields(args)...)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("loci %s: code %d, no %q in\n%s", args, code, want, out)
+		}
+	}
+	out, _, _ := run(t, "mcp-config", "--help")
+	if !regexp.MustCompile(`(?m)^\s+--http\s+connect to`).MatchString(out) {
+		t.Errorf("mcp-config --http renders with a placeholder:\n%s", out)
 	}
 }

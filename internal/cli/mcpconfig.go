@@ -96,8 +96,8 @@ func newMCPConfigCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&useHTTP, "http", false, "connect to `loci serve` over HTTP instead of starting loci over stdio")
-	cmd.Flags().StringVar(&addr, "addr", server.DefaultAddr, "address of `loci serve` (with --http)")
+	cmd.Flags().BoolVar(&useHTTP, "http", false, "connect to a running loci serve over HTTP instead of starting loci over stdio")
+	cmd.Flags().StringVar(&addr, "addr", server.DefaultAddr, "`address` of the running loci serve (with --http)")
 	cmd.Flags().StringVar(&name, "name", "loci", "server name in the client's configuration")
 	return cmd
 }

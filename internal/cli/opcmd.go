@@ -90,7 +90,7 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 		if positional[f.json] {
 			continue
 		}
-		help := f.help
+		help := flagUsage(f.help)
 		switch {
 		case f.kind == reflect.String:
 			values[f.json] = fs.String(f.flag, "", help)
@@ -217,6 +217,12 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 	}
 	return cmd
 }
+
+// flagUsage makes an operation's field description a flag's usage: pflag
+// reads a backquoted word of a usage as the flag's value placeholder
+// (`--addr loci serve`), so backquotes (Markdown code in the schema's
+// descriptions) become plain quotes.
+func flagUsage(s string) string { return strings.ReplaceAll(s, "`", "'") }
 
 // opCommandShell is an operation's command without flags or a run
 // function: its use line and descriptions.

@@ -112,9 +112,9 @@ func newRoot(g *globals, args []string) *cobra.Command {
 	// No default folder: with neither --vault nor LOCI_VAULT the working
 	// directory is used only if it is a vault (vaultDir, vaultarg.go).
 	root.PersistentFlags().StringVar(&g.vault, "vault", os.Getenv("LOCI_VAULT"), "the vault `folder` (env LOCI_VAULT; default: the working directory, if it is a vault)")
-	root.PersistentFlags().StringVar(&g.indexDir, "index-dir", os.Getenv("LOCI_INDEX_DIR"), "index directory (env LOCI_INDEX_DIR; default <vault>/.loci)")
-	root.PersistentFlags().StringVar(&g.format, "format", "text", "output format: text or json")
-	root.PersistentFlags().StringSliceVar(&g.exclude, "exclude", nil, "extra glob(s) of vault-relative paths to skip, added to LOCI_EXCLUDE and the config files' (repeatable)")
+	root.PersistentFlags().StringVar(&g.indexDir, "index-dir", os.Getenv("LOCI_INDEX_DIR"), "index `folder` (env LOCI_INDEX_DIR; default <vault>/.loci)")
+	root.PersistentFlags().StringVar(&g.format, "format", "text", "output `format`: text or json")
+	root.PersistentFlags().StringSliceVar(&g.exclude, "exclude", nil, "extra `glob`(s) of vault-relative paths to skip, added to LOCI_EXCLUDE and the config files' (repeatable)")
 	root.PersistentFlags().BoolVar(&g.enableWrites, "enable-writes", false, "let MCP and REST clients (agents) call the write operations (env LOCI_ENABLE_WRITES=1; docs/writes.md)")
 	root.PersistentFlags().BoolVar(&g.readOnly, "read-only", false, "refuse every write operation, from any surface (env LOCI_READ_ONLY=1)")
 	g.flags = root.PersistentFlags()

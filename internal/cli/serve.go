@@ -61,7 +61,7 @@ func newServeCmd(g *globals) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.addr, "addr", server.DefaultAddr, "listen address; anything but loopback requires the token")
+	f.StringVar(&o.addr, "addr", server.DefaultAddr, "`address` to listen on (host:port); anything but loopback requires the token")
 	f.IntVar(&o.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "maximum concurrent MCP sessions")
 	f.DurationVar(&o.sessionIdle, "session-idle", mcpserver.DefaultIdleTimeout, "close MCP sessions idle this long")
 	f.BoolVar(&o.noAuth, "no-auth", false, "serve without a token (loopback addresses only; any local process can then read the vault)")
