@@ -109,6 +109,7 @@ func newRoot(g *globals, args []string) *cobra.Command {
 		SilenceErrors: true,
 		Version:       Version,
 	}
+	root.SetVersionTemplate("{{lociVersion}}") // the same text as `loci version` (version.go)
 	// No default folder: with neither --vault nor LOCI_VAULT the working
 	// directory is used only if it is a vault (vaultDir, vaultarg.go).
 	root.PersistentFlags().StringVar(&g.vault, "vault", os.Getenv("LOCI_VAULT"), "the vault `folder` (env LOCI_VAULT; default: the working directory, if it is a vault)")
