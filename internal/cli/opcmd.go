@@ -213,7 +213,11 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 			ndjsonStream(g.stdout)("ai.complete", res.Output)
 			return nil
 		}
-		return g.print(res.Output, op.CLI.Text)
+		text := op.CLI.Text
+		if on, _ := useColour(g.color, g.stdout); on && text != nil {
+			text = func(o any) string { return colourOutput(op, op.CLI.Text(o)) }
+		}
+		return g.print(res.Output, text)
 	}
 	return cmd
 }

@@ -32,6 +32,7 @@ type globals struct {
 	vault    string
 	indexDir string
 	format   string
+	color    string // --color: auto, always or never (colour.go)
 	exclude  []string
 	// enableWrites and readOnly gate the write operations (docs/writes.md).
 	enableWrites bool
@@ -115,6 +116,7 @@ func newRoot(g *globals, args []string) *cobra.Command {
 	root.PersistentFlags().StringVar(&g.vault, "vault", os.Getenv("LOCI_VAULT"), "the vault `folder` (env LOCI_VAULT; default: the working directory, if it is a vault)")
 	root.PersistentFlags().StringVar(&g.indexDir, "index-dir", os.Getenv("LOCI_INDEX_DIR"), "index `folder` (env LOCI_INDEX_DIR; default <vault>/.loci)")
 	root.PersistentFlags().StringVar(&g.format, "format", "text", "output `format`: text or json")
+	root.PersistentFlags().StringVar(&g.color, "color", "auto", "`when` to colour search matches and diffs: auto (on a terminal, unless NO_COLOR is set), always or never")
 	root.PersistentFlags().StringSliceVar(&g.exclude, "exclude", nil, "extra `glob`(s) of vault-relative paths to skip, added to LOCI_EXCLUDE and the config files' (repeatable)")
 	root.PersistentFlags().BoolVar(&g.enableWrites, "enable-writes", false, "let MCP and REST clients (agents) call the write operations (env LOCI_ENABLE_WRITES=1; docs/writes.md)")
 	root.PersistentFlags().BoolVar(&g.readOnly, "read-only", false, "refuse every write operation, from any surface (env LOCI_READ_ONLY=1)")
@@ -123,7 +125,8 @@ func newRoot(g *globals, args []string) *cobra.Command {
 		if g.format != "text" && g.format != "json" {
 			return errs.New(errs.CodeInvalidInput, "--format must be text or json, not %q", g.format)
 		}
-		return nil
+		_, err := useColour(g.color, io.Discard)
+		return err
 	}
 	for _, hg := range helpGroups {
 		root.AddGroup(&cobra.Group{ID: hg.id, Title: hg.title})
