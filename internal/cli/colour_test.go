@@ -166,3 +166,38 @@ func TestColourEndToEnd(t *testing.T) {
 		t.Errorf("a preview wrote the note: %v", err)
 	}
 }
+
+// stripSGR removes the escape codes colour.go adds.
+func stripSGR(s string) string {
+	for _, c := range []string{sgrReset, sgrMatch, sgrTitle, sgrAdd, sgrDel, sgrHunk} {
+		s = strings.ReplaceAll(s, c, "")
+	}
+	return s
+}
+
+// FuzzColour: colouring never panics and only adds escape codes: without
+// them, a diff's text is the input, and a search output's is the input
+// with the paired ** markers removed.
+func FuzzColour(f *testing.F) {
+	f.Add("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
+	f.Add(" 1. T  (0.1)\n    the **x** y\n")
+	f.Add("**\n--- \n+++ \n**a**b**")
+	f.Fuzz(func(t *testing.T, s string) {
+		if strings.Contains(s, "\x1b") {
+			return // the property compares texts without escape codes
+		}
+		if got := stripSGR(colourDiffs(s)); got != s {
+			t.Fatalf("diff: %q -> %q", s, got)
+		}
+		var want strings.Builder
+		for _, line := range strings.SplitAfter(s, "\n") {
+			if n := strings.Count(line, "**"); n >= 2 && n%2 == 0 && !isResultTitle(line) {
+				line = strings.ReplaceAll(line, "**", "")
+			}
+			want.WriteString(line)
+		}
+		if got := stripSGR(colourMatches(s)); got != want.String() {
+			t.Fatalf("matches: %q -> %q, want %q", s, got, want.String())
+		}
+	})
+}
