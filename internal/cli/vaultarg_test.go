@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,5 +212,32 @@ func TestVaultRuleFolderAfterTheQuery(t *testing.T) {
 	}
 	if _, _, code := run(t, "search", "heron", "vault"); code != 2 {
 		t.Fatalf("unquoted query ending in a folder: code %d, want 2", code)
+	}
+}
+
+// loci confirm needs a vault only for its token: with LOCI_TOKEN set it
+// talks to the server from any folder (and creates nothing there).
+func TestVaultRuleConfirmWithLociToken(t *testing.T) {
+	t.Setenv("LOCI_VAULT", "")
+	t.Setenv("LOCI_TOKEN", "")
+	dir := t.TempDir()
+	t.Chdir(dir)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there: the call fails to connect
+	_, errOut, code := run(t, "confirm", "--list", "--addr", addr)
+	if code != 3 || !strings.Contains(errOut, "is not a vault") {
+		t.Fatalf("without LOCI_TOKEN: code %d %s", code, errOut)
+	}
+	t.Setenv("LOCI_TOKEN", "a-token-of-sixteen-chars")
+	_, errOut, code = run(t, "confirm", "--list", "--addr", addr)
+	if code == 0 || strings.Contains(errOut, "not a vault") || !strings.Contains(errOut, addr) {
+		t.Fatalf("with LOCI_TOKEN: code %d %s", code, errOut)
+	}
+	if got := entries(t, dir); len(got) != 0 {
+		t.Fatalf("created %v", got)
 	}
 }
