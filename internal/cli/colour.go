@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -41,8 +42,48 @@ func useColour(mode string, w io.Writer) (bool, error) {
 	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
 		return false, nil
 	}
+	return isTerminal(w), nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd())), nil
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// escapeControls shows the control characters of text written to a
+// terminal instead of letting the terminal obey them: a note (a vault is
+// input) could otherwise set the window title, clear the screen or hide
+// lines with ESC sequences, carriage returns or C1 codes. Newlines and
+// tabs stay; every other C0 code, DEL and C1 code is written as \xNN or
+// \u00NN. Output that is not a terminal is left byte for byte.
+func escapeControls(s string) string {
+	clean := true
+	for _, r := range s {
+		if isControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !isControl(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f)
 }
 
 // colourOutput colours an operation's text output: the matches of search

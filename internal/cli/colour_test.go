@@ -183,6 +183,11 @@ func FuzzColour(f *testing.F) {
 	f.Add(" 1. T  (0.1)\n    the **x** y\n")
 	f.Add("**\n--- \n+++ \n**a**b**")
 	f.Fuzz(func(t *testing.T, s string) {
+		for _, r := range escapeControls(s) {
+			if isControl(r) {
+				t.Fatalf("%q: a control character %U left", s, r)
+			}
+		}
 		if strings.Contains(s, "\x1b") {
 			return // the property compares texts without escape codes
 		}
@@ -200,4 +205,49 @@ func FuzzColour(f *testing.F) {
 			t.Fatalf("matches: %q -> %q, want %q", s, got, want.String())
 		}
 	})
+}
+
+// TestEscapeControls: control characters are shown, newlines and tabs
+// kept, other text untouched.
+func TestEscapeControls(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain\ttext\nnext ünïcode": "plain\ttext\nnext ünïcode",
+		"\x1b]0;pwned\x07title":     `\x1b]0;pwned\x07title`,
+		"a\rb\x7fc\u0085d\x00":      `a\x0db\x7fc\u0085d\x00`,
+	} {
+		if got := escapeControls(in); got != want {
+			t.Errorf("%q: got %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestTerminalShowsEscapes: a note holding escape sequences (a hostile
+// vault) is printed with them shown on a terminal, with or without
+// colour, and byte for byte when piped.
+func TestTerminalShowsEscapes(t *testing.T) {
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("TERM", "xterm")
+	v := demoCopy(t)
+	body := "# Trap\n\nclear \x1b[2J and title \x1b]0;pwned\x07 end\n"
+	if err := os.WriteFile(filepath.Join(v, "Trap.md"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, colour := range []string{"auto", "never"} {
+		pty, master := openPTY(t)
+		got := make(chan []byte)
+		go func() { b, _ := io.ReadAll(master); got <- b }()
+		var errb bytes.Buffer
+		if code := Main(context.Background(), []string{"read", "Trap.md", "--vault", v, "--color", colour}, pty, &errb); code != 0 {
+			t.Fatalf("code %d %s", code, errb.String())
+		}
+		pty.Close()
+		out := string(<-got)
+		if strings.Contains(out, "\x1b") || strings.Contains(out, "\x07") || !strings.Contains(out, `clear \x1b[2J and title \x1b]0;pwned\x07 end`) {
+			t.Errorf("--color %s on a terminal: %q", colour, out)
+		}
+	}
+	out, _, code := run(t, "read", "Trap.md", "--vault", v)
+	if code != 0 || !strings.Contains(out, "clear \x1b[2J and title \x1b]0;pwned\x07 end") {
+		t.Errorf("piped output changed: %q", out)
+	}
 }

@@ -214,8 +214,14 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 			return nil
 		}
 		text := op.CLI.Text
+		if text != nil && isTerminal(g.stdout) {
+			// A note's text may hold escape sequences (a hostile vault):
+			// on a terminal they are shown, not obeyed (colour.go).
+			text = func(o any) string { return escapeControls(op.CLI.Text(o)) }
+		}
 		if on, _ := useColour(g.color, g.stdout); on && text != nil {
-			text = func(o any) string { return colourOutput(op, op.CLI.Text(o)) }
+			plain := text
+			text = func(o any) string { return colourOutput(op, plain(o)) }
 		}
 		return g.print(res.Output, text)
 	}
