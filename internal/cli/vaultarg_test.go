@@ -1,13 +1,17 @@
 package cli
 
 import (
+	"bytes"
+	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/testutil"
 )
 
 // entries lists a folder's names (to check that a refused command
@@ -82,16 +86,10 @@ func TestVaultRuleNamesTheParentVault(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(v, "Ideas", ".loci")); !os.IsNotExist(err) {
 		t.Fatalf("a .loci/ was created in the subfolder: %v", err)
 	}
-	var e *errs.Error
 	g := &globals{}
-	if _, err := g.vaultDir(); !errorsAs(err, &e) || e.Details["parent_vault"] != v {
+	if _, err := g.vaultDir(); errs.Code(err) != errs.CodeVaultNotFound || errs.As(err).Details["parent_vault"] != v {
 		t.Fatalf("details: %v", err)
 	}
-}
-
-func errorsAs(err error, e **errs.Error) bool {
-	*e = errs.As(err)
-	return *e != nil
 }
 
 // The working directory is used when it is a vault, by each marker:
@@ -239,5 +237,38 @@ func TestVaultRuleConfirmWithLociToken(t *testing.T) {
 	}
 	if got := entries(t, dir); len(got) != 0 {
 		t.Fatalf("created %v", got)
+	}
+}
+
+// The built binary, as a person runs it: in an empty folder `loci search`
+// exits 3 with the hint on stderr and leaves the folder empty; in the
+// demo vault it answers.
+func TestVaultRuleBinary(t *testing.T) {
+	bin := testutil.LociBinary(t)
+	env := []string{}
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "LOCI_VAULT=") {
+			env = append(env, e)
+		}
+	}
+	empty := t.TempDir()
+	cmd := exec.Command(bin, "search", "foo")
+	cmd.Dir, cmd.Env = empty, env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(stderr.String(), "is not a vault") {
+		t.Fatalf("empty folder: %v %s", err, stderr.String())
+	}
+	if got := entries(t, empty); len(got) != 0 {
+		t.Fatalf("created %v", got)
+	}
+	v := demoCopy(t)
+	cmd = exec.Command(bin, "search", "zettelkasten")
+	cmd.Dir, cmd.Env = v, env
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), "Ideas/Zettelkasten.md") {
+		t.Fatalf("in the vault: %v %s", err, out)
 	}
 }
