@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -64,6 +66,9 @@ func readBlock(r *bufio.Reader) (sseBlock, error) {
 type resumeServer struct {
 	url    string
 	closed chan net.Conn
+	vault  string
+	env    *ops.Env
+	vh     *ops.VaultHandle
 }
 
 func newResumeServer(t *testing.T) *resumeServer {
@@ -79,7 +84,7 @@ func newResumeServer(t *testing.T) *resumeServer {
 		t.Fatal(err)
 	}
 	srv := mcpserver.New(catalog.All(), env, mcpserver.Options{})
-	rs := &resumeServer{closed: make(chan net.Conn, 64)}
+	rs := &resumeServer{closed: make(chan net.Conn, 64), vault: v, env: env, vh: vh}
 	ts := httptest.NewUnstartedServer(srv.HTTPHandler())
 	ts.Config.ConnState = func(c net.Conn, st http.ConnState) {
 		if st == http.StateClosed {
@@ -248,5 +253,73 @@ func TestSSEResume(t *testing.T) {
 	resp3.Body.Close()
 	if resp3.StatusCode != http.StatusBadRequest {
 		t.Errorf("GET with Last-Event-ID nonsense: HTTP %d, want 400", resp3.StatusCode)
+	}
+}
+
+// addNote writes a new note and syncs, which makes the server send
+// notifications/resources/list_changed on the standalone GET stream.
+func (rs *resumeServer) addNote(t *testing.T, name string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(rs.vault, name), []byte("# "+name+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.env.Sync(context.Background(), rs.vh, index.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readEvent reads blocks until one with data (skipping retry and comments).
+func readEvent(t *testing.T, r *bufio.Reader, what string) sseBlock {
+	t.Helper()
+	for {
+		b, err := readBlock(r)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if len(b.data) > 0 {
+			return b
+		}
+	}
+}
+
+// TestSSEResumeGET: the standalone GET stream resumes too. The client sees
+// the first list_changed (event _0), drops the stream, misses the second
+// one, and gets it (event _1) by reconnecting with Last-Event-ID: _0.
+func TestSSEResumeGET(t *testing.T) {
+	rs := newResumeServer(t)
+	sid := rs.open(t, "2025-11-25")
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	getCtx, drop := context.WithCancel(ctx)
+	resp, local := rs.doConn(t, getCtx, http.MethodGet, sid, "2025-11-25", "", "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET: HTTP %d", resp.StatusCode)
+	}
+	r := bufio.NewReader(resp.Body)
+	if b, err := readBlock(r); err != nil || b.retry != "1000" {
+		t.Fatalf("GET stream starts with %+v, %v; want retry: 1000", b, err)
+	}
+	rs.addNote(t, "First new.md")
+	first := readEvent(t, r, "the first list_changed")
+	if first.id != "_0" || !strings.Contains(first.data[0], `"notifications/resources/list_changed"`) {
+		t.Fatalf("first event %+v", first)
+	}
+	drop()
+	resp.Body.Close()
+	rs.awaitClosed(t, local)
+
+	rs.addNote(t, "Second new.md") // sent while no stream is open: kept
+	resp = rs.do(t, ctx, http.MethodGet, sid, "2025-11-25", first.id, "")
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET with Last-Event-ID %s: HTTP %d", first.id, resp.StatusCode)
+	}
+	r = bufio.NewReader(resp.Body)
+	if b, err := readBlock(r); err != nil || b.retry != "1000" {
+		t.Fatalf("resumed GET stream starts with %+v, %v", b, err)
+	}
+	missed := readEvent(t, r, "the missed list_changed")
+	if missed.id != "_1" || !strings.Contains(missed.data[0], `"notifications/resources/list_changed"`) {
+		t.Fatalf("missed event %+v, want _1 list_changed", missed)
 	}
 }
