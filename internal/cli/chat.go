@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,6 +40,10 @@ type chatOptions struct {
 	resume    string
 	sessions  bool
 	noHistory bool
+	// serversFiles are mcpServers JSON files to read servers from;
+	// noDiscover turns off finding them in the usual places.
+	serversFiles []string
+	noDiscover   bool
 }
 
 func newChatCmd(g *globals) *cobra.Command {
@@ -52,6 +57,8 @@ func newChatCmd(g *globals) *cobra.Command {
 			"The model comes from the chat: section of your config (" + chat.DefaultConfigPath() + ": chat.provider naming a providers: entry, " +
 			"or chat.base_url, and chat.model), LOCI_CHAT_PROVIDER / LOCI_CHAT_BASE_URL / LOCI_CHAT_MODEL / LOCI_CHAT_API_KEY, or the flags; " +
 			"the older chat.yaml beside it (or --config, LOCI_CHAT_CONFIG) still works. Without a model, loci chat says so and makes no request. " +
+			"Servers other clients already know are read too: --servers-file PATH (an mcpServers JSON), your Claude Desktop config, and, listed but not started (a project may come from someone else), " +
+			"./.mcp.json, ./.cursor/mcp.json and ./.vscode/mcp.json (:mcp connect <alias> starts one). Their tools ask before running like any other. " +
 			"Words after `chat` are sent as the first message; with input from a pipe, each line is a message. Sessions are logged as JSONL; --resume continues one. " +
 			"Type :help inside the chat for the meta-commands (:mcp list, :mcp tools, :mcp connect, ...). See docs/chat.md.",
 		Example: "  LOCI_CHAT_BASE_URL=http://127.0.0.1:11434/v1 LOCI_CHAT_MODEL=qwen2.5:7b loci chat --vault ~/Notes\n" +
@@ -71,6 +78,8 @@ func newChatCmd(g *globals) *cobra.Command {
 	f.Lookup("resume").NoOptDefVal = "latest"
 	f.BoolVar(&o.sessions, "sessions", false, "list the logged sessions and exit")
 	f.BoolVar(&o.noHistory, "no-history", false, "do not log this session")
+	f.StringArrayVar(&o.serversFiles, "servers-file", nil, "read MCP servers from this JSON file (the mcpServers of Claude Desktop, Cursor, .mcp.json, or VS Code's servers) and start them (repeatable)")
+	f.BoolVar(&o.noDiscover, "no-discover", false, "do not read the servers of Claude Desktop's config and of ./.mcp.json, ./.cursor/mcp.json, ./.vscode/mcp.json")
 	return cmd
 }
 
@@ -153,6 +162,9 @@ func (g *globals) runChat(cmd *cobra.Command, args []string, o chatOptions) erro
 		}
 		closeVault = closeFn
 		specs = append(specs, spec)
+	}
+	if err := mergeServerFiles(cfg, o, r); err != nil {
+		return err
 	}
 	for _, sp := range cfg.ServerSpecs(os.Getenv) {
 		if useVault && sp.Alias == vaultAlias {
@@ -328,4 +340,65 @@ func chatPlural(n int, word string) string {
 		return fmt.Sprintf("1 %s", word)
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// mergeServerFiles adds the servers of the --servers-file files and of the
+// files other clients keep (chat.ServerSources) to cfg.Servers. The chat
+// config's own servers win an alias; then the files in order. A named file
+// that cannot be read is an error; a discovered one is reported and
+// skipped. Servers of the working directory's files are added disabled:
+// listed, started only by :mcp connect. None is auto-approved: their tools
+// go through the same approval policy as every other server's.
+func mergeServerFiles(cfg *chat.Config, o chatOptions, r *chat.Renderer) error {
+	cwd, _ := os.Getwd()
+	sources := chat.ServerSources(o.serversFiles, cwd, !o.noDiscover)
+	if len(sources) == 0 {
+		return nil
+	}
+	if cfg.Servers == nil {
+		cfg.Servers = map[string]chat.ServerConfig{}
+	}
+	from := map[string]string{}
+	for alias := range cfg.Servers {
+		from[alias] = "your chat config"
+	}
+	for _, src := range sources {
+		servers, notes, err := chat.ReadServersFile(src.Path)
+		if err != nil {
+			if src.Kind == chat.SourceFlag {
+				return err
+			}
+			r.Error("MCP servers of %s skipped: %v", src.Path, err)
+			continue
+		}
+		for _, n := range notes {
+			r.Error("%s: %s", src.Path, n)
+		}
+		var listed []string
+		aliases := make([]string, 0, len(servers))
+		for alias := range servers {
+			aliases = append(aliases, alias)
+		}
+		slices.Sort(aliases)
+		for _, alias := range aliases {
+			if by, taken := from[alias]; taken {
+				r.Notice("MCP server %s of %s skipped: %s already has that alias", alias, src.Path, by)
+				continue
+			}
+			sc := servers[alias]
+			if !src.Start() {
+				if !sc.Disabled {
+					listed = append(listed, alias)
+				}
+				sc.Disabled = true
+			}
+			cfg.Servers[alias] = sc
+			from[alias] = src.Path
+		}
+		if len(listed) > 0 {
+			r.Notice("%s declares %s, not started (a project's file may come from someone else): :mcp connect <alias> starts one, --servers-file %s starts them all",
+				src.Path, strings.Join(listed, ", "), src.Path)
+		}
+	}
+	return nil
 }

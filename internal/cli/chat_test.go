@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/loci-dev/loci/internal/chat"
 	"github.com/loci-dev/loci/internal/chat/chattest"
+	"github.com/loci-dev/loci/internal/testutil"
 )
 
 // chatEnv isolates loci chat from the user's config, history and vault.
@@ -166,5 +169,105 @@ func TestChatPipeModelFailure(t *testing.T) {
 	}
 	if len(reqs) != 3 {
 		t.Errorf("%d requests, want 3 (two retries)", len(reqs))
+	}
+}
+
+// TestChatDiscoveredServers: loci chat starts the servers of the user's
+// Claude Desktop config (here a real `loci mcp` over stdio, as mcp-config
+// writes it), lists but does not start those of the working directory's
+// .vscode/mcp.json until :mcp connect, and runs their tools under the same
+// approval policy (read-only ones auto-approved by the config, nothing
+// else). --no-discover reads neither; a --servers-file that cannot be read
+// is an error.
+func TestChatDiscoveredServers(t *testing.T) {
+	bin := testutil.LociBinary(t) // before chatEnv moves HOME (and with it the Go build cache)
+	home := chatEnv(t)
+	v := demoCopy(t)
+	if _, errOut, code := run(t, "index", v, "-q"); code != 0 {
+		t.Fatalf("index: %s", errOut)
+	}
+	desktop := filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
+	desktopJSON, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"notes": map[string]any{"command": bin, "args": []string{"mcp", v, "--no-sync"}, "env": map[string]string{"LOCI_TEST_MARK": "1"}},
+	}})
+	proj := t.TempDir()
+	vscodeJSON := `{
+  // a project's servers
+  "servers": {
+    "proj": {"type": "stdio", "command": "` + bin + `", "args": ["mcp", "` + v + `", "--no-sync"],},
+  },
+}`
+	for p, body := range map[string]string{desktop: string(desktopJSON), filepath.Join(proj, ".vscode", "mcp.json"): vscodeJSON} {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(proj)
+
+	fm := chattest.New(t, func(n int, req *chattest.Request) chattest.Reply {
+		last := req.Last()
+		switch {
+		case last.Role == "user" && last.Content == "find spaced repetition":
+			return chattest.ToolCalls("", chattest.Call{ID: "s1", Name: "notes__search_notes", Args: `{"query":"spaced repetition","limit":1}`})
+		case last.Role == "tool":
+			return chattest.Text("Found it.", 3)
+		}
+		return chattest.Text("Both servers answer.", 3)
+	})
+	cfg := filepath.Join(home, "chat.yaml")
+	os.WriteFile(cfg, []byte("auto_approve_read_only: true\nhistory: {enabled: false}\n"), 0o600)
+	t.Setenv(chat.EnvBaseURL, fm.BaseURL)
+	t.Setenv(chat.EnvModel, "fake")
+
+	withStdin(t, "find spaced repetition\n:mcp connect proj\nand now?\n")
+	out, errOut, code := run(t, "chat", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	vscodeFile := filepath.Join(proj, ".vscode", "mcp.json")
+	for _, want := range []string{
+		"connected notes (stdio",
+		vscodeFile + " declares proj, not started",
+		"▸ notes.search_notes", "✓ notes.search_notes",
+		"connected proj (stdio",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if out != "Found it.\nBoth servers answer.\n" {
+		t.Errorf("stdout %q", out)
+	}
+	reqs := fm.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	if res := reqs[1].ToolResults()["s1"]; !strings.Contains(res, `"path":"Ideas/Spaced repetition.md"`) {
+		t.Errorf("tool result from the discovered server: %s", res)
+	}
+	has := func(r *chattest.Request, name string) bool { return slices.Contains(r.ToolNames(), name) }
+	if !has(reqs[0], "notes__search_notes") || has(reqs[0], "proj__search_notes") {
+		t.Errorf("first request's tools: %v", reqs[0].ToolNames())
+	}
+	if !has(reqs[2], "proj__search_notes") || !has(reqs[2], "notes__search_notes") {
+		t.Errorf("after :mcp connect proj: %v", reqs[2].ToolNames())
+	}
+
+	// --no-discover: no server at all.
+	withStdin(t, "hello\n")
+	_, errOut, code = run(t, "chat", "--config", cfg, "--no-discover")
+	if code != 0 || strings.Contains(errOut, "notes") || strings.Contains(errOut, "proj") {
+		t.Errorf("--no-discover: exit %d\n%s", code, errOut)
+	}
+	if n := len(fm.Requests()[len(fm.Requests())-1].Tools); n != 0 {
+		t.Errorf("--no-discover: %d tools", n)
+	}
+	// A named file that is not a servers file stops loci chat before it starts.
+	bad := filepath.Join(home, "bad.json")
+	os.WriteFile(bad, []byte("mcpServers:\n"), 0o600)
+	_, errOut, code = run(t, "chat", "--config", cfg, "--servers-file", bad)
+	if code != 2 || !strings.Contains(errOut, bad) || !strings.Contains(errOut, "config_invalid") {
+		t.Errorf("bad --servers-file: exit %d\n%s", code, errOut)
 	}
 }

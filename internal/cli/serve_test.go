@@ -4,17 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/server"
 )
@@ -227,56 +233,132 @@ func TestTokenCommand(t *testing.T) {
 	}
 }
 
+var updateGolden = flag.Bool("update", false, "rewrite internal/cli/testdata/mcpconfig from the current output")
+
+// TestMCPConfig checks every client's stdio and --http output against a
+// golden file (the vault path, the executable and the token replaced by
+// placeholders), and that each parses as the format its client reads: JSON
+// with the client's shape, TOML for Codex, a shell command for Claude Code.
 func TestMCPConfig(t *testing.T) {
 	t.Setenv(server.EnvToken, "")
 	v := demoCopy(t)
-	exe, err := executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	const exe = "/opt/loci bin/loci" // a space, to see the quoting
+	old := stdioExecutable
+	stdioExecutable = func() (string, error) { return exe, nil }
+	t.Cleanup(func() { stdioExecutable = old })
 	tokOut, _, _ := run(t, "token", v)
 	tok := strings.TrimSpace(tokOut)
 
-	type jsonCfg struct {
-		MCPServers map[string]struct {
-			Command string            `json:"command"`
-			Args    []string          `json:"args"`
-			Env     map[string]string `json:"env"`
-			URL     string            `json:"url"`
-			Headers map[string]string `json:"headers"`
-		} `json:"mcpServers"`
+	type entry struct {
+		Type      string            `json:"type"`
+		Source    string            `json:"source"`
+		Command   string            `json:"command"`
+		Args      []string          `json:"args"`
+		Env       map[string]string `json:"env"`
+		URL       string            `json:"url"`
+		ServerURL string            `json:"serverUrl"`
+		HTTPURL   string            `json:"httpUrl"`
+		Headers   map[string]string `json:"headers"`
 	}
-	for _, client := range []string{"claude-desktop", "cursor"} {
-		out, errOut, code := run(t, "mcp-config", client, v)
-		var c jsonCfg
-		if code != 0 || json.Unmarshal([]byte(out), &c) != nil {
-			t.Fatalf("%s: %d %q %q", client, code, out, errOut)
-		}
-		e := c.MCPServers["loci"]
-		if e.Command != exe || len(e.Args) != 2 || e.Args[0] != "mcp" || e.Args[1] != v {
-			t.Errorf("%s stdio: %+v", client, e)
-		}
-		out, _, code = run(t, "mcp-config", client, "--http", "--vault", v)
-		c = jsonCfg{}
-		if code != 0 || json.Unmarshal([]byte(out), &c) != nil {
-			t.Fatalf("%s --http: %d %q", client, code, out)
-		}
-		e = c.MCPServers["loci"]
-		switch client {
-		case "cursor":
-			if e.URL != "http://127.0.0.1:8765/mcp" || e.Headers["Authorization"] != "Bearer "+tok {
-				t.Errorf("cursor --http: %+v", e)
+	type jsonCfg struct {
+		MCPServers     map[string]entry `json:"mcpServers"`
+		Servers        map[string]entry `json:"servers"`
+		ContextServers map[string]entry `json:"context_servers"`
+		Inputs         []struct {
+			Type, ID, Description string
+			Password              bool
+		} `json:"inputs"`
+	}
+	const url = "http://127.0.0.1:8765/mcp"
+	bearer := "Bearer " + tok
+	stdioArgs := []string{"mcp", v}
+	for _, client := range mcpClients {
+		for _, http := range []bool{false, true} {
+			args := []string{"mcp-config", client.name, v}
+			kind := "stdio"
+			if http {
+				args = append(args, "--http")
+				kind = "http"
 			}
-		case "claude-desktop":
-			if e.Command != "npx" || !strings.Contains(strings.Join(e.Args, " "), "mcp-remote http://127.0.0.1:8765/mcp --header Authorization:${LOCI_AUTH_HEADER}") ||
-				e.Env["LOCI_AUTH_HEADER"] != "Bearer "+tok {
-				t.Errorf("claude-desktop --http: %+v", e)
+			out, errOut, code := run(t, args...)
+			if code != 0 || !strings.HasPrefix(errOut, "loci: "+client.name+": ") {
+				t.Fatalf("%s %s: exit %d, stderr %q", client.name, kind, code, errOut)
+			}
+			golden(t, client.name+"."+kind, strings.NewReplacer(v, "/VAULT", tok, "TOKEN").Replace(out))
+
+			var c jsonCfg
+			var e entry
+			switch client.name {
+			case "claude-code":
+				continue // checked below
+			case "codex":
+				var tc struct {
+					MCPServers map[string]struct {
+						Command, URL      string
+						Args              []string
+						BearerTokenEnvVar string `toml:"bearer_token_env_var"`
+					} `toml:"mcp_servers"`
+				}
+				if _, err := toml.Decode(out, &tc); err != nil {
+					t.Fatalf("codex %s: not TOML: %v\n%s", kind, err, out)
+				}
+				ce := tc.MCPServers["loci"]
+				if http && (ce.URL != url || ce.BearerTokenEnvVar != server.EnvToken) || !http && (ce.Command != exe || !slices.Equal(ce.Args, stdioArgs)) {
+					t.Errorf("codex %s: %+v", kind, ce)
+				}
+				continue
+			}
+			dec := json.NewDecoder(strings.NewReader(out))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&c); err != nil {
+				t.Fatalf("%s %s: %v\n%s", client.name, kind, err, out)
+			}
+			switch client.name {
+			case "vscode":
+				e = c.Servers["loci"]
+			case "zed":
+				e = c.ContextServers["loci"]
+			default:
+				e = c.MCPServers["loci"]
+			}
+			if !http {
+				want := entry{Command: exe, Args: stdioArgs}
+				switch client.name {
+				case "vscode":
+					want.Type = "stdio"
+				case "zed":
+					want.Source, want.Env = "custom", map[string]string{}
+				}
+				if !reflect.DeepEqual(e, want) {
+					t.Errorf("%s stdio: %+v, want %+v", client.name, e, want)
+				}
+				continue
+			}
+			var want entry
+			switch client.name {
+			case "claude-desktop":
+				want = entry{Command: "npx", Args: []string{"-y", "mcp-remote", url, "--header", "Authorization:${LOCI_AUTH_HEADER}"},
+					Env: map[string]string{"LOCI_AUTH_HEADER": bearer}}
+			case "cursor", "zed":
+				want = entry{URL: url, Headers: map[string]string{"Authorization": bearer}}
+			case "windsurf":
+				want = entry{ServerURL: url, Headers: map[string]string{"Authorization": bearer}}
+			case "gemini":
+				want = entry{HTTPURL: url, Headers: map[string]string{"Authorization": bearer}}
+			case "vscode":
+				want = entry{Type: "http", URL: url, Headers: map[string]string{"Authorization": "Bearer ${input:loci-token}"}}
+				if len(c.Inputs) != 1 || c.Inputs[0].ID != "loci-token" || !c.Inputs[0].Password || c.Inputs[0].Type != "promptString" || strings.Contains(out, tok) {
+					t.Errorf("vscode http: the token must be a password input, not in the file:\n%s", out)
+				}
+			}
+			if !reflect.DeepEqual(e, want) {
+				t.Errorf("%s http: %+v, want %+v", client.name, e, want)
 			}
 		}
 	}
 
 	out, _, code := run(t, "mcp-config", "claude-code", v)
-	want := "claude mcp add loci -- " + shellQuote(exe) + " mcp " + shellQuote(v) + "\n"
+	want := "claude mcp add loci -- '/opt/loci bin/loci' mcp " + shellQuote(v) + "\n"
 	if code != 0 || out != want {
 		t.Errorf("claude-code stdio:\n%q\nwant\n%q", out, want)
 	}
@@ -285,33 +367,111 @@ func TestMCPConfig(t *testing.T) {
 	if out != want {
 		t.Errorf("claude-code http:\n%q\nwant\n%q", out, want)
 	}
-
-	out, _, _ = run(t, "mcp-config", "codex", v)
-	for _, line := range []string{"[mcp_servers.loci]", "command = " + tomlString(exe), `args = ["mcp", ` + tomlString(v) + `]`} {
-		if !strings.Contains(out, line+"\n") {
-			t.Errorf("codex stdio lacks %q:\n%s", line, out)
-		}
-	}
 	out, _, _ = run(t, "mcp-config", "codex", "--http", v)
-	for _, line := range []string{"[mcp_servers.loci]", `url = "http://127.0.0.1:8765/mcp"`, `bearer_token_env_var = "LOCI_TOKEN"`, "export LOCI_TOKEN=" + tok} {
-		if !strings.Contains(out, line) {
-			t.Errorf("codex http lacks %q:\n%s", line, out)
-		}
+	if !strings.Contains(out, "export LOCI_TOKEN="+tok) {
+		t.Errorf("codex http does not say how to set the token:\n%s", out)
 	}
-	// Each TOML line is a table header, a comment or key = value.
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		if !strings.HasPrefix(l, "#") && !strings.HasPrefix(l, "[") && !strings.Contains(l, " = ") {
-			t.Errorf("codex: odd TOML line %q", l)
+
+	// No client: the list, one line per client with where it goes.
+	out, _, code = run(t, "mcp-config")
+	if code != 0 || len(strings.Split(strings.TrimSpace(out), "\n")) != len(mcpClients)+3 {
+		t.Errorf("list: %d\n%s", code, out)
+	}
+	for _, line := range []string{"vscode  ", ".vscode/mcp.json", "zed  ", "Zed settings.json", "windsurf  ", "mcp_config.json", "gemini  ", ".gemini/settings.json", "via npx mcp-remote"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("list lacks %q:\n%s", line, out)
 		}
 	}
 
 	_, errOut, code := run(t, "mcp-config", "vim", v)
-	if code != 2 || !strings.Contains(errOut, "unknown client") {
+	if code != 2 || !strings.Contains(errOut, "unknown client") || !strings.Contains(errOut, "vscode") {
 		t.Errorf("unknown client: %d %s", code, errOut)
 	}
 	_, _, code = run(t, "mcp-config", "cursor", filepath.Join(v, "missing"))
 	if code != 3 {
 		t.Errorf("missing vault: %d", code)
+	}
+	// Flag help names no bogus value type (cobra reads `...` in a usage as one).
+	out, _, _ = run(t, "mcp-config", "--help")
+	if strings.Contains(out, "--addr loci") || strings.Contains(out, "--http loci") {
+		t.Errorf("flag help:\n%s", out)
+	}
+}
+
+// golden compares got with testdata/mcpconfig/name (rewritten with -update).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "mcpconfig", name)
+	if *updateGolden {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run TestMCPConfig -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s:\n%s\nwant\n%s", name, got, want)
+	}
+}
+
+// TestMCPConfigAfterGoRun: a loci running from a go-build folder or the
+// build cache names the loci on PATH instead, or refuses with a note to
+// install it first; an installed loci names itself.
+func TestMCPConfigAfterGoRun(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "gocache")
+	env := func(k string) string {
+		if k == "GOCACHE" {
+			return cache
+		}
+		return ""
+	}
+	installed := "/home/me/go/bin/loci"
+	onPath := func(string) (string, error) { return installed, nil }
+	notOnPath := func(string) (string, error) { return "", exec.ErrNotFound }
+	goRun := filepath.Join(os.TempDir(), "go-build1234", "b001", "exe", "loci")
+	inCache := filepath.Join(cache, "ab", "loci")
+	elsewhere := "/srv/go-build77/exe/loci" // a go-build folder outside the temp dir
+
+	for _, c := range []struct {
+		exe      string
+		lookPath func(string) (string, error)
+		want     string // "" = refused
+	}{
+		{"/usr/local/bin/loci", notOnPath, "/usr/local/bin/loci"},
+		{"/usr/local/bin/loci", onPath, "/usr/local/bin/loci"},
+		{goRun, onPath, installed},
+		{goRun, notOnPath, ""},
+		{inCache, onPath, installed},
+		{inCache, notOnPath, ""},
+		{elsewhere, onPath, installed},
+		// The loci on PATH is itself a throwaway build: refused too.
+		{goRun, func(string) (string, error) { return inCache, nil }, ""},
+	} {
+		got, err := pickExecutable(c.exe, env, c.lookPath)
+		if c.want == "" {
+			if err == nil || errs.Code(err) != errs.CodeInvalidInput || !strings.Contains(err.Error(), "go install ./cmd/loci") {
+				t.Errorf("%s: %q, %v; want a refusal saying to go install", c.exe, got, err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s: %q, %v; want %q", c.exe, got, err, c.want)
+		}
+	}
+
+	// End to end: the test binary itself is a go-build product; with no loci
+	// on PATH, mcp-config refuses with exit 2 and prints no snippet.
+	t.Setenv("PATH", t.TempDir())
+	v := demoCopy(t)
+	out, errOut, code := run(t, "mcp-config", "cursor", v)
+	if code != 2 || out != "" || !strings.Contains(errOut, "go install") {
+		t.Errorf("from the test binary: exit %d, out %q, err %q", code, out, errOut)
 	}
 }
 

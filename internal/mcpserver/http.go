@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -50,6 +51,9 @@ func newHTTPHandler(s *Server) *httpHandler {
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every event stream (a POST's answer, the GET stream, a GET resuming
+	// with Last-Event-ID) starts with the SSE retry field.
+	w = &sseRetryWriter{ResponseWriter: w}
 	if r.Method != http.MethodPost {
 		h.sdk.ServeHTTP(w, r)
 		return
@@ -69,7 +73,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req, _ := msg.(*jsonrpc.Request)
 	jw := &jsonErrorWriter{ResponseWriter: w, req: req}
 	defer jw.finish()
-	if r.Header.Get(sessionHeader) != "" {
+	if sid := r.Header.Get(sessionHeader); sid != "" {
+		h.sessionVersion(r, sid)
 		h.sdk.ServeHTTP(jw, r)
 		return
 	}
@@ -317,3 +322,74 @@ func (c *captureWriter) Flush() {
 
 // Unwrap lets http.ResponseController reach the real writer.
 func (c *captureWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// sseRetryMillis is the reconnection delay every event stream announces (the
+// SSE retry field): a client whose stream drops waits this long, then
+// resumes it with GET and Last-Event-ID.
+const sseRetryMillis = 1000
+
+// sseRetryWriter starts an event-stream response with a `retry:` block (no
+// data, so clients dispatch no event for it; an SSE parser only records the
+// delay). Other responses pass through untouched.
+type sseRetryWriter struct {
+	http.ResponseWriter
+	status  int
+	started bool
+}
+
+func (s *sseRetryWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *sseRetryWriter) Write(b []byte) (int, error) {
+	if !s.started {
+		s.started = true
+		if (s.status == 0 || s.status == http.StatusOK) && strings.HasPrefix(s.Header().Get("Content-Type"), "text/event-stream") {
+			if _, err := fmt.Fprintf(s.ResponseWriter, "retry: %d\n\n", sseRetryMillis); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *sseRetryWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (s *sseRetryWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// primingVersion is the first protocol version whose POST event streams
+// start with a priming event (an id and no data, SEP-1699), which a client
+// resumes from with Last-Event-ID if the stream drops before the answer.
+const primingVersion = "2025-11-25"
+
+// olderVersions are the protocol versions before primingVersion.
+var olderVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18"}
+
+// sessionVersion holds a request to the protocol version its session
+// negotiated: a client that initialized with 2025-11-25 (or later, which
+// negotiates 2025-11-25) but names an older version in a later request's
+// Mcp-Protocol-Version header still gets priming events, which the SDK only
+// sends when the header says 2025-11-25. Nothing else of the older version's
+// behaviour is lost: that client speaks 2025-11-25.
+func (h *httpHandler) sessionVersion(r *http.Request, sid string) {
+	if !slices.Contains(olderVersions, r.Header.Get("Mcp-Protocol-Version")) {
+		return // none, the same, a later one, or one the SDK refuses
+	}
+	for ss := range h.s.mcp.Sessions() {
+		if ss.ID() != sid {
+			continue
+		}
+		if p := ss.InitializeParams(); p != nil && p.ProtocolVersion >= primingVersion {
+			r.Header.Set("Mcp-Protocol-Version", primingVersion)
+		}
+		return
+	}
+}

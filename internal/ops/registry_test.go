@@ -215,31 +215,52 @@ func TestErrorCodesAreDeclared(t *testing.T) {
 	}
 }
 
-// Output schemas type arrays as arrays (never ["null","array"]), and
-// NormalizeOutput makes a handler's nil slices match them.
+// Output schemas type arrays as arrays (never ["null","array"]), optional
+// properties never as ["null",T], and no subschema is a bare `true` (the
+// MCP Inspector's --strict portability check: type unions warn, boolean
+// schemas fail); NormalizeOutput makes a handler's nil slices match them.
 func TestArraysAreArrays(t *testing.T) {
 	reg := catalog.All()
-	var walk func(path string, s *jsonschema.Schema)
-	walk = func(path string, s *jsonschema.Schema) {
+	var walk func(path string, s *jsonschema.Schema, optional bool)
+	walk = func(path string, s *jsonschema.Schema, optional bool) {
 		if s == nil {
 			return
 		}
-		if slices.Contains(s.Types, "null") && slices.Contains(s.Types, "array") {
-			t.Errorf("%s: nullable array type %v", path, s.Types)
+		if b, _ := json.Marshal(s); string(b) == "true" {
+			t.Errorf("%s: bare true schema", path)
 		}
-		walk(path+".items", s.Items)
+		if slices.Contains(s.Types, "null") && (slices.Contains(s.Types, "array") || optional) {
+			t.Errorf("%s: nullable type %v", path, s.Types)
+		}
+		walk(path+".items", s.Items, false)
 		for k, p := range s.Properties {
-			walk(path+"."+k, p)
+			walk(path+"."+k, p, !slices.Contains(s.Required, k))
 		}
 	}
 	for _, op := range reg.List() {
-		walk(op.Name+".input", op.InputSchema)
-		walk(op.Name+".output", op.OutputSchema)
+		walk(op.Name+".input", op.InputSchema, false)
+		walk(op.Name+".output", op.OutputSchema, false)
 	}
 	op, _ := reg.Get("list_tags")
 	b, err := op.NormalizeOutput(&read.ListTagsOut{})
 	if err != nil || string(b) != `{"tags":[]}` {
 		t.Errorf("NormalizeOutput(nil tags) = %s, %v", b, err)
+	}
+	// index_status's watcher is optional and typed "object": a null there is
+	// dropped, so the output still matches the schema.
+	op, _ = reg.Get("index_status")
+	if w := op.OutputSchema.Properties["watcher"]; w == nil || w.Type != "object" || slices.Contains(op.OutputSchema.Required, "watcher") {
+		t.Fatalf("index_status watcher schema = %+v", w)
+	}
+	b, err = op.NormalizeOutput(map[string]any{"watcher": nil, "notes": 1})
+	if err != nil || string(b) != `{"notes":1}` {
+		t.Errorf("NormalizeOutput(null watcher) = %s, %v", b, err)
+	}
+	// query's row values accept any JSON value, spelled as an anyOf.
+	op, _ = reg.Get("query")
+	v := op.OutputSchema.Properties["rows"].Items.Properties["values"].Items
+	if len(v.AnyOf) != 6 || v.AnyOf[5].Type != "null" {
+		t.Errorf("query rows[].values[] = %+v, want anyOf of the six JSON types", v)
 	}
 }
 

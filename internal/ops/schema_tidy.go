@@ -2,6 +2,8 @@ package ops
 
 import (
 	"encoding/json"
+	"reflect"
+	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -17,8 +19,16 @@ import (
 // tidySchema makes every ["null","array"] type a plain "array", recursively;
 // with input set, every ["null",T] becomes T (an optional input is omitted,
 // not sent as null; Go pointers such as reindex *bool keep "absent" distinct
-// from false).
-func tidySchema(s *jsonschema.Schema, input bool) {
+// from false). In outputs, an optional property typed ["null",T] (a pointer
+// with omitempty, which encoding/json omits rather than writing null) becomes
+// T too, and NormalizeOutput drops a null such a property might still carry.
+// A subschema that accepts anything (a Go `any`, which infers to a bare
+// `true`) becomes an explicit anyOf of the six JSON types: the same contract,
+// but a schema object, which clients such as the MCP Inspector's --strict
+// check require where a schema is expected.
+func tidySchema(s *jsonschema.Schema, input bool) { tidy(s, input, false) }
+
+func tidy(s *jsonschema.Schema, input, optional bool) {
 	if s == nil {
 		return
 	}
@@ -27,24 +37,41 @@ func tidySchema(s *jsonschema.Schema, input bool) {
 		if other == "null" {
 			other = s.Types[1]
 		}
-		if other == "array" || input {
+		if other == "array" || input || optional {
 			s.Types = nil
 			s.Type = other
 		}
 	}
-	tidySchema(s.Items, input)
-	tidySchema(s.AdditionalProperties, input)
-	for _, p := range s.Properties {
-		tidySchema(p, input)
+	anyValue(&s.Items)
+	tidy(s.Items, input, false)
+	tidy(s.AdditionalProperties, input, false)
+	for name, p := range s.Properties {
+		anyValue(&p)
+		s.Properties[name] = p
+		tidy(p, input, !slices.Contains(s.Required, name))
 	}
 	for _, list := range [][]*jsonschema.Schema{s.PrefixItems, s.AllOf, s.AnyOf, s.OneOf} {
-		for _, x := range list {
-			tidySchema(x, input)
+		for i := range list {
+			anyValue(&list[i])
+			tidy(list[i], input, false)
 		}
 	}
 	for _, d := range s.Defs {
-		tidySchema(d, input)
+		tidy(d, input, false)
 	}
+}
+
+// anyValue replaces a schema that accepts any value (it marshals as a bare
+// `true`) with an explicit anyOf of every JSON type.
+func anyValue(p **jsonschema.Schema) {
+	if *p == nil || !reflect.DeepEqual(**p, jsonschema.Schema{}) {
+		return
+	}
+	var branches []*jsonschema.Schema
+	for _, t := range []string{"string", "number", "boolean", "object", "array", "null"} {
+		branches = append(branches, &jsonschema.Schema{Type: t})
+	}
+	*p = &jsonschema.Schema{AnyOf: branches}
 }
 
 // NormalizeOutput encodes an operation's output as JSON in which every
@@ -81,6 +108,11 @@ func fillArrays(v *any, s *jsonschema.Schema) bool {
 	switch x := (*v).(type) {
 	case map[string]any:
 		for k, p := range s.Properties {
+			if e, ok := x[k]; ok && e == nil && p != nil && p.Type != "" && p.Type != "null" && !slices.Contains(s.Required, k) {
+				delete(x, k) // an optional property the schema types as non-null
+				changed = true
+				continue
+			}
 			if e, ok := x[k]; ok {
 				if fillArrays(&e, p) {
 					x[k] = e
