@@ -459,11 +459,15 @@ func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bo
 					return nil, err
 				}
 			}
-			from := last
+			// The recheck reads from just before the page's first id (the
+			// page is in id order): rows before it are not in the group,
+			// and starting at the previous page's end would, for a small
+			// pass (from 0), scan the whole table again.
+			var from int64
 			if q.title {
-				last = page[len(page)-1].note
+				from, last = page[0].note-1, page[len(page)-1].note
 			} else {
-				last = page[len(page)-1].chunk
+				from, last = page[0].chunk-1, page[len(page)-1].chunk
 			}
 			var recheck func(queryer2) ([]embedItem, error)
 			if po.lock != nil {
