@@ -420,7 +420,8 @@ func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bo
 			+ (SELECT COUNT(*) FROM notes n WHERE NOT EXISTS (SELECT 1 FROM note_vectors v WHERE v.note_id = n.id))`).Scan(&total)
 		progress(0, total)
 	}
-	var cached map[vecHash]bool
+	var cached map[vecHash]bool // the cache's hashes: all of them (cachedAll) or the pages' so far
+	cachedAll := false
 	done := 0
 	for _, q := range []struct {
 		sql   string
@@ -439,16 +440,34 @@ func (ix *Index) embedPass(ctx context.Context, conn *sql.Conn, changed, full bo
 			if len(page) == 0 {
 				break
 			}
-			if cached == nil {
+			switch {
+			case cachedAll:
+			case cached == nil && len(page) == size:
+				// A large pass: one scan of the cache costs less than a
+				// lookup per text.
 				if cached, err = loadHashes(ctx, conn); err != nil {
 					return nil, err
 				}
+				cachedAll = true
+			default:
+				// A small pass (a watcher's batch: a few sections): look up
+				// only its texts, not the whole cache.
+				if cached == nil {
+					cached = map[vecHash]bool{}
+				}
+				if err := lookupHashes(ctx, conn, page, cached); err != nil {
+					return nil, err
+				}
 			}
-			from := last
+			// The recheck reads from just before the page's first id (the
+			// page is in id order): rows before it are not in the group,
+			// and starting at the previous page's end would, for a small
+			// pass (from 0), scan the whole table again.
+			var from int64
 			if q.title {
-				last = page[len(page)-1].note
+				from, last = page[0].note-1, page[len(page)-1].note
 			} else {
-				last = page[len(page)-1].chunk
+				from, last = page[0].chunk-1, page[len(page)-1].chunk
 			}
 			var recheck func(queryer2) ([]embedItem, error)
 			if po.lock != nil {
@@ -599,6 +618,44 @@ func loadHashes(ctx context.Context, conn *sql.Conn) (map[vecHash]bool, error) {
 		m[h] = true
 	}
 	return m, rows.Err()
+}
+
+// lookupHashes marks in cached the hashes of page that the vectors table
+// holds, looked up by key (a few hundred per statement).
+func lookupHashes(ctx context.Context, conn *sql.Conn, page []embedItem, cached map[vecHash]bool) error {
+	var keys []any
+	seen := map[vecHash]bool{}
+	for _, it := range page {
+		if !cached[it.hash] && !seen[it.hash] {
+			seen[it.hash] = true
+			keys = append(keys, it.hash[:])
+		}
+	}
+	const per = 500
+	for len(keys) > 0 {
+		n := min(len(keys), per)
+		q := "SELECT hash FROM vectors WHERE hash IN (?" + strings.Repeat(",?", n-1) + ")"
+		rows, err := conn.QueryContext(ctx, q, keys[:n]...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var b []byte
+			if err := rows.Scan(&b); err != nil {
+				rows.Close()
+				return err
+			}
+			var h vecHash
+			copy(h[:], b)
+			cached[h] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		keys = keys[n:]
+	}
+	return nil
 }
 
 // embedGroup embeds the texts of group not in the cache and writes the

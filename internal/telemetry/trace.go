@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -32,14 +32,24 @@ func TracingEnabled(getenv func(string) string) bool {
 
 // StartTracing sets up OTLP/HTTP trace export when TracingEnabled, and
 // returns nil otherwise: then nothing of OpenTelemetry is initialised and
-// the pipeline skips every span. The exporter reads the standard OTEL_*
-// variables (endpoint, headers, timeout, compression, TLS); spans are
-// batched. Nothing is registered globally.
+// the pipeline skips every span. The exporter (otlpClient, binary protobuf
+// over HTTP) reads the standard OTEL_EXPORTER_OTLP_* variables (endpoint,
+// headers, timeout, compression, TLS); spans are batched. Nothing is
+// registered globally.
 func StartTracing(ctx context.Context, getenv func(string) string, version string) (*Tracing, error) {
 	if !TracingEnabled(getenv) {
 		return nil, nil
 	}
-	exp, err := otlptracehttp.New(ctx)
+	cfg, err := otlpConfigFromEnv(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("OpenTelemetry trace exporter: %w", err)
+	}
+	cfg.userAgent = "loci/" + version
+	return startTracingWith(ctx, cfg, version)
+}
+
+func startTracingWith(ctx context.Context, cfg otlpConfig, version string) (*Tracing, error) {
+	exp, err := otlptrace.New(ctx, newOTLPClient(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("OpenTelemetry trace exporter: %w", err)
 	}
