@@ -55,3 +55,36 @@ func BenchmarkApproxTopNotes(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkKernels times the two row kernels over 20,000 rows of 100 dims:
+//
+//	go test ./internal/embed -run '^$' -bench Kernels -cpu 1
+func BenchmarkKernels(b *testing.B) {
+	const n, d = 20000, 100
+	a8 := make([]int8, n*d)
+	af := make([]float32, n*d)
+	for i := range a8 {
+		a8[i] = int8(i*7 + 3)
+		af[i] = float32(a8[i]) / 127
+	}
+	q := make([]float32, d)
+	for i := range q {
+		q[i] = float32(i*5-50) / 127
+	}
+	var sink float32
+	b.Run("f32", func(b *testing.B) {
+		for b.Loop() {
+			for r := 0; r < n; r++ {
+				sink += Dot(af[r*d:r*d+d], q)
+			}
+		}
+	})
+	b.Run("i8", func(b *testing.B) {
+		for b.Loop() {
+			for r := 0; r < n; r++ {
+				sink += dotI8(a8[r*d:r*d+d], q)
+			}
+		}
+	})
+	_ = sink
+}

@@ -39,6 +39,9 @@ var ANNMinRows = 250_000
 // against the exact scan; docs/performance.md "Scale").
 var ANNProbe = 48
 
+// annListsPerSqrt sets the number of lists: annListsPerSqrt × √rows.
+var annListsPerSqrt = 2.0
+
 // annStatsNotes is how many notes (a fixed, evenly spread sample) the
 // score statistics of an approximate query are estimated from.
 const annStatsNotes = 1024
@@ -58,7 +61,7 @@ func (m *Matrix) Approximate() bool { return m.ann != nil }
 // their chunk and note ids) list by list, and keeps the index.
 func (m *Matrix) buildIVF() {
 	d, n := m.Dims, m.Rows
-	nlist := max(16, min(8192, int(2*math.Sqrt(float64(n)))))
+	nlist := max(16, min(8192, int(annListsPerSqrt*math.Sqrt(float64(n)))))
 	rng := rand.New(rand.NewPCG(uint64(n), uint64(d)))
 	// Train on a sample of at most 64 rows per list.
 	sample := make([]int32, 0, min(n, 64*nlist))
@@ -93,19 +96,32 @@ func (m *Matrix) buildIVF() {
 		first[c+1] = first[c] + k2
 	}
 	total := first[k1]
-	// Assign every row.
+	// Assign every row to the closest fine centroid among those of its
+	// assignCoarse closest coarse clusters (with the closest coarse one
+	// alone, 14% of the rows of a text vault landed in a list that was not
+	// their closest, which probing by centroid then misses).
 	assign := make([]int32, n)
 	parallelRows(n, func(lo, hi int) {
+		var top []int
 		for r := lo; r < hi; r++ {
 			row := m.f32[r*d : r*d+d]
-			c, _ := nearest(coarse, d, row)
-			if len(fine[c]) == 0 {
-				// A coarse cluster no sample row chose: its closest
-				// non-empty one's lists (rare: an empty coarse centroid).
-				c = nearestNonEmpty(coarse, fine, d, row)
+			top = nearestN(coarse, d, row, assignCoarse, top[:0])
+			best, bs := -1, float32(math.Inf(-1))
+			for _, c := range top {
+				if len(fine[c]) == 0 {
+					continue
+				}
+				if f, s := nearest(fine[c], d, row); s > bs {
+					best, bs = first[c]+f, s
+				}
 			}
-			f, _ := nearest(fine[c], d, row)
-			assign[r] = int32(first[c] + f)
+			if best < 0 {
+				// Only empty coarse clusters near: the closest non-empty one.
+				c := nearestNonEmpty(coarse, fine, d, row)
+				f, _ := nearest(fine[c], d, row)
+				best = first[c] + f
+			}
+			assign[r] = int32(best)
 		}
 	})
 	// Counting sort by list, stable (rows keep their order in a list).
@@ -189,6 +205,31 @@ func nearest(cent []float32, d int, v []float32) (int, float32) {
 		}
 	}
 	return best, bs
+}
+
+// assignCoarse is how many coarse clusters a row's fine list is sought in.
+const assignCoarse = 4
+
+// nearestN appends to dst the indexes of the n centroids with the largest
+// dot products with v, best first.
+func nearestN(cent []float32, d int, v []float32, n int, dst []int) []int {
+	var sc []float32
+	for c := 0; c*d < len(cent); c++ {
+		s := Dot(cent[c*d:c*d+d], v)
+		i := len(dst)
+		for i > 0 && sc[i-1] < s {
+			i--
+		}
+		if i >= n {
+			continue
+		}
+		dst = slices.Insert(dst, i, c)
+		sc = slices.Insert(sc, i, s)
+		if len(dst) > n {
+			dst, sc = dst[:n], sc[:n]
+		}
+	}
+	return dst
 }
 
 func nearestNonEmpty(coarse []float32, fine [][]float32, d int, v []float32) int {
