@@ -164,6 +164,8 @@ func UnmarshalMatrix(b []byte, key string) (*Matrix, error) {
 	}
 	if len(m.common) == 0 {
 		m.common = nil
+	} else if len(m.common) != m.Dims {
+		return nil, bad
 	}
 	if len(mean) != m.Dims || !(trace > 0) {
 		return nil, bad

@@ -103,9 +103,10 @@ func (m *Matrix) buildIVF() {
 	assign := make([]int32, n)
 	parallelRows(n, func(lo, hi int) {
 		var top []int
+		var sc []float32
 		for r := lo; r < hi; r++ {
 			row := m.f32[r*d : r*d+d]
-			top = nearestN(coarse, d, row, assignCoarse, top[:0])
+			top, sc = nearestN(coarse, d, row, assignCoarse, top[:0], sc[:0])
 			best, bs := -1, float32(math.Inf(-1))
 			for _, c := range top {
 				if len(fine[c]) == 0 {
@@ -211,9 +212,8 @@ func nearest(cent []float32, d int, v []float32) (int, float32) {
 const assignCoarse = 4
 
 // nearestN appends to dst the indexes of the n centroids with the largest
-// dot products with v, best first.
-func nearestN(cent []float32, d int, v []float32, n int, dst []int) []int {
-	var sc []float32
+// dot products with v, best first (sc: their scores, scratch).
+func nearestN(cent []float32, d int, v []float32, n int, dst []int, sc []float32) ([]int, []float32) {
 	for c := 0; c*d < len(cent); c++ {
 		s := Dot(cent[c*d:c*d+d], v)
 		i := len(dst)
@@ -229,7 +229,7 @@ func nearestN(cent []float32, d int, v []float32, n int, dst []int) []int {
 			dst, sc = dst[:n], sc[:n]
 		}
 	}
-	return dst
+	return dst, sc
 }
 
 func nearestNonEmpty(coarse []float32, fine [][]float32, d int, v []float32) int {

@@ -264,3 +264,20 @@ func TestApproximateInt8Cache(t *testing.T) {
 		t.Fatal("damaged index accepted")
 	}
 }
+
+// TestCacheRefusesShortCommon: a cache whose common component is not Dims
+// long is refused (a query would index past it).
+func TestCacheRefusesShortCommon(t *testing.T) {
+	rows, _ := clustered(40, 0, 11)
+	m := buildRows(rows, false, 0)
+	if len(m.common) != m.Dims {
+		t.Fatalf("common %d", len(m.common))
+	}
+	full := m.common
+	m.common = full[:m.Dims-1]
+	enc := m.MarshalBinary("k")
+	m.common = full
+	if _, err := UnmarshalMatrix(enc, "k"); err == nil {
+		t.Fatal("short common component accepted")
+	}
+}
