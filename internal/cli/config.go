@@ -418,6 +418,11 @@ func (g *globals) showConfig() error {
 	num("min_similarity", c.Search.MinSimilarity, d.MinSimilarity)
 	num("agreement_floor", c.Search.AgreementFloor, d.AgreementFloor)
 	num("lexical_margin", c.Search.LexicalMargin, d.LexicalMargin)
+	approx := c.Search.ApproxMinChunks
+	if approx == 0 {
+		approx = embed.ANNMinRows
+	}
+	sr.set("approx_min_chunks", approx, src("search.approx_min_chunks"))
 
 	a := t.section("ai")
 	a.set("provider", firstNonEmpty(as.Provider, "none"), src("ai.provider"))

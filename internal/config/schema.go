@@ -111,6 +111,10 @@ type Search struct {
 	MinSimilarity  float64 `yaml:"min_similarity"`                 // cosine floor of the vector ranking (default 0.2; negative: none)
 	AgreementFloor float64 `yaml:"agreement_floor"`                // hybrid's guard against uninformative vectors (default 2; negative: none)
 	LexicalMargin  float64 `yaml:"lexical_margin"`                 // hybrid: weight of the lexical hits' BM25 relative to the best (default 0.25; negative: none)
+	// ApproxMinChunks is the number of sections with a vector from which
+	// vector search uses an approximate index (IVF) instead of scanning
+	// every vector (default 250,000; negative: never).
+	ApproxMinChunks int `yaml:"approx_min_chunks"`
 }
 
 // AI is the ai section; LOCI_AI_* variables override it (docs/ai.md).

@@ -26,24 +26,33 @@ type Matrix struct {
 	meanOnce  sync.Once
 	mean      []float32 // the mean row (rowMean)
 	trace     float64   // 1 − |mean|²
+
+	ann      *ivf // the approximate index (matrix_ivf.go), nil: exact scans
+	rowsOnce sync.Once
+	byNote   *noteRowIndex // rows of each note (noteRowsIndex)
 }
 
 // MatrixBuilder collects rows for a Matrix.
 type MatrixBuilder struct {
-	m     Matrix
-	dense map[int64]int32
-	int8  bool
+	m      Matrix
+	dense  map[int64]int32
+	int8   bool
+	annMin int // rows from which Matrix builds the approximate index (≤ 0: never)
 }
 
 // NewMatrixBuilder returns a builder of dims-dimensional rows; quantize
 // keeps the rows as int8 (a quarter of the memory).
 func NewMatrixBuilder(dims int, quantize bool, sizeHint int) *MatrixBuilder {
-	b := &MatrixBuilder{m: Matrix{Dims: dims}, dense: map[int64]int32{}, int8: quantize}
+	b := &MatrixBuilder{m: Matrix{Dims: dims}, dense: map[int64]int32{}, int8: quantize, annMin: ANNMinRows}
 	b.m.f32 = make([]float32, 0, sizeHint*dims)
 	b.m.Chunk = make([]int64, 0, sizeHint)
 	b.m.noteOf = make([]int32, 0, sizeHint)
 	return b
 }
+
+// ApproxFrom sets the number of rows from which Matrix builds the
+// approximate index (default ANNMinRows; 0 or negative: never).
+func (b *MatrixBuilder) ApproxFrom(minRows int) { b.annMin = minRows }
 
 // Add appends the row of one chunk (v must be unit length and Dims long).
 func (b *MatrixBuilder) Add(note, chunk int64, v []float32) {
@@ -60,13 +69,20 @@ func (b *MatrixBuilder) Add(note, chunk int64, v []float32) {
 }
 
 // Matrix returns the built matrix, with the common component removed
-// (see RemoveCommon) and, if asked, quantized to int8.
+// (see RemoveCommon) and, if asked, quantized to int8. From ANNMinRows
+// rows (ApproxFrom) it also builds the approximate index (matrix_ivf.go) and quantizes
+// whatever was asked.
 func (b *MatrixBuilder) Matrix() *Matrix {
 	m := &Matrix{Dims: b.m.Dims, Rows: b.m.Rows, f32: b.m.f32, Chunk: b.m.Chunk, noteOf: b.m.noteOf, Notes: b.m.Notes}
 	b.m = Matrix{Dims: b.m.Dims}
 	b.dense = map[int64]int32{}
 	m.RemoveCommon()
-	if b.int8 {
+	quant := b.int8
+	if b.annMin > 0 && m.Rows >= b.annMin {
+		m.buildIVF()
+		quant = true
+	}
+	if quant {
 		m.quantize()
 	}
 	return m
@@ -78,26 +94,18 @@ func (m *Matrix) quantize() {
 	m.i8 = make([]int8, len(m.f32))
 	m.scale = make([]float32, m.Rows)
 	for r := 0; r < m.Rows; r++ {
-		row := m.f32[r*d : r*d+d]
-		var mx float32
-		for _, x := range row {
-			mx = max(mx, float32(math.Abs(float64(x))))
-		}
-		s := mx / 127
-		if s == 0 {
-			s = 1
-		}
-		for i, x := range row {
-			m.i8[r*d+i] = int8(math.Round(float64(x / s)))
-		}
-		m.scale[r] = s
+		_, m.scale[r] = quantizeRow(m.f32[r*d:r*d+d], m.i8[r*d:r*d+d])
 	}
 	m.f32 = nil
 }
 
 // Bytes is the memory the rows take (vectors plus ids).
 func (m *Matrix) Bytes() int64 {
-	return int64(len(m.f32))*4 + int64(len(m.i8)) + int64(len(m.scale))*4 + int64(len(m.Chunk))*8 + int64(len(m.noteOf))*4 + int64(len(m.Notes))*8
+	n := int64(len(m.f32))*4 + int64(len(m.i8)) + int64(len(m.scale))*4 + int64(len(m.Chunk))*8 + int64(len(m.noteOf))*4 + int64(len(m.Notes))*8
+	if m.ann != nil {
+		n += int64(len(m.ann.lists))*4 + int64(len(m.ann.centroids))*4
+	}
+	return n
 }
 
 // NoteHit is one note of a vector search: its best chunk and that chunk's cosine.
@@ -107,23 +115,10 @@ type NoteHit struct {
 	Score float32
 }
 
-// Scores computes the cosine of q with every row into dst (len Rows).
+// Scores computes the cosine of q with every row into dst (len Rows), the
+// rows split over GOMAXPROCS goroutines when there are many.
 func (m *Matrix) Scores(q []float32, dst []float32) {
-	d := m.Dims
-	if m.i8 != nil {
-		for r := 0; r < m.Rows; r++ {
-			row := m.i8[r*d : r*d+d]
-			var s float32
-			for i, x := range row {
-				s += float32(x) * q[i]
-			}
-			dst[r] = s * m.scale[r]
-		}
-		return
-	}
-	for r := 0; r < m.Rows; r++ {
-		dst[r] = Dot(m.f32[r*d:r*d+d], q)
-	}
+	parallelRows(m.Rows, func(lo, hi int) { m.scoreRange(q, lo, hi, dst[lo:hi]) })
 }
 
 // Dot is the dot product of two equal-length vectors.
@@ -222,11 +217,14 @@ func (m *Matrix) SimilarNotes(note int64, k int, allow func(int64) bool) []NoteH
 
 // NoteRows returns the rows of a note.
 func (m *Matrix) NoteRows(note int64) []int {
+	dn, ok := m.denseIndex()[note]
+	if !ok {
+		return nil
+	}
+	x := m.noteRowsIndex()
 	var out []int
-	for r := 0; r < m.Rows; r++ {
-		if m.Notes[m.noteOf[r]] == note {
-			out = append(out, r)
-		}
+	for _, r := range x.rows[x.off[dn]:x.off[dn+1]] {
+		out = append(out, int(r))
 	}
 	return out
 }
@@ -241,7 +239,16 @@ type ScoreStats struct {
 	SD      float64
 	best    []float32 // per dense note: its best cosine
 	bestRow []int32   // per dense note: the row of that cosine (-1: none)
+	q       []float32 // the (projected) query, when best is not computed (approximate)
 	m       *Matrix
+}
+
+// noteBest is a dense note's best cosine and its row (-1: none).
+func (st ScoreStats) noteBest(d int32) (float32, int32) {
+	if st.best != nil {
+		return st.best[d], st.bestRow[d]
+	}
+	return st.m.noteBest(st.q, d)
 }
 
 // Agreement tells whether the query's vector sees the given notes (the
@@ -254,7 +261,7 @@ type ScoreStats struct {
 // notes, and grows with real agreement. NaN when none of the notes has a
 // vector.
 func (st ScoreStats) Agreement(notes []int64) float64 {
-	if st.m == nil || st.bestRow == nil || st.SD <= 0 {
+	if st.m == nil || (st.bestRow == nil && st.q == nil) || st.SD <= 0 {
 		return math.NaN()
 	}
 	idx := st.m.denseIndex()
@@ -262,11 +269,15 @@ func (st ScoreStats) Agreement(notes []int64) float64 {
 	var sum float64
 	for _, id := range notes {
 		d, ok := idx[id]
-		if !ok || st.bestRow[d] < 0 {
+		if !ok {
 			continue
 		}
-		rows = append(rows, int(st.bestRow[d]))
-		sum += st.Z(st.best[d])
+		best, row := st.noteBest(d)
+		if row < 0 {
+			continue
+		}
+		rows = append(rows, int(row))
+		sum += st.Z(best)
 	}
 	if len(rows) == 0 {
 		return math.NaN()
@@ -367,6 +378,9 @@ func (m *Matrix) TopNotesStats(q []float32, k int, allow func(note int64) bool) 
 		return nil, ScoreStats{}
 	}
 	q = m.project(q)
+	if m.ann != nil {
+		return m.annTop(q, k, allow, false), m.annStats(q)
+	}
 	scores := make([]float32, m.Rows)
 	m.Scores(q, scores)
 	best, bestRow := m.bestPerNote(scores)
@@ -424,6 +438,9 @@ func (m *Matrix) TopChunksStats(q []float32, k int, allow func(note int64) bool)
 		return nil, ScoreStats{}
 	}
 	q = m.project(q)
+	if m.ann != nil {
+		return m.annTop(q, k, allow, true), m.annStats(q)
+	}
 	scores := make([]float32, m.Rows)
 	m.Scores(q, scores)
 	h := &hitHeap{}

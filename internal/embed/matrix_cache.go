@@ -17,13 +17,16 @@ import (
 // so that on a little-endian machine UnmarshalMatrix uses the vectors,
 // chunk ids and note ids where they lie (the file read into memory, or
 // memory-mapped by the index) instead of decoding a copy.
-const matrixMagic = "LOCIMX02"
+const matrixMagic = "LOCIMX03"
 
 // MarshalBinary encodes the matrix; key identifies the index state it was
 // built from (checked by UnmarshalMatrix).
 func (m *Matrix) MarshalBinary(key string) []byte {
 	n := 8 + 4 + len(key) + 4*4 + 7*16 + m.Dims*4
 	n += len(m.f32)*4 + len(m.i8) + len(m.scale)*4 + len(m.Chunk)*8 + len(m.noteOf)*4 + len(m.Notes)*8 + len(m.common)*4
+	if m.ann != nil {
+		n += 2*16 + len(m.ann.lists)*4 + len(m.ann.centroids)*4
+	}
 	out := make([]byte, 0, n+64)
 	out = append(out, matrixMagic...)
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(key)))
@@ -70,6 +73,17 @@ func (m *Matrix) MarshalBinary(key string) []byte {
 	mean, trace := m.rowMean()
 	appendF32(mean)
 	out = binary.LittleEndian.AppendUint64(out, math.Float64bits(trace))
+	// The approximate index (empty arrays: none).
+	var lists []int32
+	var cent []float32
+	if m.ann != nil {
+		lists, cent = m.ann.lists, m.ann.centroids
+	}
+	array(len(lists))
+	for _, v := range lists {
+		out = binary.LittleEndian.AppendUint32(out, uint32(v))
+	}
+	appendF32(cent)
 	return out
 }
 
@@ -131,6 +145,14 @@ func UnmarshalMatrix(b []byte, key string) (*Matrix, error) {
 	m.common = r.f32s()
 	mean := r.f32s()
 	trace := math.Float64frombits(r.u64())
+	lists := r.i32s()
+	cent := r.f32s()
+	if len(lists) > 0 || len(cent) > 0 {
+		if !validIVF(lists, cent, m.Rows, m.Dims) {
+			return nil, bad
+		}
+		m.ann = &ivf{lists: lists, centroids: cent}
+	}
 	if r.err || len(r.b) != 0 || len(m.Chunk) != m.Rows || len(m.noteOf) != m.Rows || len(m.Notes) != notes ||
 		(quant && (len(m.i8) != m.Rows*m.Dims || len(m.scale) != m.Rows)) {
 		return nil, bad
@@ -142,6 +164,8 @@ func UnmarshalMatrix(b []byte, key string) (*Matrix, error) {
 	}
 	if len(m.common) == 0 {
 		m.common = nil
+	} else if len(m.common) != m.Dims {
+		return nil, bad
 	}
 	if len(mean) != m.Dims || !(trace > 0) {
 		return nil, bad
@@ -155,6 +179,20 @@ func UnmarshalMatrix(b []byte, key string) (*Matrix, error) {
 		}
 	}
 	return m, nil
+}
+
+// validIVF checks a stored index: list offsets from 0 to rows, never
+// decreasing, and one centroid per list.
+func validIVF(lists []int32, cent []float32, rows, dims int) bool {
+	if len(lists) < 2 || lists[0] != 0 || int(lists[len(lists)-1]) != rows || len(cent) != (len(lists)-1)*dims {
+		return false
+	}
+	for i := 1; i < len(lists); i++ {
+		if lists[i] < lists[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 type reader struct {

@@ -47,7 +47,18 @@ func FuzzUnmarshalMatrix(f *testing.F) {
 	b := NewMatrixBuilder(2, false, 1)
 	b.Add(1, 1, Normalize([]float32{1, 1}))
 	f.Add(b.Matrix().MarshalBinary("k"))
+	// An approximate (int8 + IVF) matrix.
+	rows, _ := clustered(40, 0, 9)
+	f.Add(buildRows(rows, false, 20).MarshalBinary("k"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		UnmarshalMatrix(data, "k")
+		m, err := UnmarshalMatrix(data, "k")
+		if err != nil || m.Rows == 0 {
+			return
+		}
+		// Whatever was accepted can be searched without a panic.
+		q := make([]float32, m.Dims)
+		q[0] = 1
+		m.TopNotesStats(q, 3, nil)
+		m.TopChunksStats(q, 3, nil)
 	})
 }

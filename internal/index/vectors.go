@@ -915,7 +915,7 @@ func (ix *Index) VectorMatrix(ctx context.Context) (*embed.Matrix, error) {
 // BLOBs (~0.1 s per 10k chunks), which also rewrites the cache.
 func (ix *Index) buildMatrix(ctx context.Context, rev string) (*embed.Matrix, error) {
 	stored, _ := storedIdentity(ctx, ix.DB)
-	key := fmt.Sprintf("%s|%s|%s|%d|int8=%v|title=%g", rev, stored.Provider, stored.Model, stored.Dims, ix.emb.settings.Int8, TitleWeight)
+	key := fmt.Sprintf("%s|%s|%s|%d|int8=%v|title=%g|approx=%d", rev, stored.Provider, stored.Model, stored.Dims, ix.emb.settings.Int8, TitleWeight, ix.approxMinChunks())
 	cache := ix.Loc.Name("vectors.cache")
 	if m := ix.readMatrixCache(cache, key); m != nil {
 		return m, nil
@@ -984,11 +984,25 @@ func (st *embedState) releaseMatrices() {
 	st.matrix = nil
 }
 
+// approxMinChunks is the number of vectors from which search uses the
+// approximate index (search.approx_min_chunks; ≤ 0 after defaults: never).
+func (ix *Index) approxMinChunks() int {
+	switch n := ix.emb.search.ApproxMinChunks; {
+	case n == 0:
+		return embed.ANNMinRows
+	case n < 0:
+		return 0
+	default:
+		return n
+	}
+}
+
 func (ix *Index) loadMatrix(ctx context.Context) (*embed.Matrix, error) {
 	stored, _ := storedIdentity(ctx, ix.DB)
 	var n int
 	ix.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM chunk_vectors").Scan(&n)
 	b := embed.NewMatrixBuilder(stored.Dims, ix.emb.settings.Int8, n)
+	b.ApproxFrom(ix.approxMinChunks())
 	// Title vectors, decoded once each.
 	titles := map[int64][]float32{}
 	rows, err := ix.DB.QueryContext(ctx, "SELECT nv.note_id, v.vec FROM note_vectors nv JOIN vectors v ON v.hash = nv.hash")
@@ -1076,7 +1090,7 @@ func (ix *Index) vectorStatus(ctx context.Context) VectorStatus {
 			vs.DefaultMode = "hybrid"
 		}
 		per := int64(vs.Dims) * 4
-		if st.settings.Int8 {
+		if st.settings.Int8 || (ix.approxMinChunks() > 0 && vs.Chunks >= ix.approxMinChunks()) {
 			per = int64(vs.Dims) + 4
 		}
 		vs.MemoryBytes = int64(vs.Chunks) * (per + 12)
