@@ -32,6 +32,13 @@
 // detaches it): it gets Pdeathsig, so if the test binary dies (a timeout
 // panic, kill -9) postgres is told to quit at once instead of lingering;
 // readiness is its own "ready to accept connections" log line, not a poll.
+// (Pdeathsig is sent when the OS thread that started postgres exits; the Go
+// runtime keeps its threads unless a goroutine exits locked to one, which
+// this package never does. Checked by hand: kill -9 of a test binary takes
+// its postgres down.) Directories of a killed binary stay in the temp dir.
+//
+// initdb is most of a start; its result is kept in a template cache
+// (template.go) and later clusters copy it. LOCI_PG_CACHE=off disables it.
 package pgtest
 
 import (
@@ -74,8 +81,12 @@ type Cluster struct {
 	DataDir string
 	// SocketDir is the directory holding the unix socket .s.PGSQL.5432.
 	SocketDir string
-	// StartTime is how long initdb plus the start of postgres took.
+	// StartTime is how long initdb (or the template copy) plus the start
+	// of postgres took.
 	StartTime time.Duration
+	// FromTemplate reports that the data directory was copied from the
+	// template cache instead of being made by initdb.
+	FromTemplate bool
 
 	cmd     *exec.Cmd
 	exited  chan struct{}
@@ -363,13 +374,31 @@ func start(parent string) (_ *Cluster, err error) {
 	}
 	c.Version = majorVersion(string(ver))
 
-	initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"),
-		"-D", c.DataDir, "-U", User, "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
-	initdb.Env = pgEnv()
-	initdb.Dir = c.DataDir
-	acct.apply(initdb)
-	if out, err := initdb.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("pgtest: initdb: %v\n%s", err, tail(string(out), 20))
+	initdbArgs := []string{"-D", c.DataDir, "-U", User, "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"}
+	cache := templateDir(bin, string(ver), initdbArgs[2:])
+	if cache != "" && copyTree(cache, c.DataDir, acct) == nil {
+		c.FromTemplate = true
+	} else {
+		if cache != "" {
+			// A half-copied data dir is not reused: start it afresh.
+			if err := os.RemoveAll(c.DataDir); err != nil {
+				return nil, err
+			}
+			if err := os.Mkdir(c.DataDir, 0o700); err != nil {
+				return nil, err
+			}
+			if err := acct.own(c.DataDir, os.TempDir()); err != nil {
+				return nil, err
+			}
+		}
+		initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), initdbArgs...)
+		initdb.Env = pgEnv()
+		initdb.Dir = c.DataDir
+		acct.apply(initdb)
+		if out, err := initdb.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("pgtest: initdb: %v\n%s", err, tail(string(out), 20))
+		}
+		saveTemplate(c.DataDir, bin, string(ver), initdbArgs[2:])
 	}
 
 	pg := exec.Command(filepath.Join(bin, "postgres"),

@@ -324,12 +324,63 @@ func TestStartOwnCluster(t *testing.T) {
 	}
 }
 
-// BenchmarkStart measures initdb plus postgres start plus stop.
-func BenchmarkStart(b *testing.B) {
-	for b.Loop() {
-		c := Start(b)
-		if err := c.Stop(); err != nil {
-			b.Fatal(err)
+// TestTemplateCache: the first cluster of a cache is made by initdb and
+// fills the cache; the next one is copied from it and works; with the cache
+// off, initdb runs every time.
+func TestTemplateCache(t *testing.T) {
+	t.Setenv("LOCI_PG_CACHE", t.TempDir())
+	first := Start(t)
+	second := Start(t)
+	if first.FromTemplate || !second.FromTemplate {
+		t.Fatalf("FromTemplate: first %v, second %v; want false, true", first.FromTemplate, second.FromTemplate)
+	}
+	t.Logf("initdb start %s, template start %s", first.StartTime, second.StartTime)
+	ctx := ctxT(t)
+	for _, c := range []*Cluster{first, second} {
+		conn := connect(t, ctx, c.NewDatabase(t))
+		if _, err := conn.Exec(ctx, `CREATE TABLE x (n int); INSERT INTO x VALUES (1)`); err != nil {
+			t.Fatalf("cluster from template=%v: %v", c.FromTemplate, err)
 		}
+	}
+	t.Setenv("LOCI_PG_CACHE", "off")
+	if c := Start(t); c.FromTemplate {
+		t.Fatal("LOCI_PG_CACHE=off: cluster copied from a template")
+	}
+}
+
+func TestCopyTreeRefusesLinks(t *testing.T) {
+	src, dst := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "PG_VERSION"), []byte("15\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(src, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyTree(src, dst, nil); err == nil {
+		t.Fatal("copyTree copied a symbolic link")
+	}
+	if _, err := os.Lstat(filepath.Join(dst, "link")); !os.IsNotExist(err) {
+		t.Fatalf("link created in the copy: %v", err)
+	}
+}
+
+// BenchmarkStart measures a cluster's start plus stop: by initdb (cache
+// off) and by copying the template. Run with -count to alternate them.
+func BenchmarkStart(b *testing.B) {
+	cache := b.TempDir()
+	for _, mode := range []string{"initdb", "template"} {
+		b.Run(mode, func(b *testing.B) {
+			if mode == "initdb" {
+				b.Setenv("LOCI_PG_CACHE", "off")
+			} else {
+				b.Setenv("LOCI_PG_CACHE", cache)
+			}
+			for b.Loop() {
+				c := Start(b)
+				if err := c.Stop(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
