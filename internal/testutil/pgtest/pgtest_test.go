@@ -137,6 +137,39 @@ func TestTable(t *testing.T) {
 	}
 }
 
+// TestNewDatabaseDropped: a test's database is gone after the test, even
+// when the test left a connection to it open.
+func TestNewDatabaseDropped(t *testing.T) {
+	c := Shared(t)
+	ctx := ctxT(t)
+	var dsn string
+	var leaked *pgx.Conn
+	t.Run("inner", func(t *testing.T) {
+		dsn = c.NewDatabase(t)
+		var err error
+		if leaked, err = pgx.Connect(ctx, dsn); err != nil {
+			t.Fatal(err)
+		}
+	})
+	defer leaked.Close(ctx)
+	_, name, ok := strings.Cut(dsn, "dbname=")
+	name, _, _ = strings.Cut(name, " ")
+	if !ok || name == "" {
+		t.Fatalf("no dbname in %q", dsn)
+	}
+	admin := connect(t, ctx, c.DSN(""))
+	var n int
+	if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_database WHERE datname = $1`, name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("database %s still exists after its test", name)
+	}
+	if err := leaked.Ping(ctx); err == nil {
+		t.Fatal("the leaked connection still works after its database was dropped")
+	}
+}
+
 // TestListenNotify: what the change fan-out between replicas needs. A
 // notification reaches a listener on another connection with its payload
 // and the sender's backend pid; one sent in a rolled-back transaction is
