@@ -351,7 +351,7 @@ func (s *Searcher) run(ctx context.Context, cs *callState, expr string, terms []
 	var out []hit
 	floor := 0.0 // the score of the last chunk row read when more rows exist
 	for {
-		q := `SELECT c.note_id, f.rowid, f.s FROM (SELECT rowid, ` + bm25Args + ` AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?) f
+		q := `SELECT c.note_id, f.rowid, f.s FROM (SELECT rowid, ` + bm25Args + ` AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?+0) f
 			JOIN chunks c ON c.id = f.rowid ORDER BY f.s`
 		rows, err := s.query(ctx, q, expr, fetch)
 		if err != nil {
