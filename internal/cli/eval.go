@@ -65,7 +65,7 @@ func newEvalCmd(g *globals) *cobra.Command {
 			set("graph-weight", &f.Graph, wGraph)
 			set("agreement-floor", &f.AgreementFloor, agree)
 			set("lexical-margin", &f.LexicalMargin, margin)
-			s := &search.Searcher{DB: vh.Index.DB, Vectors: vh.Index, Fusion: f}
+			s := &search.Searcher{DB: vh.Index.DB, Vectors: vh.Index, Fusion: f, Shared: search.NewShared(vh.Index.DB)}
 			if noise {
 				s.Vectors = search.NoisyVectors{VectorSource: vh.Index}
 			}

@@ -58,6 +58,9 @@ type VaultHandle struct {
 	searchOnce     sync.Once
 	searchLRU      *search.ResultCache
 	searchCacheOff bool
+	// sharedOnce and shared: what the vault's searches share (searchShared).
+	sharedOnce sync.Once
+	shared     *search.Shared
 
 	// idMu and givenIDs make the timestamp ids given to notes unique
 	// within the process (UniqueTimestampID).

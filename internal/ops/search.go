@@ -15,7 +15,7 @@ import (
 // and the fusion settings of its config (search section).
 func SearcherFor(vh *VaultHandle) *search.Searcher {
 	sc := vh.Index.SearchSettings()
-	return &search.Searcher{DB: vh.Index.DB, Vectors: vh.Index,
+	return &search.Searcher{DB: vh.Index.DB, Vectors: vh.Index, Shared: vh.searchShared(),
 		Fusion: search.Fusion{K: sc.RRFK, Lexical: sc.LexicalWeight, Semantic: sc.SemanticWeight, Graph: sc.GraphWeight, MinSimilarity: sc.MinSimilarity, AgreementFloor: sc.AgreementFloor, LexicalMargin: sc.LexicalMargin}}
 }
 
@@ -95,6 +95,13 @@ const (
 	searchCacheSize  = 512
 	searchCacheBytes = 16 << 20
 )
+
+// searchShared is what every search of the vault shares: prepared
+// statements and title words (search.Shared), made once.
+func (vh *VaultHandle) searchShared() *search.Shared {
+	vh.sharedOnce.Do(func() { vh.shared = search.NewShared(vh.Index.DB) })
+	return vh.shared
+}
 
 func (vh *VaultHandle) searchCache() *search.ResultCache {
 	vh.searchOnce.Do(func() { vh.searchLRU = search.NewResultCache(searchCacheSize, searchCacheBytes) })

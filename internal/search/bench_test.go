@@ -2,7 +2,13 @@ package search_test
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -96,4 +102,194 @@ func BenchmarkHostileQuery(b *testing.B) {
 			})
 		}
 	}
+}
+
+// goldenQueries returns every query of the obsidian-help golden sets
+// (testdata/golden): keyword, paraphrase, anchor, description and typo
+// queries, as people and agents type them.
+func goldenQueries(b *testing.B) []string {
+	var out []string
+	for _, f := range []string{"obsidian-help-en.json", "obsidian-help-en-anchor.json", "obsidian-help-en-fields.json", "obsidian-help-en-typos.json"} {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "golden", f))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var set []struct{ Query string }
+		if err := json.Unmarshal(raw, &set); err != nil {
+			b.Fatal(err)
+		}
+		for _, q := range set {
+			out = append(out, q.Query)
+		}
+	}
+	return out
+}
+
+func pctMS(ds []time.Duration, p float64) float64 {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return float64(s[min(len(s)-1, int(p*float64(len(s))))]) / 1e6
+}
+
+// BenchmarkSearchDistinct times search.Searcher.Search (no result cache:
+// every call ranks, the case of a new query) on obsidian-hub over every
+// golden-set query, in lexical and hybrid mode, three ways alternated
+// query by query (so all three see the same load of a shared machine):
+//
+//   - plain: a Searcher without a Shared (statements prepared per call,
+//     titles read every time, every pass ranked by FTS5);
+//   - cold: with a Shared that forgot its titles and terms before the
+//     call (statements kept): a query whose words nothing asked before;
+//   - new: with a Shared kept across the round, forgotten at its start:
+//     each query is asked once, and finds kept only the titles and terms
+//     of the round's earlier, different queries.
+//
+// It reports each way's p50 and p99 latency and mean CPU time (the
+// process's, per call: the steadier figure on a loaded machine) in ms.
+// LOCI_BENCH_INDEX names a directory that keeps the index between runs
+// (so two binaries can alternate on one index); LOCI_BENCH_CPUPROFILE, a
+// file that gets the CPU profile of the timed loops only, each call
+// labelled with its way (go tool pprof -tagfocus variant=new):
+//
+//	go test ./internal/search -run '^$' -bench SearchDistinct -benchtime 3x
+func BenchmarkSearchDistinct(b *testing.B) {
+	hub := testutil.Corpus(b, "obsidian-hub")
+	v, err := vault.Open(hub, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	dir := os.Getenv("LOCI_BENCH_INDEX")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	ix, err := index.Open(ctx, v, index.Options{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	if _, err := ix.Sync(ctx, index.SyncOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	queries := goldenQueries(b)
+	if f := os.Getenv("LOCI_BENCH_CPUPROFILE"); f != "" {
+		out, err := os.Create(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(out); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { pprof.StopCPUProfile(); out.Close() }()
+	}
+	cold, kept := search.NewShared(ix.DB), search.NewShared(ix.DB)
+	defer cold.Close()
+	defer kept.Close()
+	ways := []struct {
+		name string
+		sh   *search.Shared
+	}{{"plain", nil}, {"cold", cold}, {"new", kept}}
+	for _, mode := range []string{search.ModeLexical, search.ModeHybrid} {
+		b.Run(mode, func(b *testing.B) {
+			// call returns the wall and CPU time of one search.
+			call := func(q, way string, sh *search.Shared) (time.Duration, time.Duration) {
+				s := &search.Searcher{DB: ix.DB, Vectors: ix, Shared: sh} // as ops does, one per call
+				var err error
+				c0, t0 := processCPU(), time.Now()
+				pprof.Do(ctx, pprof.Labels("variant", way), func(ctx context.Context) {
+					_, err = s.Search(ctx, search.Query{Text: q, Mode: mode})
+				})
+				w, c := time.Since(t0), processCPU()-c0
+				if err != nil {
+					b.Fatal(err)
+				}
+				return w, c
+			}
+			for _, q := range queries { // warm up: matrix, statements, page cache
+				for _, w := range ways {
+					call(q, w.name, w.sh)
+				}
+			}
+			wall := make([][]time.Duration, len(ways))
+			cpu := make([][]time.Duration, len(ways))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				kept.Forget()
+				for _, q := range queries {
+					for k, w := range ways {
+						if w.sh == cold {
+							cold.Forget()
+						}
+						d, c := call(q, w.name, w.sh)
+						wall[k], cpu[k] = append(wall[k], d), append(cpu[k], c)
+					}
+				}
+			}
+			b.StopTimer()
+			for k, w := range ways {
+				b.ReportMetric(pctMS(wall[k], 0.5), w.name+"-p50-ms")
+				b.ReportMetric(pctMS(wall[k], 0.99), w.name+"-p99-ms")
+				b.ReportMetric(meanMS(cpu[k]), w.name+"-cpu-ms")
+			}
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+func meanMS(ds []time.Duration) float64 {
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return float64(sum) / float64(max(1, len(ds))) / 1e6
+}
+
+// BenchmarkFTSLimitParam compares, on obsidian-hub, one prepared FTS5
+// statement with a bare `LIMIT ?` against the same with `LIMIT ?+0` (what
+// the searcher writes; see Searcher.query), alternated call by call, and
+// reports the CPU per call of each in µs: SQLite prepares the first again
+// on every call.
+//
+//	go test ./internal/search -run '^$' -bench FTSLimitParam -benchtime 2000x
+func BenchmarkFTSLimitParam(b *testing.B) {
+	hub := testutil.Corpus(b, "obsidian-hub")
+	v, err := vault.Open(hub, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	dir := os.Getenv("LOCI_BENCH_INDEX")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	ix, err := index.Open(ctx, v, index.Options{Dir: dir, NoEmbed: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	if _, err := ix.Sync(ctx, index.SyncOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	words := []string{`"zettelkasten"`, `"Zettelkasten"`, `"ZETTELKASTEN"`} // one term, three texts
+	var stmts [2]*sql.Stmt
+	for i, lim := range []string{"?", "?+0"} {
+		if stmts[i], err = ix.DB.PrepareContext(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT "+lim+")"); err != nil {
+			b.Fatal(err)
+		}
+		defer stmts[i].Close()
+	}
+	var cpu [2]time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k, st := range stmts {
+			var n int
+			c0 := processCPU()
+			if err := st.QueryRowContext(ctx, words[i%len(words)], 1001).Scan(&n); err != nil {
+				b.Fatal(err)
+			}
+			cpu[k] += processCPU() - c0
+		}
+	}
+	b.ReportMetric(float64(cpu[0].Microseconds())/float64(b.N), "limit-param-cpu-us")
+	b.ReportMetric(float64(cpu[1].Microseconds())/float64(b.N), "limit-plus0-cpu-us")
 }

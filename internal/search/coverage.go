@@ -124,41 +124,33 @@ func coverageOf(words coverageWords, groups [][]coverageWord) float64 {
 
 // boostCoverage scales each hit's score (negative BM25: lower is better)
 // by 1 + CoverageBoost × its title coverage of terms. It reads the title,
-// aliases and path of the hits' notes, 500 at a time. It leaves the order
-// to the caller.
-func (s *Searcher) boostCoverage(ctx context.Context, terms []term, hits []hit) error {
+// aliases and path of the hits' notes in one query (titleWordsOf: kept
+// per content revision when the searcher has a Shared). It leaves the
+// order to the caller.
+func (s *Searcher) boostCoverage(ctx context.Context, cs *callState, terms []term, hits []hit) error {
 	groups := coverageTerms(terms)
 	if CoverageBoost <= 0 || len(groups) == 0 || len(hits) == 0 {
 		return nil
 	}
 	prepared := coverageGroups(groups)
-	for start := 0; start < len(hits); start += 500 {
-		part := hits[start:min(len(hits), start+500)]
-		args := make([]any, len(part))
-		for i, h := range part {
-			args[i] = h.note
-		}
-		rows, err := s.DB.QueryContext(ctx, "SELECT id, title, COALESCE(aliases, ''), path FROM notes WHERE id IN (?"+strings.Repeat(",?", len(part)-1)+")", args...)
-		if err != nil {
-			return err
-		}
-		cov := make(map[int64]float64, len(part))
-		for rows.Next() {
-			var id int64
-			var title, aliases, p string
-			if err := rows.Scan(&id, &title, &aliases, &p); err != nil {
-				rows.Close()
-				return err
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.note
+	}
+	words, err := s.titleWordsOf(ctx, cs.rev, cs.cached, ids)
+	if err != nil {
+		return err
+	}
+	cov := make(map[int64]float64, len(hits))
+	for i := range hits {
+		c, ok := cov[hits[i].note]
+		if !ok {
+			if w, found := words[hits[i].note]; found {
+				c = coverageOf(w, prepared)
 			}
-			cov[id] = coverageOf(newCoverageWords(titleWords(title, aliases, p)), prepared)
+			cov[hits[i].note] = c
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for i := range part {
-			part[i].score *= 1 + CoverageBoost*cov[part[i].note]
-		}
+		hits[i].score *= 1 + CoverageBoost*c
 	}
 	return nil
 }

@@ -51,7 +51,7 @@ func (s *Searcher) addFields(ctx context.Context, expr string, keep func(int64) 
 		if f.weight <= 0 {
 			continue
 		}
-		rows, err := s.DB.QueryContext(ctx, `SELECT rowid, bm25(`+f.table+`, ?) AS s FROM `+f.table+` WHERE `+f.table+` MATCH ? ORDER BY s LIMIT ?`, f.weight, expr, limit)
+		rows, err := s.query(ctx, `SELECT rowid, bm25(`+f.table+`, ?) AS s FROM `+f.table+` WHERE `+f.table+` MATCH ? ORDER BY s LIMIT ?+0`, f.weight, expr, limit)
 		if err != nil {
 			return nil, errs.Wrap(err, errs.CodeInternal, "search failed").With("match", expr)
 		}

@@ -308,7 +308,7 @@ func (s *Searcher) fused(ctx context.Context, q Query, mode string, terms, lex [
 			r.ChunkID, r.Matched = n.vec.Chunk, "semantic"
 		default:
 			r.Matched = "link"
-			if err := s.DB.QueryRowContext(ctx, "SELECT id FROM chunks WHERE note_id=? ORDER BY seq LIMIT 1", n.note).Scan(&r.ChunkID); err != nil {
+			if err := s.queryRow(ctx, "SELECT id FROM chunks WHERE note_id=? ORDER BY seq LIMIT 1", n.note).Scan(&r.ChunkID); err != nil {
 				continue
 			}
 		}
@@ -501,7 +501,7 @@ func (s *Searcher) excluded(ctx context.Context, terms []term) (map[int64]bool, 
 	if len(neg) == 0 {
 		return nil, nil
 	}
-	rows, err := s.DB.QueryContext(ctx, `SELECT DISTINCT c.note_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ?`, strings.Join(neg, " OR "))
+	rows, err := s.query(ctx, `SELECT DISTINCT c.note_id FROM chunks_fts f JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ?`, strings.Join(neg, " OR "))
 	if err != nil {
 		return nil, errs.Wrap(err, errs.CodeInternal, "search failed")
 	}

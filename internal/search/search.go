@@ -111,6 +111,9 @@ type Searcher struct {
 	Vectors VectorSource
 	// Fusion tunes hybrid ranking (zero fields take the defaults).
 	Fusion Fusion
+	// Shared, when set (and made for DB), keeps prepared statements and
+	// title words across the calls of every Searcher given it (shared.go).
+	Shared *Shared
 }
 
 // Search runs q: lexical (BM25), semantic (vectors) or hybrid (both, fused
@@ -219,6 +222,7 @@ func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed st
 	var hits []hit
 	seen := map[int64]bool{}
 	relaxedSkipped := false
+	cs := s.callState(ctx)
 	for _, pass := range []struct{ expr, matched string }{{strict, "all"}, {relaxed, "any"}} {
 		if pass.expr == "" || len(hits) >= need {
 			continue
@@ -232,9 +236,9 @@ func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed st
 		}
 		expr := pass.expr
 		if pass.matched == "any" {
-			expr = s.pruneCommon(ctx, terms, expr)
+			expr = s.pruneCommon(ctx, cs, terms, expr)
 		}
-		got, err := s.run(ctx, expr, terms, keep, need, seen, bySection)
+		got, err := s.run(ctx, cs, expr, terms, keep, need, seen, bySection)
 		if err != nil {
 			return nil, false, err
 		}
@@ -244,6 +248,34 @@ func (s *Searcher) lexHits(ctx context.Context, terms []term, strict, relaxed st
 		hits = append(hits, got...)
 	}
 	return hits, relaxedSkipped, nil
+}
+
+// callState is what one search reads once and its passes share: the
+// content revision the Shared's titles and counts are kept under (cached
+// false without a Shared) and the common-term bound (pruneCommon).
+type callState struct {
+	rev    string
+	cached bool
+	bound  int64 // 0 until read (commonBound)
+}
+
+func (s *Searcher) callState(ctx context.Context) *callState {
+	cs := &callState{}
+	cs.rev, cs.cached = s.revOf(ctx)
+	return cs
+}
+
+// commonBound returns how many chunks make a term common: 4% of them, at
+// least 1,000 (pruneCommon), read once per call.
+func (s *Searcher) commonBound(ctx context.Context, cs *callState) (int64, error) {
+	if cs.bound == 0 {
+		var maxID int64
+		if err := s.queryRow(ctx, "SELECT COALESCE(MAX(id), 0) FROM chunks").Scan(&maxID); err != nil {
+			return 0, err
+		}
+		cs.bound = max(int64(1000), maxID/25)
+	}
+	return cs.bound, nil
 }
 
 // fillAll reads the note and chunk of each result (one query for the
@@ -256,12 +288,12 @@ func (s *Searcher) fillAll(ctx context.Context, q Query, rs []Result, hl hlTerms
 	if len(rs) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(rs))
+	ids := make([]int64, len(rs))
 	for i, r := range rs {
-		args[i] = r.ChunkID
+		ids[i] = r.ChunkID
 	}
-	rows, err := s.DB.QueryContext(ctx, `SELECT c.id, n.path, n.title, c.heading_path, c.start_line, c.end_line, c.text
-		FROM chunks c JOIN notes n ON n.id = c.note_id WHERE c.id IN (?`+strings.Repeat(",?", len(rs)-1)+`)`, args...)
+	rows, err := s.query(ctx, `SELECT c.id, n.path, n.title, c.heading_path, c.start_line, c.end_line, c.text
+		FROM chunks c JOIN notes n ON n.id = c.note_id WHERE c.id IN (SELECT value FROM json_each(?))`, idsJSON(ids))
 	if err != nil {
 		return nil, err
 	}
@@ -313,15 +345,15 @@ func round3(f float64) float64 {
 // bySection every new chunk counts (seen then holds chunk ids) and the
 // note fields, which describe a whole note, are left out. Last, each score is
 // scaled by the title coverage of terms (boostCoverage, coverage.go).
-func (s *Searcher) run(ctx context.Context, expr string, terms []term, keep func(int64) bool, need int, seen map[int64]bool, bySection bool) ([]hit, error) {
+func (s *Searcher) run(ctx context.Context, cs *callState, expr string, terms []term, keep func(int64) bool, need int, seen map[int64]bool, bySection bool) ([]hit, error) {
 	neg := hasNeg(terms)
 	fetch := need*8 + 32
 	var out []hit
 	floor := 0.0 // the score of the last chunk row read when more rows exist
 	for {
-		q := `SELECT c.note_id, f.rowid, f.s FROM (SELECT rowid, ` + bm25Args + ` AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?) f
+		q := `SELECT c.note_id, f.rowid, f.s FROM (SELECT rowid, ` + bm25Args + ` AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?+0) f
 			JOIN chunks c ON c.id = f.rowid ORDER BY f.s`
-		rows, err := s.DB.QueryContext(ctx, q, expr, fetch)
+		rows, err := s.query(ctx, q, expr, fetch)
 		if err != nil {
 			return nil, errs.Wrap(err, errs.CodeInternal, "search failed").With("match", expr)
 		}
@@ -364,7 +396,7 @@ func (s *Searcher) run(ctx context.Context, expr string, terms []term, keep func
 			return nil, err
 		}
 	}
-	if err := s.boostCoverage(ctx, terms, out); err != nil {
+	if err := s.boostCoverage(ctx, cs, terms, out); err != nil {
 		return nil, err
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].score < out[j].score })
@@ -385,32 +417,23 @@ func (s *Searcher) run(ctx context.Context, expr string, terms []term, keep func
 // the order of a note's chunks).
 func (s *Searcher) firstChunks(ctx context.Context, hits []hit) (map[int64]int64, error) {
 	out := make(map[int64]int64, len(hits))
-	for len(hits) > 0 {
-		part := hits[:min(len(hits), 500)]
-		hits = hits[len(part):]
-		args := make([]any, len(part))
-		for i, h := range part {
-			args[i] = h.note
-		}
-		q := "SELECT note_id, MIN(id) FROM chunks WHERE note_id IN (?" + strings.Repeat(",?", len(part)-1) + ") GROUP BY note_id"
-		rows, err := s.DB.QueryContext(ctx, q, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var n, c int64
-			if err := rows.Scan(&n, &c); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out[n] = c
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.note
 	}
-	return out, nil
+	rows, err := s.query(ctx, "SELECT note_id, MIN(id) FROM chunks WHERE note_id IN (SELECT value FROM json_each(?)) GROUP BY note_id", idsJSON(ids))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n, c int64
+		if err := rows.Scan(&n, &c); err != nil {
+			return nil, err
+		}
+		out[n] = c
+	}
+	return out, rows.Err()
 }
 
 // filter returns the predicate over note ids of q's filters, or nil when
@@ -556,21 +579,20 @@ func escapeLike(s string) string {
 // query like "notes kapoor" spent ~40 ms ranking every chunk that says
 // "notes" in the relaxed pass, only to rank them below the few that say
 // "kapoor". A term is common when it matches more than 4% of the chunks
-// (at least 1,000); the count stops at that bound, so checking is cheap.
-func (s *Searcher) pruneCommon(ctx context.Context, terms []term, expr string) string {
+// (at least 1,000: commonBound); the count stops at that bound, so checking
+// is cheap, and a Shared keeps it per content revision.
+func (s *Searcher) pruneCommon(ctx context.Context, cs *callState, terms []term, expr string) string {
 	cands := relaxedCandidates(terms)
 	if len(cands) < 2 {
 		return expr
 	}
-	var maxID int64
-	if err := s.DB.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM chunks").Scan(&maxID); err != nil {
+	bound, err := s.commonBound(ctx, cs)
+	if err != nil {
 		return expr
 	}
-	bound := max(int64(1000), maxID/25)
 	var keep []term
 	for _, t := range cands {
-		var n int64
-		err := s.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)", ftsTerm(t), bound+1).Scan(&n)
+		n, err := s.termCount(ctx, cs.rev, cs.cached, ftsTerm(t), bound)
 		if err != nil || n <= bound {
 			keep = append(keep, t)
 		}

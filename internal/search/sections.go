@@ -37,7 +37,7 @@ func (s *Searcher) blockUUIDs(ctx context.Context, q Query, rs []Result) error {
 	}
 	for i := range rs {
 		var u string
-		err := s.DB.QueryRowContext(ctx, `SELECT uuid FROM blocks WHERE note_id = ? AND line = ? AND uuid IS NOT NULL ORDER BY seq LIMIT 1`,
+		err := s.queryRow(ctx, `SELECT uuid FROM blocks WHERE note_id = ? AND line = ? AND uuid IS NOT NULL ORDER BY seq LIMIT 1`,
 			rs[i].NoteID, rs[i].Line).Scan(&u)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
