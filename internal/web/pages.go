@@ -19,6 +19,7 @@ import (
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/read"
 	"github.com/loci-dev/loci/internal/ops/write"
+	"github.com/loci-dev/loci/internal/search"
 )
 
 var funcs = template.FuncMap{
@@ -44,6 +45,36 @@ func snippetHTML(s string) template.HTML {
 		b.WriteString(template.HTMLEscapeString(p))
 	}
 	return template.HTML(b.String())
+}
+
+var modes = []string{"hybrid", "lexical", "semantic"}
+
+type searchData struct {
+	Results []search.Result
+	Mode    string
+	Modes   []string
+	Ran     bool
+}
+
+func (h *Handler) searchPage(ctx context.Context, w http.ResponseWriter, r *http.Request, s *session) {
+	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	mode := r.URL.Query().Get("mode")
+	p := page{Title: "Search", Nav: "search", Session: s, Query: q, Mode: mode}
+	d := searchData{Modes: modes, Mode: mode}
+	if q != "" {
+		in := map[string]any{"query": q, "limit": 20}
+		if mode != "" {
+			in["mode"] = mode
+		}
+		out, err := call[read.SearchNotesOut](ctx, h, "search_notes", in)
+		if err != nil {
+			p.Error = err.Message
+		} else {
+			d.Results, d.Mode, d.Ran = out.Results, out.Mode, true
+		}
+	}
+	p.Data = d
+	h.render(w, "search", p)
 }
 
 type fmRow struct {

@@ -11,9 +11,7 @@ import (
 	"github.com/loci-dev/loci/internal/search"
 )
 
-var modes = []string{"hybrid", "lexical", "semantic"}
-
-type searchData struct {
+type searchViewData struct {
 	Results []search.Result
 	Mode    string
 	Modes   []string
@@ -26,16 +24,17 @@ type searchData struct {
 	Pager   pager
 }
 
-// searchPage is / : the search box's results, with filters (mode, tag,
-// folder) and pages of 20 (?page=).
-func (h *Handler) searchPage(ctx context.Context, w http.ResponseWriter, r *http.Request, s *session) {
+// searchView is / : the search box's results, with filters (mode, tag,
+// folder) and pages of 20 (?page=). (It replaces pages.go's searchPage,
+// which serveView now shadows.)
+func (h *Handler) searchView(ctx context.Context, w http.ResponseWriter, r *http.Request, s *session) {
 	qv := r.URL.Query()
 	q := strings.TrimSpace(qv.Get("q"))
 	mode := qv.Get("mode")
 	tag := strings.TrimPrefix(strings.TrimSpace(qv.Get("tag")), "#")
 	dir := strings.Trim(strings.TrimSpace(qv.Get("folder")), "/")
 	p := page{Title: "Search", Nav: "search", Session: s, Query: q, Mode: mode}
-	d := searchData{Modes: modes, Mode: mode, Tag: tag, Folder: dir}
+	d := searchViewData{Modes: modes, Mode: mode, Tag: tag, Folder: dir}
 	if tree, err := call[read.TreeOut](ctx, h, "get_vault_tree", map[string]any{"depth": 1}); err == nil {
 		for _, e := range tree.Entries {
 			if e.Type == "folder" {

@@ -41,6 +41,8 @@ func (h *Handler) serveView(ctx context.Context, w http.ResponseWriter, r *http.
 		return false
 	}
 	switch r.URL.Path {
+	case "/":
+		h.searchView(ctx, w, r, s)
 	case "/ui/graph":
 		h.graphPage(ctx, w, r, s)
 	case "/ui/graph.json":
