@@ -22,13 +22,13 @@
   // a 2000-note graph stays fast), a pull to the centre. Start positions
   // are a sunflower spiral by rank, so the same graph lays out the same.
   function layout(nodes, edges, budgetMs) {
-    var n = nodes.length, i, k = 30, golden = Math.PI * (3 - Math.sqrt(5));
+    var n = nodes.length, i, k = 40, golden = Math.PI * (3 - Math.sqrt(5));
     for (i = 0; i < n; i++) {
       var r = k * Math.sqrt(i + 0.5), a = i * golden;
       nodes[i].x = r * Math.cos(a); nodes[i].y = r * Math.sin(a);
       nodes[i].vx = 0; nodes[i].vy = 0;
     }
-    var start = Date.now(), iters = n > 1000 ? 150 : 300, cell = 2 * k;
+    var start = Date.now(), iters = n > 1000 ? 150 : 300, cell = 3 * k;
     for (var it = 0; it < iters; it++) {
       var temp = 1 - it / iters, grid = {};
       for (i = 0; i < n; i++) {
@@ -87,7 +87,7 @@
     // Labels for the centre, the most linked, and every note of a small graph.
     var ranked = nodes.slice().sort(function (a, b) { return b.d.degree - a.d.degree; });
     var labelled = {};
-    ranked.slice(0, nodes.length <= 60 ? nodes.length : 25).forEach(function (o) { labelled[o.d.path] = true; });
+    ranked.slice(0, nodes.length <= 40 ? nodes.length : 15).forEach(function (o) { labelled[o.d.path] = true; });
     nodes.forEach(function (o) {
       var a = el("a", { href: noteURL(o.d.path), "class": "node" + (o.d.path === data.center ? " center" : ""), "data-path": o.d.path }, nodeG);
       el("circle", { cx: o.x, cy: o.y, r: 3 + Math.min(12, Math.sqrt(o.d.degree) * 1.6) }, a);
