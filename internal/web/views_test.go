@@ -259,14 +259,17 @@ func readEvents(t *testing.T, sc *bufio.Scanner, until string) []string {
 func TestLiveEvents(t *testing.T) {
 	srv, env := viewsFixture(t)
 	c := login(t, srv)
-	// CSP lets the page's script talk to this server only.
-	resp, err := c.Get(srv.URL + "/ui/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "connect-src 'self'") || !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe") {
-		t.Errorf("CSP = %q", csp)
+	// CSP lets the pages' scripts talk to this server only (the note page
+	// too: its local graph, the Pending badge and the event stream).
+	for _, p := range []string{"/ui/status", "/ui/note?path=A.md", "/ui/graph"} {
+		resp, err := c.Get(srv.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "connect-src 'self'") || !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "script-src 'unsafe") {
+			t.Errorf("%s: CSP = %q", p, csp)
+		}
 	}
 	_, body := get(t, c, srv.URL+"/ui/status")
 	if !strings.Contains(body, `<progress id="sync-bar" max="31" value="31">`) || !strings.Contains(body, `id="embed-bar"`) {
@@ -281,7 +284,7 @@ func TestLiveEvents(t *testing.T) {
 	if code, _ := get(t, client(t), srv.URL+"/ui/events"); code != 401 {
 		t.Errorf("unauthenticated events: %d", code)
 	}
-	resp, err = c.Get(srv.URL + "/ui/events?kinds=index,note")
+	resp, err := c.Get(srv.URL + "/ui/events?kinds=index,note")
 	if err != nil {
 		t.Fatal(err)
 	}

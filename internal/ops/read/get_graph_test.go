@@ -1,10 +1,14 @@
 package read_test
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
 	"github.com/loci-dev/loci/internal/ops/read"
@@ -94,6 +98,17 @@ func TestGetGraph(t *testing.T) {
 	out = opstest.Call[read.GetGraphOut](t, env, "get_graph", `{"path": "e.md"}`)
 	if !slices.Equal(nodeList(out), []string{"e.md"}) || len(out.Edges) != 0 || out.Total != 1 {
 		t.Errorf("lone note = %+v", out)
+	}
+
+	// The whole graph follows the index: a new link after a sync is there
+	// (the edges are cached per state of the notes).
+	os.WriteFile(filepath.Join(opstest.Root(env), "d.md"), []byte("# D\n\n[[e]]\n"), 0o644)
+	if _, err := env.Sync(context.Background(), env.Vaults[0], index.SyncOptions{Paths: []string{"d.md"}}); err != nil {
+		t.Fatal(err)
+	}
+	out = opstest.Call[read.GetGraphOut](t, env, "get_graph", `{}`)
+	if got := edgeList(out); !slices.Contains(got, "d.md>e.md") || len(got) != 6 {
+		t.Errorf("edges after the sync = %v", got)
 	}
 
 	// A fenced note answers like a missing one; bad input is typed.

@@ -82,7 +82,8 @@
     if (!nodes.length) { minX = minY = -50; maxX = maxY = 50; }
     var pad = 40, vb = [minX - pad, minY - pad, maxX - minX + 2 * pad, maxY - minY + 2 * pad];
     var svg = el("svg", { viewBox: vb.join(" "), role: "img", "aria-label": "Link graph: " + nodes.length + " notes", "class": "graph-svg" });
-    var edgeG = el("g", { "class": "edges" }, svg), nodeG = el("g", { "class": "nodes" }, svg);
+    // Labels keep a readable size whatever the graph's extent.
+    var edgeG = el("g", { "class": "edges" }, svg), nodeG = el("g", { "class": "nodes", "font-size": Math.max(10, vb[2] / 80).toFixed(1) }, svg);
     edges.forEach(function (e) { el("line", { x1: e.s.x, y1: e.s.y, x2: e.t.x, y2: e.t.y }, edgeG); });
     // Labels for the centre, the most linked, and every note of a small graph.
     var ranked = nodes.slice().sort(function (a, b) { return b.d.degree - a.d.degree; });
