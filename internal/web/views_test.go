@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,7 +25,7 @@ import (
 
 // viewsFixture is a small vault with known links, tags and folders, a
 // fenced HR folder (deny_read_paths) and 25 notes tagged #many for paging.
-func viewsFixture(t *testing.T) (*httptest.Server, *ops.Env) {
+func viewsFixture(t testing.TB) (*httptest.Server, *ops.Env) {
 	t.Helper()
 	files := map[string]string{
 		"A.md":             "---\ntags: [alpha]\n---\n# A\n\n[[B]] and [[C]] #beta\n",
@@ -350,4 +352,48 @@ func TestViewsStaticAssets(t *testing.T) {
 			t.Errorf("%s has an inline script or an outside address", p)
 		}
 	}
+}
+
+// FuzzViewParams: any query string on the view pages and their JSON is
+// answered without a server error (a typed error page or JSON instead),
+// and never shows a fenced note.
+func FuzzViewParams(f *testing.F) {
+	srv, _ := viewsFixture(f)
+	c := client(nil)
+	if resp, err := c.Get(srv.URL + "/?token=" + token); err != nil {
+		f.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	for _, seed := range []string{"", "path=A.md&depth=2", "note=%5B%5BA%5D%5D", "limit=-1", "depth=99999999999999999999", "tag=%00", "folder=../..", "page=0",
+		"q=manyword&page=3&mode=lexical", "path=HR%2FSalaries.md", "tag=many&page=-2", "folder=%2F%2F&tag=%23", "q=%22&folder=*"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		for _, p := range []string{"/", "/ui/graph", "/ui/graph.json", "/ui/tags", "/ui/files"} {
+			resp, err := c.Get(srv.URL + p + "?" + raw)
+			if err != nil {
+				return // not a URL the client will send
+			}
+			b := make([]byte, 1<<20)
+			n, _ := io.ReadFull(resp.Body, b)
+			resp.Body.Close()
+			if resp.StatusCode >= 500 {
+				t.Errorf("%s?%s: %d %s", p, raw, resp.StatusCode, b[:n])
+			}
+			// (A name in the input may be echoed back, as for a missing note.)
+			echoed := strings.Contains(strings.ToLower(raw+"|"+mustUnescape(raw)), "salar")
+			if strings.Contains(string(b[:n]), "hushword") || !echoed && strings.Contains(string(b[:n]), "Salaries") {
+				t.Errorf("%s?%s shows a fenced note", p, raw)
+			}
+		}
+	})
+}
+
+func mustUnescape(s string) string {
+	u, err := url.QueryUnescape(s)
+	if err != nil {
+		return s
+	}
+	return u
 }
