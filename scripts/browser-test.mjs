@@ -66,7 +66,7 @@ try {
   const port = await freePort(), token = "browser-test-" + Date.now() + "-abcdefgh";
   const base = `http://127.0.0.1:${port}`;
   const out = fs.openSync(path.join(art, "serve.log"), "w");
-  server = spawn(bin, ["serve", vault, "--addr", `127.0.0.1:${port}`], { env: { ...process.env, LOCI_TOKEN: token }, stdio: ["ignore", out, out] });
+  server = spawn(bin, ["serve", vault, "--addr", `127.0.0.1:${port}`, "--enable-writes"], { env: { ...process.env, LOCI_TOKEN: token }, stdio: ["ignore", out, out] });
   let up = false;
   for (let i = 0; i < 300 && !up; i++) {
     try { up = (await fetch(base + "/healthz")).ok; } catch { await new Promise((r) => setTimeout(r, 100)); }
@@ -183,6 +183,24 @@ try {
   check(/results 1–20/.test(edited), "the rewritten notes are searchable after the live sync", edited.match(/results [^<]*/));
   await page.waitForTimeout(300);
   await shot("07-status-after");
+
+  // 7. Activity: a write made through the API appears without a reload.
+  await page.goto(`${base}/ui/activity`);
+  await page.waitForSelector('body[data-live="open"]', { timeout: 10000 });
+  const before = await page.locator("#results li.result").count();
+  const res = await fetch(`${base}/v1/ops/capture_note`, {
+    method: "POST", headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ title: "Browser test capture", content: "captured while the activity page watched", apply: true }),
+  });
+  check(res.ok, "capture_note through REST", res.status);
+  let after = before;
+  try {
+    await page.waitForFunction((n) => document.querySelectorAll("#results li.result").length > n, before, { timeout: 10000 });
+    after = await page.locator("#results li.result").count();
+  } catch {}
+  const top = (await page.locator("#results li.result").first().textContent()) || "";
+  check(after > before && top.includes("capture_note"), "activity page shows the new write live", { before, after, top: top.slice(0, 80) });
+  await shot("08-activity");
 
   check(problems.filter((p) => /Content Security Policy|Refused to/.test(p)).length === 0, "no CSP violation", problems);
   check(problems.length === 0, "no page error", problems);

@@ -233,8 +233,12 @@
   if (badge) refreshBadge();
 
   var es = new EventSource("/ui/events?kinds=" + encodeURIComponent(kinds.join(",")));
-  es.onopen = function () { text("live-state", "Live: updates as the server works."); if (live) refreshStatus(); };
-  es.onerror = function () { text("live-state", "Live updates lost; reconnecting…"); };
+  es.onopen = function () {
+    document.body.setAttribute("data-live", "open");
+    text("live-state", "Live: updates as the server works.");
+    if (live) refreshStatus();
+  };
+  es.onerror = function () { document.body.setAttribute("data-live", "lost"); text("live-state", "Live updates lost; reconnecting…"); };
   function on(kind, fn) {
     es.addEventListener(kind, function (m) { var ev; try { ev = JSON.parse(m.data); } catch (e) { return; } fn(ev.data || {}, ev); });
   }
