@@ -169,8 +169,10 @@
   var kinds = [];
   if (live) kinds.push("index", "watcher", "note");
   if (activity) kinds.push("write");
-  if (badge) kinds.push("confirmation");
-  if (!kinds.length) return;
+  // The badge is counted on every page, and kept live on the pages that
+  // hold a stream anyway: a stream per open note tab would use up the
+  // browser's six connections to this server.
+  if (badge && kinds.length) kinds.push("confirmation");
 
   function text(id, s) { var e = document.getElementById(id); if (e) e.textContent = s; }
   function bar(id, done, total) {
@@ -231,6 +233,7 @@
       .catch(function () {});
   }
   if (badge) refreshBadge();
+  if (!kinds.length) return;
 
   var es = new EventSource("/ui/events?kinds=" + encodeURIComponent(kinds.join(",")));
   es.onopen = function () {
