@@ -41,7 +41,9 @@ func newConfigCmd(g *globals) *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				g.vault = args[0]
+				if err := g.vaultArg(args[0]); err != nil {
+					return err
+				}
 			}
 			return g.validateConfig()
 		},
@@ -52,7 +54,9 @@ func newConfigCmd(g *globals) *cobra.Command {
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				g.vault = args[0]
+				if err := g.vaultArg(args[0]); err != nil {
+					return err
+				}
 			}
 			return g.showConfig()
 		},
@@ -71,7 +75,7 @@ func problemLocation(p config.Problem) string {
 // validateConfig checks the vault's config files as every command loads
 // them (including where index_dir leads).
 func (g *globals) validateConfig() error {
-	vc, err := g.vaultConfig(g.vault)
+	vc, err := g.currentVaultConfig()
 	if err != nil {
 		if probs := config.Problems(err); probs != nil && g.format == "text" {
 			e := errs.As(err)
@@ -250,12 +254,16 @@ func (t *shownTree) jsonValue() any {
 // API keys, tokens, header and server environment values and URL
 // passwords are redacted.
 func (g *globals) showConfig() error {
-	vc, err := g.vaultConfig(g.vault)
+	vaultDir, err := g.vaultDir()
+	if err != nil {
+		return err
+	}
+	vc, err := g.vaultConfig(vaultDir)
 	if err != nil {
 		return err
 	}
 	c := vc.cfg
-	v, err := vault.Open(g.vault, nil)
+	v, err := vault.Open(vaultDir, nil)
 	if err != nil {
 		return err
 	}

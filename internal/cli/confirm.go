@@ -15,6 +15,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/errs"
 	"github.com/loci-dev/loci/internal/ops"
+	"github.com/loci-dev/loci/internal/safefs"
 	"github.com/loci-dev/loci/internal/server"
 )
 
@@ -86,7 +87,7 @@ func newConfirmCmd(g *globals) *cobra.Command {
 	f.BoolVar(&deny, "deny", false, "refuse the call instead of confirming it")
 	f.BoolVar(&list, "list", false, "list the calls waiting for a decision")
 	f.BoolVar(&all, "all", false, "with --list: also the decided and recently expired ones")
-	f.StringVar(&addr, "addr", "", "address of `loci serve` (default $"+EnvAddr+", else "+server.DefaultAddr+")")
+	f.StringVar(&addr, "addr", "", "`address` of the running loci serve (default $"+EnvAddr+", else "+server.DefaultAddr+")")
 	return cmd
 }
 
@@ -101,9 +102,17 @@ func (g *globals) confirmClient(addr string) (*confirmClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := g.tokenDir(g.vault)
-	if err != nil {
-		return nil, err
+	// The token comes from LOCI_TOKEN, else from the vault's index folder:
+	// with LOCI_TOKEN set no vault is needed (docs/cli.md#which-vault).
+	var dir safefs.Loc
+	if g.vault != "" || strings.TrimSpace(os.Getenv(server.EnvToken)) == "" {
+		vaultDir, err := g.vaultDir()
+		if err != nil {
+			return nil, err
+		}
+		if dir, err = g.tokenDir(vaultDir); err != nil {
+			return nil, err
+		}
 	}
 	tok, _, _, err := server.ResolveToken(dir)
 	if err != nil {

@@ -32,7 +32,9 @@ func newIndexCmd(g *globals) *cobra.Command {
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				g.vault = args[0]
+				if err := g.vaultArg(args[0]); err != nil {
+					return err
+				}
 			}
 			vh, err := g.openVault(cmd.Context(), false)
 			if err != nil {
@@ -80,7 +82,7 @@ func newIndexCmd(g *globals) *cobra.Command {
 }
 
 func (g *globals) openVault(ctx context.Context, readOnly bool) (*ops.VaultHandle, error) {
-	vc, err := g.vaultConfig(g.vault)
+	vc, err := g.currentVaultConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +107,7 @@ func (vc *vaultConfig) open(ctx context.Context, readOnly bool) (*ops.VaultHandl
 // never been indexed is indexed first, so `loci search` works on a fresh
 // folder.
 func (g *globals) openEnv(ctx context.Context, surfaceDefault bool) (*ops.Env, error) {
-	vc, err := g.vaultConfig(g.vault)
+	vc, err := g.currentVaultConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -235,8 +237,19 @@ func (p *progress) finish() {
 // loaded and checked before any vault is opened, so one invalid file stops
 // the server from starting.
 func (g *globals) openServeEnv(ctx context.Context, dirs []string) (*ops.Env, error) {
+	if len(dirs) == 1 {
+		if err := g.vaultArg(dirs[0]); err != nil {
+			return nil, err
+		}
+	} else if f := g.flagLookup("vault"); len(dirs) > 1 && f != nil && f.Changed {
+		return nil, errs.New(errs.CodeInvalidInput, "vaults given both as arguments and with --vault; give them as arguments")
+	}
 	if len(dirs) == 0 {
-		dirs = []string{g.vault}
+		d, err := g.vaultDir()
+		if err != nil {
+			return nil, err
+		}
+		dirs = []string{d}
 	}
 	type served struct {
 		vc *vaultConfig

@@ -38,7 +38,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 			"Every loci operation is a tool, every note a resource (loci://<vault>/<path>), with prompts for answering from notes.\n\n" +
 			"The server answers at once from the existing index while an incremental sync runs in the background " +
 			"(index_status shows it), then watches the vault's files and re-indexes what changes (or, with --no-watch, re-syncs every --resync). Logs go to stderr; stdout carries only the protocol. " +
-			"With no arguments the --vault folder (default: the current directory) is served.",
+			"With no arguments the --vault folder is served (default: the working directory, if it is a vault: docs/cli.md#which-vault).",
 		Example: "  loci mcp ~/Notes\n  loci mcp ~/Notes ~/Work --resync 30s",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var level slog.Level

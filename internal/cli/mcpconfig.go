@@ -46,14 +46,20 @@ func newMCPConfigCmd(g *globals) *cobra.Command {
 				return errs.New(errs.CodeInvalidInput, "unknown client %q: choose claude-desktop, claude-code, codex or cursor", client)
 			}
 			if len(args) == 2 {
-				g.vault = args[1]
+				if err := g.vaultArg(args[1]); err != nil {
+					return err
+				}
 			}
-			vaultAbs, err := filepath.Abs(g.vault)
+			vaultDir, err := g.vaultDir()
+			if err != nil {
+				return err
+			}
+			vaultAbs, err := filepath.Abs(vaultDir)
 			if err != nil {
 				return errs.Wrap(err, errs.CodeVaultNotFound, "cannot resolve the vault path")
 			}
 			if st, err := os.Stat(vaultAbs); err != nil || !st.IsDir() {
-				return errs.New(errs.CodeVaultNotFound, "vault folder not found: %s", g.vault).With("vault", g.vault)
+				return errs.New(errs.CodeVaultNotFound, "vault folder not found: %s", vaultDir).With("vault", vaultDir)
 			}
 			c := mcpClientConfig{name: name}
 			if useHTTP {
@@ -90,8 +96,8 @@ func newMCPConfigCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&useHTTP, "http", false, "connect to `loci serve` over HTTP instead of starting loci over stdio")
-	cmd.Flags().StringVar(&addr, "addr", server.DefaultAddr, "address of `loci serve` (with --http)")
+	cmd.Flags().BoolVar(&useHTTP, "http", false, "connect to a running loci serve over HTTP instead of starting loci over stdio")
+	cmd.Flags().StringVar(&addr, "addr", server.DefaultAddr, "`address` of the running loci serve (with --http)")
 	cmd.Flags().StringVar(&name, "name", "loci", "server name in the client's configuration")
 	return cmd
 }

@@ -78,6 +78,7 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 	if n := len(op.CLI.Args); n > 0 && op.CLI.Args[n-1] == "query" {
 		cmd.Args = cobra.MinimumNArgs(minArgs) // `loci search two words` needs no quotes
 	}
+	cmd.Args = queryArgs(cmd.Args, op.CLI.Args)
 	values := map[string]any{}
 	jsonFlags := map[string]bool{}
 	positional := map[string]bool{}
@@ -89,7 +90,7 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 		if positional[f.json] {
 			continue
 		}
-		help := f.help
+		help := flagUsage(f.help)
 		switch {
 		case f.kind == reflect.String:
 			values[f.json] = fs.String(f.flag, "", help)
@@ -212,10 +213,26 @@ func opCommand(g *globals, reg *ops.Registry, op *ops.Op) *cobra.Command {
 			ndjsonStream(g.stdout)("ai.complete", res.Output)
 			return nil
 		}
-		return g.print(res.Output, op.CLI.Text)
+		text := op.CLI.Text
+		if text != nil && isTerminal(g.stdout) {
+			// A note's text may hold escape sequences (a hostile vault):
+			// on a terminal they are shown, not obeyed (colour.go).
+			text = func(o any) string { return escapeControls(op.CLI.Text(o)) }
+		}
+		if on, _ := useColour(g.color, g.stdout); on && text != nil {
+			plain := text
+			text = func(o any) string { return colourOutput(op, plain(o)) }
+		}
+		return g.print(res.Output, text)
 	}
 	return cmd
 }
+
+// flagUsage makes an operation's field description a flag's usage: pflag
+// reads a backquoted word of a usage as the flag's value placeholder
+// (`--addr loci serve`), so backquotes (Markdown code in the schema's
+// descriptions) become plain quotes.
+func flagUsage(s string) string { return strings.ReplaceAll(s, "`", "'") }
 
 // opCommandShell is an operation's command without flags or a run
 // function: its use line and descriptions.

@@ -32,6 +32,7 @@ type globals struct {
 	vault    string
 	indexDir string
 	format   string
+	color    string // --color: auto, always or never (colour.go)
 	exclude  []string
 	// enableWrites and readOnly gate the write operations (docs/writes.md).
 	enableWrites bool
@@ -109,14 +110,14 @@ func newRoot(g *globals, args []string) *cobra.Command {
 		SilenceErrors: true,
 		Version:       Version,
 	}
-	defVault := os.Getenv("LOCI_VAULT")
-	if defVault == "" {
-		defVault = "."
-	}
-	root.PersistentFlags().StringVar(&g.vault, "vault", defVault, "vault folder (env LOCI_VAULT)")
-	root.PersistentFlags().StringVar(&g.indexDir, "index-dir", os.Getenv("LOCI_INDEX_DIR"), "index directory (env LOCI_INDEX_DIR; default <vault>/.loci)")
-	root.PersistentFlags().StringVar(&g.format, "format", "text", "output format: text or json")
-	root.PersistentFlags().StringSliceVar(&g.exclude, "exclude", nil, "extra glob(s) of vault-relative paths to skip, added to LOCI_EXCLUDE and the config files' (repeatable)")
+	root.SetVersionTemplate("{{lociVersion}}") // the same text as `loci version` (version.go)
+	// No default folder: with neither --vault nor LOCI_VAULT the working
+	// directory is used only if it is a vault (vaultDir, vaultarg.go).
+	root.PersistentFlags().StringVar(&g.vault, "vault", os.Getenv("LOCI_VAULT"), "the vault `folder` (env LOCI_VAULT; default: the working directory, if it is a vault)")
+	root.PersistentFlags().StringVar(&g.indexDir, "index-dir", os.Getenv("LOCI_INDEX_DIR"), "index `folder` (env LOCI_INDEX_DIR; default <vault>/.loci)")
+	root.PersistentFlags().StringVar(&g.format, "format", "text", "output `format`: text or json")
+	root.PersistentFlags().StringVar(&g.color, "color", "auto", "`when` to colour search matches and diffs: auto (on a terminal, unless NO_COLOR is set), always or never")
+	root.PersistentFlags().StringSliceVar(&g.exclude, "exclude", nil, "extra `glob`(s) of vault-relative paths to skip, added to LOCI_EXCLUDE and the config files' (repeatable)")
 	root.PersistentFlags().BoolVar(&g.enableWrites, "enable-writes", false, "let MCP and REST clients (agents) call the write operations (env LOCI_ENABLE_WRITES=1; docs/writes.md)")
 	root.PersistentFlags().BoolVar(&g.readOnly, "read-only", false, "refuse every write operation, from any surface (env LOCI_READ_ONLY=1)")
 	g.flags = root.PersistentFlags()
@@ -124,11 +125,20 @@ func newRoot(g *globals, args []string) *cobra.Command {
 		if g.format != "text" && g.format != "json" {
 			return errs.New(errs.CodeInvalidInput, "--format must be text or json, not %q", g.format)
 		}
-		return nil
+		_, err := useColour(g.color, io.Discard)
+		return err
 	}
+	for _, hg := range helpGroups {
+		root.AddGroup(&cobra.Group{ID: hg.id, Title: hg.title})
+	}
+	root.SetHelpCommandGroupID("admin")
+	root.SetCompletionCommandGroupID("admin")
 	root.AddCommand(newIndexCmd(g))
 	for _, f := range commandFactories {
 		root.AddCommand(f(g))
+	}
+	for _, c := range root.Commands() {
+		c.GroupID = commandGroup[c.Name()]
 	}
 	reg := registry()
 	wanted, whole := invokedCommand(root, args)
@@ -148,16 +158,46 @@ func newRoot(g *globals, args []string) *cobra.Command {
 		if group, _, ok := strings.Cut(op.CLI.Use, " "); ok {
 			parent := groups[group]
 			if parent == nil {
-				parent = &cobra.Command{Use: group, Short: groupShort[group]}
+				parent = &cobra.Command{Use: group, Short: groupShort[group], GroupID: op.Group()}
 				groups[group] = parent
 				root.AddCommand(parent)
 			}
 			parent.AddCommand(build(g, reg, op))
 			continue
 		}
-		root.AddCommand(build(g, reg, op))
+		cmd := build(g, reg, op)
+		cmd.GroupID = op.Group()
+		root.AddCommand(cmd)
 	}
 	return root
+}
+
+// helpGroups are the headings of `loci help`. An operation's command is
+// listed under its toolset (ops.Op.Group: read, write, logseq, ai,
+// admin), so a new operation lands in a group without a change here; the
+// hand-written commands are placed by commandGroup.
+var helpGroups = []struct{ id, title string }{
+	{"read", "Search & read:"},
+	{"write", "Write (previewed; --apply writes):"},
+	{"logseq", "Logseq:"},
+	{"ai", "AI:"},
+	{"serve", "Serve & clients:"},
+	{"admin", "Admin:"},
+}
+
+// commandGroup places the hand-written commands (TestHelpGroups fails
+// for one that has no group).
+var commandGroup = map[string]string{
+	"index":      "admin",
+	"config":     "admin",
+	"eval":       "admin",
+	"version":    "admin",
+	"serve":      "serve",
+	"mcp":        "serve",
+	"mcp-config": "serve",
+	"token":      "serve",
+	"confirm":    "serve",
+	"chat":       "ai",
 }
 
 // invokedCommand reads the name of the command args invoke (its first

@@ -49,7 +49,7 @@ func newServeCmd(g *globals) *cobra.Command {
 			"the REST API at /v1/ (POST /v1/ops/<name>, GET /v1/search, /v1/notes/<path>, ...) and its OpenAPI document at /openapi.json. " +
 			"Every request needs the bearer token (see `loci token`; LOCI_TOKEN overrides it), the Host header must be a loopback name " +
 			"and browser origins must be loopback ones (docs/security.md). The server answers at once while the index syncs in the background. " +
-			"With no arguments the --vault folder (default: the current directory) is served.",
+			"With no arguments the --vault folder is served (default: the working directory, if it is a vault: docs/cli.md#which-vault).",
 		Example: "  loci serve ~/Notes\n  loci serve ~/Notes ~/Work --addr 127.0.0.1:9000\n  loci mcp-config claude-code --http",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := g.startServe(cmd.Context(), args, o)
@@ -61,7 +61,7 @@ func newServeCmd(g *globals) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.addr, "addr", server.DefaultAddr, "listen address; anything but loopback requires the token")
+	f.StringVar(&o.addr, "addr", server.DefaultAddr, "`address` to listen on (host:port); anything but loopback requires the token")
 	f.IntVar(&o.maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "maximum concurrent MCP sessions")
 	f.DurationVar(&o.sessionIdle, "session-idle", mcpserver.DefaultIdleTimeout, "close MCP sessions idle this long")
 	f.BoolVar(&o.noAuth, "no-auth", false, "serve without a token (loopback addresses only; any local process can then read the vault)")

@@ -34,9 +34,15 @@ func newTokenCmd(g *globals) *cobra.Command {
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				g.vault = args[0]
+				if err := g.vaultArg(args[0]); err != nil {
+					return err
+				}
 			}
-			dir, err := g.tokenDir(g.vault)
+			vaultDir, err := g.vaultDir()
+			if err != nil {
+				return err
+			}
+			dir, err := g.tokenDir(vaultDir)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -69,19 +70,36 @@ func newVersionCmd(g *globals) *cobra.Command {
 			if g.format == "json" {
 				return g.print(b, nil)
 			}
-			fmt.Fprintf(g.stdout, "loci %s\n", b.Version)
-			if b.Revision != "" {
-				rev := b.Revision
-				if len(rev) > 12 {
-					rev = rev[:12]
-				}
-				if b.Modified {
-					rev += " (modified)"
-				}
-				fmt.Fprintf(g.stdout, "revision %s %s\n", rev, b.Time)
-			}
-			fmt.Fprintf(g.stdout, "%s %s/%s\n", b.Go, b.OS, b.Arch)
+			fmt.Fprint(g.stdout, versionText(b))
 			return nil
 		},
 	}
+}
+
+// versionText is what `loci version` and `loci --version` print.
+func versionText(b BuildInfo) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "loci %s\n", b.Version)
+	if b.Revision != "" {
+		rev := b.Revision
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if b.Modified {
+			rev += " (modified)"
+		}
+		fmt.Fprintf(&s, "revision %s %s\n", rev, b.Time)
+	}
+	fmt.Fprintf(&s, "%s %s/%s\n", b.Go, b.OS, b.Arch)
+	return s.String()
+}
+
+// `loci --version` prints versionText too: cobra renders the root's
+// version template, which calls lociVersion only when the flag is given.
+func init() {
+	cobra.AddTemplateFunc("lociVersion", func() string {
+		b := readBuild()
+		b.Version = Version
+		return versionText(b)
+	})
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -29,7 +30,19 @@ func TestVersion(t *testing.T) {
 	}
 	text, _ := exec.Command(bin, "version").Output()
 	flag, _ := exec.Command(bin, "--version").Output()
-	if !strings.HasPrefix(string(text), "loci "+b.Version+"\n") || !strings.Contains(string(flag), b.Version) {
+	if !strings.HasPrefix(string(text), "loci "+b.Version+"\n") || string(flag) != string(text) {
 		t.Errorf("text %q, --version %q, json version %q", text, flag, b.Version)
+	}
+}
+
+// TestVersionFlagIsTheCommand: `loci --version`, `-v` and `loci version`
+// print the same lines, in process too.
+func TestVersionFlagIsTheCommand(t *testing.T) {
+	cmd, _, code := run(t, "version")
+	flag, _, code2 := run(t, "--version")
+	short, _, code3 := run(t, "-v")
+	if code != 0 || code2 != 0 || code3 != 0 || cmd != flag || cmd != short || !strings.HasPrefix(cmd, "loci "+Version+"\n") ||
+		!strings.Contains(cmd, runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH+"\n") {
+		t.Errorf("version %q (%d), --version %q (%d), -v %q (%d)", cmd, code, flag, code2, short, code3)
 	}
 }

@@ -1,25 +1,20 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
-
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/extension"
 
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/read"
 	"github.com/loci-dev/loci/internal/ops/write"
 	"github.com/loci-dev/loci/internal/search"
+	"github.com/loci-dev/loci/internal/web/render"
 )
 
 var funcs = template.FuncMap{
@@ -78,8 +73,8 @@ func (h *Handler) searchPage(ctx context.Context, w http.ResponseWriter, r *http
 }
 
 type fmRow struct {
-	Key   string
-	Value string
+	Key    string
+	Values []chip
 }
 
 type noteData struct {
@@ -88,82 +83,8 @@ type noteData struct {
 	FM      []fmRow
 	Links   *index.Links
 	LinkErr string
-}
-
-var frontmatterRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)\A---\r?\n.*?\r?\n(---|\.\.\.)\r?\n?`) })
-
-// wikilinkRE matches [[target#heading|display]] and ![[embed]].
-var wikilinkRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`!?\[\[([^\]\|#]*)(#[^\]\|]*)?(?:\|([^\]]*))?\]\]`) })
-
-var md = goldmark.New(goldmark.WithExtensions(extension.GFM))
-
-// renderMarkdown renders note text for display: frontmatter dropped (it is
-// shown as a table), wikilinks turned into links to the note view. Raw HTML
-// in notes is not rendered (goldmark's default), so a note cannot script
-// the page.
-func renderMarkdown(src string) template.HTML {
-	src = frontmatterRE().ReplaceAllString(src, "")
-	src = outsideCode(src, wikilinks)
-	var b bytes.Buffer
-	if err := md.Convert([]byte(src), &b); err != nil {
-		return template.HTML("<pre>" + template.HTMLEscapeString(src) + "</pre>")
-	}
-	return template.HTML(b.String())
-}
-
-// outsideCode applies fn to the text outside fenced code blocks and inline
-// code spans.
-func outsideCode(src string, fn func(string) string) string {
-	lines := strings.SplitAfter(src, "\n")
-	var b strings.Builder
-	fence := ""
-	for _, line := range lines {
-		t := strings.TrimLeft(line, " \t")
-		if fence != "" {
-			if strings.HasPrefix(t, fence) {
-				fence = ""
-			}
-			b.WriteString(line)
-			continue
-		}
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			fence = t[:3]
-			b.WriteString(line)
-			continue
-		}
-		parts := strings.Split(line, "`")
-		for i, p := range parts {
-			if i > 0 {
-				b.WriteString("`")
-			}
-			if i%2 == 0 || i == len(parts)-1 {
-				p = fn(p)
-			}
-			b.WriteString(p)
-		}
-	}
-	return b.String()
-}
-
-func wikilinks(src string) string {
-	return wikilinkRE().ReplaceAllStringFunc(src, func(m string) string {
-		sm := wikilinkRE().FindStringSubmatch(m)
-		target, heading, display := strings.TrimSpace(sm[1]), sm[2], sm[3]
-		if display == "" {
-			display = target + heading
-			if target == "" {
-				display = strings.TrimPrefix(heading, "#")
-			}
-		}
-		if target == "" {
-			return escapeMD(display)
-		}
-		return "[" + escapeMD(display) + "](<" + "/ui/note?note=" + url.QueryEscape(target) + ">)"
-	})
-}
-
-func escapeMD(s string) string {
-	return strings.NewReplacer(`[`, `\[`, `]`, `\]`, `*`, `\*`, `_`, `\_`, "`", "\\`", `<`, `\<`).Replace(s)
+	// Math and Mermaid load the bundled KaTeX and mermaid scripts.
+	Math, Mermaid bool
 }
 
 func (h *Handler) notePage(ctx context.Context, w http.ResponseWriter, r *http.Request, s *session) {
@@ -184,7 +105,22 @@ func (h *Handler) notePage(ctx context.Context, w http.ResponseWriter, r *http.R
 		h.render(w, "error", p)
 		return
 	}
-	d := noteData{Note: note, Body: renderMarkdown(note.Content)}
+	// The note is rendered as Obsidian's reading view shows it
+	// (internal/web/render); its embeds are read through the registry
+	// with this session's principal, so its read fence holds for them.
+	rctx := ops.WithCaller(ctx, ops.Caller{Surface: "web", Principal: s.principal})
+	ro := render.Options{Path: note.Path}
+	if rv := h.resolver(rctx); rv != nil {
+		ro.Resolver = rv
+		ro.Logseq, _ = rv.vh.Vault.LogseqFile(note.Path)
+	}
+	res := render.Render([]byte(note.Content), ro)
+	d := noteData{Note: note, Body: template.HTML(res.HTML), Math: res.Math, Mermaid: res.Mermaid}
+	if res.Mermaid {
+		w.Header().Set("Content-Security-Policy", noteCSPMermaid)
+	} else {
+		w.Header().Set("Content-Security-Policy", noteCSP)
+	}
 	p.Title = note.Title
 	keys := make([]string, 0, len(note.Frontmatter))
 	for k := range note.Frontmatter {
@@ -192,7 +128,7 @@ func (h *Handler) notePage(ctx context.Context, w http.ResponseWriter, r *http.R
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		d.FM = append(d.FM, fmRow{Key: k, Value: fmt.Sprint(note.Frontmatter[k])})
+		d.FM = append(d.FM, fmRow{Key: k, Values: fmChips(k, note.Frontmatter[k])})
 	}
 	if links, err := call[read.GetLinksOut](ctx, h, "get_links", map[string]any{"path": note.Path}); err == nil {
 		d.Links = &links.Links

@@ -115,6 +115,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if strings.HasPrefix(p, "/ui/static/") {
 		hd.Set("Cache-Control", "no-cache")
+		if h.serveCompressed(w, r) {
+			return
+		}
 		h.files.ServeHTTP(w, r)
 		return
 	}
@@ -177,6 +180,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.searchPage(ctx, w, r, s)
 	case p == "/ui/note" && isGet(r):
 		h.notePage(ctx, w, r, s)
+	case p == "/ui/media" && isGet(r):
+		h.media(ctx, w, r, s)
 	case p == "/ui/status" && isGet(r):
 		h.statusPage(ctx, w, r, s)
 	case p == "/ui/activity" && isGet(r):

@@ -151,7 +151,7 @@ func TestNotePage(t *testing.T) {
 	}
 	// Wikilinks in the body point to the note view.
 	_, body = get(t, c, srv.URL+"/ui/note?path=Welcome.md")
-	if !regexp.MustCompile(`<a href="/ui/note\?note=[^"]+">`).MatchString(body) {
+	if !regexp.MustCompile(`<a class="wikilink" href="/ui/note\?note=[^"]+">`).MatchString(body) {
 		t.Errorf("no wikilink rendered as a link:\n%s", body)
 	}
 	// Following a wikilink by name resolves it.
