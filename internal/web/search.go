@@ -13,7 +13,8 @@ import (
 
 type searchViewData struct {
 	Results []search.Result
-	Mode    string
+	Mode    string // the mode the search used
+	Asked   string // the mode asked for ("" is auto), for the filter form
 	Modes   []string
 	Ran     bool
 	// Filters: a tag (nested tags match) and a folder (path glob
@@ -34,7 +35,7 @@ func (h *Handler) searchView(ctx context.Context, w http.ResponseWriter, r *http
 	tag := strings.TrimPrefix(strings.TrimSpace(qv.Get("tag")), "#")
 	dir := strings.Trim(strings.TrimSpace(qv.Get("folder")), "/")
 	p := page{Title: "Search", Nav: "search", Session: s, Query: q, Mode: mode}
-	d := searchViewData{Modes: modes, Mode: mode, Tag: tag, Folder: dir}
+	d := searchViewData{Modes: modes, Mode: mode, Asked: mode, Tag: tag, Folder: dir}
 	if tree, err := call[read.TreeOut](ctx, h, "get_vault_tree", map[string]any{"depth": 1}); err == nil {
 		for _, e := range tree.Entries {
 			if e.Type == "folder" {

@@ -217,6 +217,11 @@ func TestSearchFiltersAndPages(t *testing.T) {
 	if got := titlesIn(body); len(got) != 5 || !strings.Contains(body, "results 21–25") || !strings.Contains(body, `rel="prev"`) || strings.Contains(body, `rel="next"`) {
 		t.Errorf("page 2 = %v", got)
 	}
+	// The filter form keeps the mode asked for: auto stays auto.
+	_, body = get(t, c, srv.URL+"/?q=manyword")
+	if !strings.Contains(body, `<label>Mode <select name="mode"><option value="">auto</option><option value="hybrid" >hybrid</option><option value="lexical" >lexical</option>`) {
+		t.Errorf("auto not kept: %s", body)
+	}
 	_, body = get(t, c, srv.URL+"/?q=manyword&folder=Inbox")
 	if got := titlesIn(body); len(got) != 0 || !strings.Contains(body, "Nothing found") {
 		t.Errorf("manyword in Inbox = %v", got)
