@@ -141,6 +141,10 @@ func TestServeEventsAndWatcher(t *testing.T) {
 	if !strings.Contains(string(logged), `"kind":"note.created","time"`) || !strings.Contains(string(logged), `"kind":"watcher.started"`) {
 		t.Fatalf("events log:\n%s", logged)
 	}
+	// Progress is for live views: the log records what happened.
+	if strings.Contains(string(logged), "_progress") || !strings.Contains(string(logged), `"kind":"index.sync_finished"`) {
+		t.Errorf("events log has progress events or misses sync_finished:\n%s", logged)
+	}
 }
 
 func mustJSON(t *testing.T, v any) []byte {

@@ -96,6 +96,9 @@ func openEventsLog(env *ops.Env, name string) (func(), error) {
 	var mu sync.Mutex
 	enc := json.NewEncoder(f)
 	unsub := env.SubscribeEvents(func(ev ops.Event) {
+		if ev.Kind == ops.EventSyncProgress || ev.Kind == ops.EventEmbedProgress {
+			return // for live views, not a record of what happened
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		_ = enc.Encode(ev)

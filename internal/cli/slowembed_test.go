@@ -131,7 +131,7 @@ func TestServeWithSlowEmbedder(t *testing.T) {
 	defer s.env.Subscribe(func(ops.Change) { once.Do(func() { close(synced) }) })()
 	embedEvents := make(chan ops.Event, 16)
 	defer s.env.SubscribeEvents(func(ev ops.Event) {
-		if strings.HasPrefix(ev.Kind, "index.embed_") {
+		if ev.Kind == ops.EventEmbedFinished || ev.Kind == ops.EventEmbedFailed { // not index.embed_progress
 			embedEvents <- ev
 		}
 	})()

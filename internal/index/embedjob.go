@@ -74,6 +74,7 @@ type embedJob struct {
 	now     func() time.Time
 	backoff func(failures int) time.Duration
 	onRun   func(st EmbedJob, complete bool) // OnEmbedRun
+	onProg  func(done, total int)            // OnEmbedProgress
 }
 
 // OnEmbedRun registers fn, called by the background job after each run
@@ -84,6 +85,16 @@ type embedJob struct {
 func (ix *Index) OnEmbedRun(fn func(st EmbedJob, complete bool)) {
 	if ix.bg != nil {
 		ix.bg.onRun = fn
+	}
+}
+
+// OnEmbedProgress registers fn, called by the background job as pages of
+// vectors are written (done and total texts of the current run). It runs
+// on the job's goroutine: it must not block. Call it after BackgroundEmbed,
+// before the first sync.
+func (ix *Index) OnEmbedProgress(fn func(done, total int)) {
+	if ix.bg != nil {
+		ix.bg.onProg = fn
 	}
 }
 
@@ -296,12 +307,15 @@ func (j *embedJob) lock() (func(), error) {
 
 func (j *embedJob) progress(done, total int) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	j.st.Done, j.st.Todo = done, total
 	if el := j.now().Sub(j.st.StartedAt).Seconds(); el > 0 {
 		j.st.Rate = float64(int(float64(done)/el*10+0.5)) / 10
 	}
 	j.notify()
+	j.mu.Unlock()
+	if j.onProg != nil {
+		j.onProg(done, total)
+	}
 }
 
 // run embeds what has no vector yet, then marks the vectors complete if

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -374,5 +375,36 @@ func TestEmbedderUnavailableIndexesLexically(t *testing.T) {
 	vs = vectorStatusOf(t, ix)
 	if vs.Job == nil || !strings.Contains(vs.Job.LastError, "model_path") || vs.Job.Running {
 		t.Errorf("job = %+v", vs.Job)
+	}
+}
+
+// The background job reports its progress page by page (OnEmbedProgress:
+// the web UI's progress bar), from 0 to every text of the run.
+func TestBackgroundEmbedReportsProgress(t *testing.T) {
+	smallPages(t, 2)
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{
+		"a.md": "# A\n\nalpha apples\n\n## Two\n\nmore apples\n",
+		"b.md": "# B\n\nbeta bananas\n",
+	})
+	ix := openWith(t, root, &fakeEmbedder{model: "fake"}, embed.Settings{})
+	ix.BackgroundEmbed()
+	var mu sync.Mutex
+	var got [][2]int
+	ix.OnEmbedProgress(func(done, total int) {
+		mu.Lock()
+		got = append(got, [2]int{done, total})
+		mu.Unlock()
+	})
+	mustSync(t, ix, SyncOptions{})
+	if err := ix.WaitEmbeddings(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Three sections in pages of two (2, 3), then the two titles (5).
+	want := [][2]int{{0, 5}, {2, 5}, {3, 5}, {5, 5}}
+	if !slices.Equal(got, want) {
+		t.Errorf("progress = %v, want %v", got, want)
 	}
 }

@@ -25,9 +25,11 @@ const (
 	EventSyncStarted       = "index.sync_started"
 	EventSyncFinished      = "index.sync_finished"
 	EventSyncFailed        = "index.sync_failed"
+	EventSyncProgress      = "index.sync_progress"
 	EventFileFailed        = "index.file_failed"
 	EventEmbedFinished     = "index.embed_finished"
 	EventEmbedFailed       = "index.embed_failed"
+	EventEmbedProgress     = "index.embed_progress"
 	EventWriteApplied      = "write.applied"
 	EventWatcherStarted    = "watcher.started"
 	EventWatcherStopped    = "watcher.stopped"
@@ -40,7 +42,7 @@ const (
 // EventKinds lists every kind, for documentation and filters.
 var EventKinds = []string{
 	EventNoteCreated, EventNoteUpdated, EventNoteDeleted, EventNoteMoved,
-	EventSyncStarted, EventSyncFinished, EventSyncFailed, EventFileFailed, EventEmbedFinished, EventEmbedFailed,
+	EventSyncStarted, EventSyncProgress, EventSyncFinished, EventSyncFailed, EventFileFailed, EventEmbedProgress, EventEmbedFinished, EventEmbedFailed,
 	EventWriteApplied,
 	EventWatcherStarted, EventWatcherStopped, EventWatcherError, EventWatcherOverflow, EventWatcherExcluded, EventWatcherReconciled,
 	EventConfirmationPending, EventConfirmationDecided,
@@ -184,6 +186,9 @@ func (e *Env) Sync(ctx context.Context, vh *VaultHandle, opt index.SyncOptions) 
 	vh.state.Running = true
 	vh.mu.Unlock()
 	vh.syncing.Add(1)
+	if e.hasEventSubs() {
+		opt.Progress = e.progressEvents(vh, EventSyncProgress, map[string]any{"full": full}, opt.Progress)
+	}
 	res, err := vh.Index.Sync(ctx, opt)
 	vh.syncGen.Add(1)
 	vh.syncing.Add(-1)
@@ -209,6 +214,42 @@ func (e *Env) Sync(ctx context.Context, vh *VaultHandle, opt index.SyncOptions) 
 		e.emitSync(vh, full, res, err)
 	}
 	return res, err
+}
+
+// progressInterval is the least time between two progress events of one
+// run (the first and the last, done == total, are always sent).
+const progressInterval = 250 * time.Millisecond
+
+// progressEvents returns a progress callback that publishes kind events
+// (data: done, total, rate per second since the first call, elapsed_ms and
+// the fields of extra), at most one per progressInterval, then calls next.
+func (e *Env) progressEvents(vh *VaultHandle, kind string, extra map[string]any, next func(done, total int)) func(done, total int) {
+	var start, last time.Time
+	prev := -1
+	return func(done, total int) {
+		if next != nil {
+			next(done, total)
+		}
+		if !e.hasEventSubs() {
+			return
+		}
+		now := time.Now()
+		if start.IsZero() || done < prev { // the first call, or a new run (the embedder's)
+			start = now
+		} else if done < total && now.Sub(last) < progressInterval {
+			return
+		}
+		last, prev = now, done
+		el := now.Sub(start)
+		data := map[string]any{"done": done, "total": total, "elapsed_ms": el.Milliseconds()}
+		if s := el.Seconds(); s > 0 {
+			data["rate"] = float64(int(float64(done)/s*10+0.5)) / 10
+		}
+		for k, v := range extra {
+			data[k] = v
+		}
+		e.Emit(Event{Kind: kind, Vault: vh.Name, Data: data})
+	}
 }
 
 func (e *Env) emitSync(vh *VaultHandle, full bool, res *index.SyncResult, err error) {
@@ -249,6 +290,7 @@ func (e *Env) emitSync(vh *VaultHandle, full bool, res *index.SyncResult, err er
 // index.embed_failed.
 func (e *Env) BackgroundEmbed(vh *VaultHandle) {
 	vh.Index.BackgroundEmbed()
+	vh.Index.OnEmbedProgress(e.progressEvents(vh, EventEmbedProgress, nil, nil))
 	vh.Index.OnEmbedRun(func(st index.EmbedJob, complete bool) {
 		if !e.hasEventSubs() {
 			return

@@ -3,9 +3,11 @@ package ops_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 
+	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
 )
@@ -37,7 +39,8 @@ func TestEventsFromSyncAndWrites(t *testing.T) {
 			t.Errorf("ids not consecutive: %d after %d", ev.ID, evs[i-1].ID)
 		}
 	}
-	want := []string{ops.EventSyncStarted, ops.EventNoteCreated, ops.EventSyncFinished, ops.EventWriteApplied}
+	// Progress: 0 of 1 file when the sync starts, 1 of 1 when it committed.
+	want := []string{ops.EventSyncStarted, ops.EventSyncProgress, ops.EventSyncProgress, ops.EventNoteCreated, ops.EventSyncFinished, ops.EventWriteApplied}
 	if len(kinds) != len(want) {
 		t.Fatalf("events %v, want %v", kinds, want)
 	}
@@ -46,10 +49,64 @@ func TestEventsFromSyncAndWrites(t *testing.T) {
 			t.Fatalf("events %v, want %v", kinds, want)
 		}
 	}
-	if evs[1].Path != "Inbox/Milk.md" || evs[3].Data["operation"] != "capture_note" || evs[3].Data["undo_id"] == "" {
+	if evs[3].Path != "Inbox/Milk.md" || evs[5].Data["operation"] != "capture_note" || evs[5].Data["undo_id"] == "" {
 		t.Errorf("events: %+v", evs)
 	}
-	if evs[2].Data["full"] != false {
-		t.Errorf("a write's re-index is incremental: %+v", evs[2])
+	if evs[4].Data["full"] != false || evs[1].Data["full"] != false {
+		t.Errorf("a write's re-index is incremental: %+v", evs[4])
+	}
+	if evs[1].Data["done"] != 0 || evs[1].Data["total"] != 1 || evs[2].Data["done"] != 1 || evs[2].Data["total"] != 1 {
+		t.Errorf("progress: %+v then %+v", evs[1].Data, evs[2].Data)
+	}
+}
+
+// TestSyncProgressEvents: a full sync publishes index.sync_progress with
+// done rising to total (every file looked at), the last one done == total,
+// between index.sync_started and index.sync_finished; nothing is published
+// without a subscriber.
+func TestSyncProgressEvents(t *testing.T) {
+	files := map[string]string{}
+	for i := range 30 {
+		files[fmt.Sprintf("n%02d.md", i)] = fmt.Sprintf("# N%d\n\nbody %d\n", i, i)
+	}
+	env := opstest.FixtureEnv(t, files) // indexed once with no subscriber
+	var mu sync.Mutex
+	var evs []ops.Event
+	unsub := env.SubscribeEvents(func(ev ops.Event) {
+		mu.Lock()
+		evs = append(evs, ev)
+		mu.Unlock()
+	})
+	defer unsub()
+	if _, err := env.Sync(context.Background(), env.Vaults[0], index.SyncOptions{Reset: true}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(evs) < 4 || evs[0].Kind != ops.EventSyncStarted || evs[len(evs)-1].Kind != ops.EventSyncFinished {
+		t.Fatalf("events: %+v", evs)
+	}
+	var prog []ops.Event
+	for _, ev := range evs {
+		if ev.Kind == ops.EventSyncProgress {
+			prog = append(prog, ev)
+		}
+	}
+	if len(prog) < 2 {
+		t.Fatalf("progress events: %+v", prog)
+	}
+	last := -1
+	for _, ev := range prog {
+		done, total := ev.Data["done"].(int), ev.Data["total"].(int)
+		if total != 30 || done < last || ev.Data["full"] != true || ev.Vault != env.Vaults[0].Name {
+			t.Errorf("progress event %+v after done %d", ev, last)
+		}
+		last = done
+	}
+	if prog[0].Data["done"] != 0 || last != 30 {
+		t.Errorf("progress from %v to %d, want 0 to 30", prog[0].Data["done"], last)
+	}
+	if _, ok := prog[len(prog)-1].Data["elapsed_ms"].(int64); !ok {
+		t.Errorf("no elapsed_ms: %+v", prog[len(prog)-1].Data)
 	}
 }

@@ -45,9 +45,10 @@ func (s *Server) routes() http.Handler {
 	rest := protected(s.opt.API)
 	events := protected(s.longLived(s.opt.API))
 	metrics := s.metrics()
-	var web http.Handler
+	var web, webEvents http.Handler
 	if s.opt.Web != nil {
 		web = s.limitBody(s.opt.Web)
+		webEvents = s.longLived(web) // the UI's event stream (/ui/events)
 	}
 	mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
@@ -69,6 +70,8 @@ func (s *Server) routes() http.Handler {
 				return
 			}
 			api.WriteResult(w, nil)
+		case s.opt.Web != nil && p == "/ui/events":
+			webEvents.ServeHTTP(w, r)
 		case s.opt.Web != nil && (p == "/" || strings.HasPrefix(p, "/ui/")):
 			web.ServeHTTP(w, r)
 		case p == "/":

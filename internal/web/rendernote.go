@@ -21,13 +21,14 @@ import (
 	"github.com/loci-dev/loci/internal/web/render"
 )
 
-// noteCSP is the note view's Content-Security-Policy: the UI's, plus the
+// noteCSP is the note view's Content-Security-Policy: the UI's (with
+// connect-src 'self' for views.js: the local graph, the Pending count), plus the
 // vault's media (audio, video, PDF frames) and the bundled KaTeX fonts,
 // all from this server. Scripts stay 'self' only; mermaid's diagrams
 // carry their own <style>, so a page that draws one allows inline styles.
 const (
-	noteCSP        = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; font-src 'self'; media-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-	noteCSPMermaid = "default-src 'none'; style-src 'self' 'unsafe-inline'; script-src 'self'; img-src 'self' data:; font-src 'self'; media-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+	noteCSP        = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; media-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+	noteCSPMermaid = "default-src 'none'; style-src 'self' 'unsafe-inline'; script-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; media-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 
 // noteResolver finds a rendered note's embeds through the registry and the

@@ -111,7 +111,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("X-Frame-Options", "DENY")
-	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	p := r.URL.Path
 	if strings.HasPrefix(p, "/ui/static/") {
 		hd.Set("Cache-Control", "no-cache")
@@ -172,6 +172,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx := auth.WithPrincipal(r.Context(), s.principal)
+	if h.serveView(ctx, w, r, s) { // views.go, live.go
+		return
+	}
 	switch {
 	case p == "/" && isGet(r):
 		h.searchPage(ctx, w, r, s)

@@ -98,6 +98,8 @@ func TestReadFenceNeverLeaks(t *testing.T) {
 		{"get_context", `{"query": "salaries figures", "mode": "semantic", "preview_chars": 500}`},
 		{"get_links", `{"path": "Public/hub.md", "depth": 3, "limit": 100}`},
 		{"get_links", `{"path": "Public/p1.md", "depth": 2}`},
+		{"get_graph", `{}`},
+		{"get_graph", `{"path": "Public/hub.md", "depth": 3}`},
 		{"get_vault_tree", `{"depth": 5}`},
 		{"list_tags", `{}`},
 		{"list_frontmatter_keys", `{}`},

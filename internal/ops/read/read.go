@@ -16,6 +16,7 @@ func Ops() []ops.Tool {
 		SearchNotes(),
 		ReadNote(),
 		GetLinks(),
+		GetGraph(),
 		ListTags(),
 		IndexStatus(),
 		GetContext(),
