@@ -13,7 +13,6 @@ import (
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/read"
 	"github.com/loci-dev/loci/internal/ops/write"
-	"github.com/loci-dev/loci/internal/search"
 	"github.com/loci-dev/loci/internal/web/render"
 )
 
@@ -43,34 +42,6 @@ func snippetHTML(s string) template.HTML {
 }
 
 var modes = []string{"hybrid", "lexical", "semantic"}
-
-type searchData struct {
-	Results []search.Result
-	Mode    string
-	Modes   []string
-	Ran     bool
-}
-
-func (h *Handler) searchPage(ctx context.Context, w http.ResponseWriter, r *http.Request, s *session) {
-	q := strings.TrimSpace(r.URL.Query().Get("q"))
-	mode := r.URL.Query().Get("mode")
-	p := page{Title: "Search", Nav: "search", Session: s, Query: q, Mode: mode}
-	d := searchData{Modes: modes, Mode: mode}
-	if q != "" {
-		in := map[string]any{"query": q, "limit": 20}
-		if mode != "" {
-			in["mode"] = mode
-		}
-		out, err := call[read.SearchNotesOut](ctx, h, "search_notes", in)
-		if err != nil {
-			p.Error = err.Message
-		} else {
-			d.Results, d.Mode, d.Ran = out.Results, out.Mode, true
-		}
-	}
-	p.Data = d
-	h.render(w, "search", p)
-}
 
 type fmRow struct {
 	Key    string

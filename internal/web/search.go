@@ -26,8 +26,7 @@ type searchViewData struct {
 }
 
 // searchView is / : the search box's results, with filters (mode, tag,
-// folder) and pages of 20 (?page=). (It replaces pages.go's searchPage,
-// which serveView now shadows.)
+// folder) and pages of 20 (?page=).
 func (h *Handler) searchView(ctx context.Context, w http.ResponseWriter, r *http.Request, s *session) {
 	qv := r.URL.Query()
 	q := strings.TrimSpace(qv.Get("q"))

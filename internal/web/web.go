@@ -176,8 +176,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case p == "/" && isGet(r):
-		h.searchPage(ctx, w, r, s)
 	case p == "/ui/note" && isGet(r):
 		h.notePage(ctx, w, r, s)
 	case p == "/ui/media" && isGet(r):
