@@ -42,6 +42,10 @@ type otlpConfig struct {
 	tls         *tls.Config // nil: the defaults
 	userAgent   string
 	backoffBase time.Duration // first wait before a retry
+	// sleep waits d before a retry, or returns ctx's cause when ctx ends
+	// first; nil is a real timer (tests give their own, so the give-up
+	// path is checked without racing a wall clock).
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // otlpTracesPath is appended to OTEL_EXPORTER_OTLP_ENDPOINT (not to the
@@ -231,14 +235,26 @@ func (c *otlpClient) UploadTraces(ctx context.Context, spans []*tracepb.Resource
 		if retryAfter > 0 {
 			wait = retryAfter
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%w (gave up: %v)", err, context.Cause(ctx))
-		case <-t.C:
+		sleep := c.cfg.sleep
+		if sleep == nil {
+			sleep = sleepCtx
+		}
+		if cause := sleep(ctx, wait); cause != nil {
+			return fmt.Errorf("%w (gave up: %v)", err, cause)
 		}
 		wait *= 2
+	}
+}
+
+// sleepCtx waits d, or returns ctx's cause if ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
 	}
 }
 

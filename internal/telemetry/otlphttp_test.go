@@ -3,6 +3,7 @@ package telemetry
 import (
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -167,20 +168,36 @@ func TestOTLPGivesUpAtTimeout(t *testing.T) {
 		case "OTEL_EXPORTER_OTLP_ENDPOINT":
 			return srv.URL
 		case "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT":
-			return "50"
+			return "60000"
 		}
 		return ""
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The export's deadline is the configured timeout; the wait before the
+	// third retry stands for that deadline passing (no wall-clock race).
 	cfg.backoffBase = time.Millisecond
+	var waits []time.Duration
+	cfg.sleep = func(ctx context.Context, d time.Duration) error {
+		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > time.Minute {
+			t.Errorf("export context deadline %v, %v: want at most the 60 s timeout", dl, ok)
+		}
+		waits = append(waits, d)
+		if len(waits) == 3 {
+			return context.DeadlineExceeded
+		}
+		return nil
+	}
 	err = newOTLPClient(cfg).UploadTraces(context.Background(), []*tracepb.ResourceSpans{{}})
 	if err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "gave up") {
 		t.Errorf("error %v", err)
 	}
-	if len(col.requests) < 2 {
-		t.Errorf("%d requests: no retry", len(col.requests))
+	if len(col.requests) != 3 {
+		t.Errorf("%d requests, want 3 (one, then a retry after each of the first two waits)", len(col.requests))
+	}
+	if want := []time.Duration{time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond}; fmt.Sprint(waits) != fmt.Sprint(want) {
+		t.Errorf("waits %v, want doubling %v", waits, want)
 	}
 }
 
