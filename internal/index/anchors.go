@@ -33,6 +33,9 @@ const anchorKinds = `('wikilink','embed','markdown')`
 
 // dirty marks a note whose anchor text must be rebuilt.
 func (w *writer) dirty(id int64) {
+	if w.allAnchors {
+		return // every note's anchor text is rebuilt: a set of them all would only cost memory
+	}
 	if w.anchorsDirty == nil {
 		w.anchorsDirty = map[int64]bool{}
 	}
