@@ -88,6 +88,29 @@ func linkRows(t *testing.T, ix *Index) []string {
 	return out
 }
 
+// anchorRows lists every note's anchor text as "path|text", sorted.
+func anchorRows(t *testing.T, ix *Index) []string {
+	t.Helper()
+	rows, err := ix.DB.Query(`SELECT n.path, a.anchor FROM anchors_fts a JOIN notes n ON n.id=a.rowid`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p, a string
+		if err := rows.Scan(&p, &a); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p+"|"+a)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // dstOf returns where the one link of src with this target points.
 func dstOf(t *testing.T, ix *Index, src, target string) string {
 	t.Helper()
@@ -106,8 +129,9 @@ func dstOf(t *testing.T, ix *Index, src, target string) string {
 // notes (every stored link re-resolved) and when it edits notes without
 // changing any name (only the edited notes' links resolved).
 func TestBuildLinksEqualIncremental(t *testing.T) {
-	defer func(n int) { txRows = n }(txRows)
-	txRows = 500 // several transactions: links are stored unresolved across commits
+	defer func(n int, a int64) { txRows, anchorPage = n, a }(txRows, anchorPage)
+	txRows = 500    // several transactions: links are stored unresolved across commits
+	anchorPage = 37 // the anchor text of a build is rebuilt over many pages
 	const n = 1100
 	full := filepath.Join(t.TempDir(), "vault")
 	genLinkVault(t, full, n, 3)
@@ -117,6 +141,10 @@ func TestBuildLinksEqualIncremental(t *testing.T) {
 	ixFull := openTest(t, full)
 	mustSync(t, ixFull, SyncOptions{})
 	want := linkRows(t, ixFull)
+	wantAnchors := anchorRows(t, ixFull)
+	if len(wantAnchors) < n/2 {
+		t.Fatalf("only %d notes with anchor text", len(wantAnchors))
+	}
 	if len(want) < 2*n {
 		t.Fatalf("only %d links in the vault", len(want))
 	}
@@ -185,6 +213,9 @@ func TestBuildLinksEqualIncremental(t *testing.T) {
 		t.Fatalf("the second sync added %d notes", res.Added)
 	}
 	diffLinkRows(t, "two-step build", linkRows(t, ixInc), want)
+	// Its anchor text was refreshed note by note, the build's rebuilt in
+	// pages of note ids: the same.
+	diffLinkRows(t, "two-step build's anchor text", anchorRows(t, ixInc), wantAnchors)
 
 	// 3. Edits that change links but no name (no title, no alias): only the
 	// edited notes' links are resolved. A clean build of the edited vault
@@ -220,6 +251,7 @@ func TestBuildLinksEqualIncremental(t *testing.T) {
 	ixClean := openTest(t, clean)
 	mustSync(t, ixClean, SyncOptions{})
 	diffLinkRows(t, "edited in place", linkRows(t, ixFull), linkRows(t, ixClean))
+	diffLinkRows(t, "edited in place, anchor text", anchorRows(t, ixFull), anchorRows(t, ixClean))
 }
 
 // noIndex removes the index copied with a vault.
