@@ -257,6 +257,13 @@ func (ix *Index) sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 		if _, err := conn.ExecContext(ctx, "PRAGMA wal_autocheckpoint=0"); err == nil {
 			defer conn.ExecContext(context.Background(), "PRAGMA wal_autocheckpoint=1000")
 		}
+		// The secondary indexes are sorted into being at the end of the
+		// build: with temp_store=MEMORY the sorter's spill files are memory,
+		// as large as the index (at 300,000 notes the process grew from
+		// 1.4 to 2.3 GB there). On disk, the sort stays within cache_size.
+		if _, err := conn.ExecContext(ctx, "PRAGMA temp_store=FILE"); err == nil {
+			defer conn.ExecContext(context.Background(), "PRAGMA temp_store=MEMORY")
+		}
 	}
 
 	// 2. Parse in parallel, write from this goroutine.
