@@ -86,8 +86,7 @@ type job struct {
 	relink bool // finishing an interrupted run: rebuild the links even if unchanged
 	// reparse indexes the note again even if unchanged (a journal whose
 	// graph's journal formats changed).
-	reparse  bool
-	journals markdown.JournalFormats // the formats of the note's graph
+	reparse bool
 }
 
 type parsed struct {
@@ -176,12 +175,17 @@ func (ix *Index) sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 
 	// 1. Decide what to look at.
 	var files []vault.File
-	seen := make(map[string]bool, len(known))
+	var seen map[string]bool // only to find removed notes: none in a build from empty
+	if len(known) > 0 {
+		seen = make(map[string]bool, len(known))
+	}
 	var removed []string
 	if len(paths) == 0 {
 		err = ix.Vault.Walk(ctx, func(f vault.File) error {
 			files = append(files, f)
-			seen[f.Rel] = true
+			if seen != nil {
+				seen[f.Rel] = true
+			}
 			return nil
 		})
 		if err != nil {
@@ -239,12 +243,13 @@ func (ix *Index) sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 				continue
 			}
 			e := e
-			jobs = append(jobs, job{file: f, prev: &e, relink: heal, reparse: reparse, journals: journals.Of(f.Rel)})
+			jobs = append(jobs, job{file: f, prev: &e, relink: heal, reparse: reparse})
 		} else {
-			jobs = append(jobs, job{file: f, journals: journals.Of(f.Rel)})
+			jobs = append(jobs, job{file: f})
 		}
 	}
 	total := len(files)
+	files, seen = nil, nil // the jobs hold what is left to do
 	done := res.Unchanged
 	if opt.Progress != nil {
 		opt.Progress(done, total)
@@ -282,7 +287,7 @@ func (ix *Index) sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 			defer wg.Done()
 			for j := range in {
 				select {
-				case out <- ix.parseOne(j):
+				case out <- ix.parseOne(j, journals.Of(j.file.Rel)):
 				case <-pctx.Done():
 					return
 				}
@@ -502,7 +507,9 @@ func (res *SyncResult) finish(start time.Time) {
 	res.Millis = res.Duration.Milliseconds()
 }
 
-func (ix *Index) parseOne(j job) parsed {
+// parseOne reads and parses one note; jf are the journal formats of its
+// graph.
+func (ix *Index) parseOne(j job, jf markdown.JournalFormats) parsed {
 	p := parsed{file: j.file, prev: j.prev}
 	// Read through the vault's one rule for notes: a file swapped for a
 	// link (to .loci/token, outside the vault) or a FIFO since the walk
@@ -526,7 +533,7 @@ func (ix *Index) parseOne(j job) parsed {
 		p.relink = true
 	}
 	p.outline, p.journal = ix.Vault.LogseqFile(j.file.Rel)
-	p.doc = markdown.Parse(b, markdown.Options{Path: j.file.Rel, Logseq: p.outline, Journal: p.journal, JournalFormats: j.journals})
+	p.doc = markdown.Parse(b, markdown.Options{Path: j.file.Rel, Logseq: p.outline, Journal: p.journal, JournalFormats: jf})
 	if p.relink {
 		return p
 	}
