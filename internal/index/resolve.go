@@ -19,7 +19,7 @@ import (
 // namespaces, title:: overrides and aliases) come first.
 type Resolver struct {
 	logseq  bool
-	paths   map[int64]string // id → path
+	paths   []string // id → path ("" for no note): notes' ids are dense
 	byPath  map[string]int64
 	byStem  map[string][]int64
 	byAlias map[string][]int64
@@ -39,28 +39,54 @@ func LoadResolver(ctx context.Context, q interface {
 }, kind vault.Kind) (*Resolver, error) {
 	r := &Resolver{
 		logseq:  kind == vault.KindLogseq,
-		paths:   map[int64]string{},
 		byPath:  map[string]int64{},
 		byStem:  map[string][]int64{},
 		byAlias: map[string][]int64{},
 		byTitle: map[string][]int64{},
 	}
-	rows, err := q.QueryContext(ctx, "SELECT id, path, path_key, stem_key, title_key, kind FROM notes")
+	var last int64
+	rows, err := q.QueryContext(ctx, "SELECT MAX(id) FROM notes")
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var m sql.NullInt64
+		if err := rows.Scan(&m); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		last = m.Int64
+	}
+	rows.Close()
+	r.paths = make([]string, last+1)
+	rows, err = q.QueryContext(ctx, "SELECT id, path, path_key, stem_key, CASE WHEN kind='note' THEN NULL ELSE title_key END FROM notes")
 	if err != nil {
 		return nil, err
 	}
 	for rows.Next() {
 		var id int64
-		var p, pk, sk, tk, kd string
-		if err := rows.Scan(&id, &p, &pk, &sk, &tk, &kd); err != nil {
+		var p, pk, sk string
+		var tk sql.NullString
+		if err := rows.Scan(&id, &p, &pk, &sk, &tk); err != nil {
 			rows.Close()
 			return nil, err
+		}
+		if id <= 0 || id > last {
+			continue // not possible: ids are assigned upwards from 1
+		}
+		// The keys of a lower-case path share its bytes (memory per note
+		// matters at a million notes).
+		if base := p[:len(p)-len(path.Ext(p))]; pk == base {
+			pk = base
+		}
+		if i := strings.LastIndexByte(pk, '/'); sk == pk[i+1:] {
+			sk = pk[i+1:]
 		}
 		r.paths[id] = p
 		r.byPath[pk] = id
 		r.byStem[sk] = append(r.byStem[sk], id)
-		if kd != "note" {
-			r.byTitle[tk] = append(r.byTitle[tk], id)
+		if tk.Valid {
+			r.byTitle[tk.String] = append(r.byTitle[tk.String], id)
 		}
 	}
 	rows.Close()
@@ -80,7 +106,7 @@ func LoadResolver(ctx context.Context, q interface {
 	rows.Close()
 	byLen := func(ids []int64) {
 		sort.Slice(ids, func(i, j int) bool {
-			a, b := r.paths[ids[i]], r.paths[ids[j]]
+			a, b := r.Path(ids[i]), r.Path(ids[j])
 			if len(a) != len(b) {
 				return len(a) < len(b)
 			}
@@ -122,7 +148,7 @@ func (r *Resolver) Candidates(srcPath, kind, target string) []Candidate {
 	add := func(id int64, why string) {
 		if !seen[id] {
 			seen[id] = true
-			out = append(out, Candidate{ID: id, Path: r.paths[id], Match: why})
+			out = append(out, Candidate{ID: id, Path: r.Path(id), Match: why})
 		}
 	}
 	key := targetKey(target)
@@ -150,7 +176,7 @@ func (r *Resolver) Candidates(srcPath, kind, target string) []Candidate {
 		// A partial path: "folder/note" matches ".../folder/note".
 		base := path.Base(key)
 		for _, id := range r.byStem[base] {
-			if strings.HasSuffix(strings.ToLower(strings.TrimSuffix(r.paths[id], path.Ext(r.paths[id]))), "/"+key) {
+			if strings.HasSuffix(strings.ToLower(strings.TrimSuffix(r.Path(id), path.Ext(r.Path(id)))), "/"+key) {
 				add(id, "path")
 			}
 		}
@@ -158,7 +184,7 @@ func (r *Resolver) Candidates(srcPath, kind, target string) []Candidate {
 		ids := r.byStem[key]
 		// Prefer a note in the linking note's own folder.
 		for _, id := range ids {
-			if path.Dir(r.paths[id]) == dir {
+			if path.Dir(r.Path(id)) == dir {
 				add(id, "filename")
 			}
 		}
@@ -177,8 +203,13 @@ func (r *Resolver) Candidates(srcPath, kind, target string) []Candidate {
 	return out
 }
 
-// Path returns the path of a note id known to the resolver.
-func (r *Resolver) Path(id int64) string { return r.paths[id] }
+// Path returns the path of a note id known to the resolver, or "".
+func (r *Resolver) Path(id int64) string {
+	if id <= 0 || id >= int64(len(r.paths)) {
+		return ""
+	}
+	return r.paths[id]
+}
 
 // resolvePage is the number of links read at a time when resolving: the
 // rows of a page are held while they are updated (a SELECT must not stay
@@ -330,7 +361,7 @@ func (lr *linkResolver) update(page []linkRow) error {
 		case strings.TrimSpace(x.tgt) == "":
 			dst = x.src
 		default:
-			dst = lr.r.Resolve(lr.r.paths[x.src], x.kind, x.tgt)
+			dst = lr.r.Resolve(lr.r.Path(x.src), x.kind, x.tgt)
 		}
 		if (dst == 0 && !x.dst.Valid) || (x.dst.Valid && x.dst.Int64 == dst) {
 			continue
