@@ -1,6 +1,7 @@
 package index
 
 import (
+	"database/sql"
 	"strings"
 
 	"github.com/loci-dev/loci/internal/textseg"
@@ -33,6 +34,9 @@ const anchorKinds = `('wikilink','embed','markdown')`
 
 // dirty marks a note whose anchor text must be rebuilt.
 func (w *writer) dirty(id int64) {
+	if w.allAnchors {
+		return // every note's anchor text is rebuilt: a set of them all would only cost memory
+	}
 	if w.anchorsDirty == nil {
 		w.anchorsDirty = map[int64]bool{}
 	}
@@ -119,11 +123,29 @@ func (w *writer) refreshAnchors(all bool) error {
 	return nil
 }
 
-// rebuildAnchors rewrites every note's anchor text in one ordered scan of
-// the links (no per-note lookups: a bulk build drops links_dst until its end).
+// anchorPage is the number of note ids whose anchor text rebuildAnchors
+// reads at a time (a variable for tests).
+var anchorPage int64 = 4096
+
+// rebuildAnchors rewrites every note's anchor text, reading the links a
+// range of target ids at a time through links_dst (created first if a bulk
+// build dropped it; the build's end would create it anyway): memory stays
+// bounded by a page (at most anchorPage × maxAnchorRows rows) whatever the
+// size of the vault.
 func (w *writer) rebuildAnchors() error {
 	ctx, tx := w.ctx, w.tx
 	if _, err := tx.ExecContext(ctx, "DELETE FROM anchors_fts"); err != nil {
+		return err
+	}
+	for _, ddl := range secondaryIndexes {
+		if strings.Contains(ddl, " links_dst ") {
+			if _, err := tx.ExecContext(ctx, ddl); err != nil {
+				return err
+			}
+		}
+	}
+	var last sql.NullInt64
+	if err := tx.QueryRowContext(ctx, "SELECT MAX(dst_id) FROM links").Scan(&last); err != nil {
 		return err
 	}
 	ins, err := tx.PrepareContext(ctx, "INSERT INTO anchors_fts(rowid, anchor) VALUES(?,?)")
@@ -131,45 +153,53 @@ func (w *writer) rebuildAnchors() error {
 		return err
 	}
 	defer ins.Close()
-	// Read everything first: the inserts must not interleave with an open
-	// SELECT on the same connection's transaction.
+	sel, err := tx.PrepareContext(ctx, "SELECT l.dst_id, l.context FROM links l JOIN notes n ON n.id = l.src_id WHERE l.dst_id>? AND l.dst_id<=? AND l.dst_id<>l.src_id AND l.context IS NOT NULL AND l.kind IN "+anchorKinds+" ORDER BY l.dst_id, n.path, l.line")
+	if err != nil {
+		return err
+	}
+	defer sel.Close()
+	// A page is read whole before its inserts: they must not interleave
+	// with an open SELECT on the same connection's transaction.
 	type row struct {
 		dst  int64
 		text string
 	}
 	var all []row
-	rows, err := tx.QueryContext(ctx, "SELECT l.dst_id, l.context FROM links l JOIN notes n ON n.id = l.src_id WHERE l.dst_id IS NOT NULL AND l.dst_id<>l.src_id AND l.context IS NOT NULL AND l.kind IN "+anchorKinds+" ORDER BY l.dst_id, n.path, l.line")
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.dst, &r.text); err != nil {
-			rows.Close()
+	var texts []string
+	for lo := int64(0); last.Valid && lo < last.Int64; lo += anchorPage {
+		rows, err := sel.QueryContext(ctx, lo, lo+anchorPage)
+		if err != nil {
 			return err
 		}
-		if n := len(all); n >= maxAnchorRows && all[n-maxAnchorRows].dst == r.dst {
-			continue // past the per-note row cap
-		}
-		all = append(all, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	var texts []string
-	for i := 0; i < len(all); {
-		j := i
-		texts = texts[:0]
-		for ; j < len(all) && all[j].dst == all[i].dst; j++ {
-			texts = append(texts, all[j].text)
-		}
-		if doc := joinAnchors(texts); doc != "" {
-			if _, err := ins.ExecContext(ctx, all[i].dst, textseg.ForIndex(doc)); err != nil {
+		all = all[:0]
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.dst, &r.text); err != nil {
+				rows.Close()
 				return err
 			}
+			if n := len(all); n >= maxAnchorRows && all[n-maxAnchorRows].dst == r.dst {
+				continue // past the per-note row cap
+			}
+			all = append(all, r)
 		}
-		i = j
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for i := 0; i < len(all); {
+			j := i
+			texts = texts[:0]
+			for ; j < len(all) && all[j].dst == all[i].dst; j++ {
+				texts = append(texts, all[j].text)
+			}
+			if doc := joinAnchors(texts); doc != "" {
+				if _, err := ins.ExecContext(ctx, all[i].dst, textseg.ForIndex(doc)); err != nil {
+					return err
+				}
+			}
+			i = j
+		}
 	}
 	return nil
 }

@@ -21,8 +21,10 @@ import (
 //
 // The points (see Sync): reset, notes (a note written into the open
 // transaction), commit (an intermediate commit), relink (a note's links
-// queued for rebuilding while finishing an interrupted run), before-links,
-// mid-links, reresolve, before-indexes, before-commit, before-embed and
+// rewritten, unresolved, while finishing an interrupted run), before-links,
+// mid-links (after a page of links, or half the notes' links, resolved),
+// reresolve (every stored link resolved), before-indexes, before-commit,
+// before-embed and
 // embed (an embedding group committed). Neither variable is meant for
 // users; unset, both cost one comparison per point.
 

@@ -19,7 +19,7 @@ import (
 // namespaces, title:: overrides and aliases) come first.
 type Resolver struct {
 	logseq  bool
-	paths   map[int64]string // id → path
+	paths   []string // id → path ("" for no note): notes' ids are dense
 	byPath  map[string]int64
 	byStem  map[string][]int64
 	byAlias map[string][]int64
@@ -39,28 +39,54 @@ func LoadResolver(ctx context.Context, q interface {
 }, kind vault.Kind) (*Resolver, error) {
 	r := &Resolver{
 		logseq:  kind == vault.KindLogseq,
-		paths:   map[int64]string{},
 		byPath:  map[string]int64{},
 		byStem:  map[string][]int64{},
 		byAlias: map[string][]int64{},
 		byTitle: map[string][]int64{},
 	}
-	rows, err := q.QueryContext(ctx, "SELECT id, path, path_key, stem_key, title_key, kind FROM notes")
+	var last int64
+	rows, err := q.QueryContext(ctx, "SELECT MAX(id) FROM notes")
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var m sql.NullInt64
+		if err := rows.Scan(&m); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		last = m.Int64
+	}
+	rows.Close()
+	r.paths = make([]string, last+1)
+	rows, err = q.QueryContext(ctx, "SELECT id, path, path_key, stem_key, CASE WHEN kind='note' THEN NULL ELSE title_key END FROM notes")
 	if err != nil {
 		return nil, err
 	}
 	for rows.Next() {
 		var id int64
-		var p, pk, sk, tk, kd string
-		if err := rows.Scan(&id, &p, &pk, &sk, &tk, &kd); err != nil {
+		var p, pk, sk string
+		var tk sql.NullString
+		if err := rows.Scan(&id, &p, &pk, &sk, &tk); err != nil {
 			rows.Close()
 			return nil, err
+		}
+		if id <= 0 || id > last {
+			continue // not possible: ids are assigned upwards from 1
+		}
+		// The keys of a lower-case path share its bytes (memory per note
+		// matters at a million notes).
+		if base := p[:len(p)-len(path.Ext(p))]; pk == base {
+			pk = base
+		}
+		if i := strings.LastIndexByte(pk, '/'); sk == pk[i+1:] {
+			sk = pk[i+1:]
 		}
 		r.paths[id] = p
 		r.byPath[pk] = id
 		r.byStem[sk] = append(r.byStem[sk], id)
-		if kd != "note" {
-			r.byTitle[tk] = append(r.byTitle[tk], id)
+		if tk.Valid {
+			r.byTitle[tk.String] = append(r.byTitle[tk.String], id)
 		}
 	}
 	rows.Close()
@@ -80,7 +106,7 @@ func LoadResolver(ctx context.Context, q interface {
 	rows.Close()
 	byLen := func(ids []int64) {
 		sort.Slice(ids, func(i, j int) bool {
-			a, b := r.paths[ids[i]], r.paths[ids[j]]
+			a, b := r.Path(ids[i]), r.Path(ids[j])
 			if len(a) != len(b) {
 				return len(a) < len(b)
 			}
@@ -122,7 +148,7 @@ func (r *Resolver) Candidates(srcPath, kind, target string) []Candidate {
 	add := func(id int64, why string) {
 		if !seen[id] {
 			seen[id] = true
-			out = append(out, Candidate{ID: id, Path: r.paths[id], Match: why})
+			out = append(out, Candidate{ID: id, Path: r.Path(id), Match: why})
 		}
 	}
 	key := targetKey(target)
@@ -150,7 +176,7 @@ func (r *Resolver) Candidates(srcPath, kind, target string) []Candidate {
 		// A partial path: "folder/note" matches ".../folder/note".
 		base := path.Base(key)
 		for _, id := range r.byStem[base] {
-			if strings.HasSuffix(strings.ToLower(strings.TrimSuffix(r.paths[id], path.Ext(r.paths[id]))), "/"+key) {
+			if strings.HasSuffix(strings.ToLower(strings.TrimSuffix(r.Path(id), path.Ext(r.Path(id)))), "/"+key) {
 				add(id, "path")
 			}
 		}
@@ -158,7 +184,7 @@ func (r *Resolver) Candidates(srcPath, kind, target string) []Candidate {
 		ids := r.byStem[key]
 		// Prefer a note in the linking note's own folder.
 		for _, id := range ids {
-			if path.Dir(r.paths[id]) == dir {
+			if path.Dir(r.Path(id)) == dir {
 				add(id, "filename")
 			}
 		}
@@ -177,111 +203,165 @@ func (r *Resolver) Candidates(srcPath, kind, target string) []Candidate {
 	return out
 }
 
-// Path returns the path of a note id known to the resolver.
-func (r *Resolver) Path(id int64) string { return r.paths[id] }
+// Path returns the path of a note id known to the resolver, or "".
+func (r *Resolver) Path(id int64) string {
+	if id <= 0 || id >= int64(len(r.paths)) {
+		return ""
+	}
+	return r.paths[id]
+}
 
-// insertLinks resolves and inserts the links of every note written in this
-// run. When names changed (notes added, removed, renamed, retitled or
-// re-aliased) the links already stored for other notes are re-resolved too,
-// updating only the rows whose target changed.
-func (w *writer) insertLinks(kind vault.Kind, namesChanged bool) error {
+// resolvePage is the number of links read at a time when resolving: the
+// rows of a page are held while they are updated (a SELECT must not stay
+// open under the UPDATEs of the same transaction).
+const resolvePage = 4096
+
+// linkRow is one stored link to resolve.
+type linkRow struct {
+	rowid, src int64
+	kind, tgt  string
+	dst        sql.NullInt64
+}
+
+// resolveLinks resolves the links written in this run (stored with dst_id
+// NULL by addLinks). When names changed (notes added, removed, renamed,
+// retitled or re-aliased) every stored link is re-resolved, a page at a
+// time, updating only the rows whose target changed; otherwise only the
+// links of the notes written. Memory stays bounded by a page, whatever the
+// number of links. bulk: a build from empty, whose secondary indexes are
+// not there yet (the one on block ids is created now, for block refs).
+func (w *writer) resolveLinks(kind vault.Kind, namesChanged, bulk bool) error {
 	ctx, tx := w.ctx, w.tx
 	if err := w.flushAll(); err != nil {
 		return err
+	}
+	if bulk {
+		for _, ddl := range secondaryIndexes {
+			if strings.Contains(ddl, " blocks_uuid ") {
+				if _, err := tx.ExecContext(ctx, ddl); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	r, err := LoadResolver(ctx, tx, kind)
 	if err != nil {
 		return err
 	}
+	res, err := newLinkResolver(ctx, tx, r, w.dirty)
+	if err != nil {
+		return err
+	}
+	defer res.close()
 	if namesChanged {
-		if err := reresolve(ctx, tx, r, w.dirty); err != nil {
+		if err := res.all(); err != nil {
 			return err
 		}
 		crashPoint("reresolve")
-	}
-	blockNote := map[string]int64{}
-	for i, nl := range w.links {
-		if crash != nil && i == len(w.links)/2 {
-			if err := w.flushAll(); err != nil {
+	} else {
+		sel, err := tx.PrepareContext(ctx, "SELECT rowid, src_id, kind, target, dst_id FROM links WHERE src_id=? AND attachment=0 AND dst_id IS NULL")
+		if err != nil {
+			return err
+		}
+		defer sel.Close()
+		var page []linkRow
+		for i, src := range w.linkSrcs {
+			if crash != nil && i == len(w.linkSrcs)/2 {
+				crashPoint("mid-links")
+			}
+			if page, err = readLinks(sel.QueryContext(ctx, src)); err != nil {
 				return err
 			}
-			crashPoint("mid-links")
-		}
-		for _, l := range nl.links {
-			var dst any
-			switch {
-			case l.Kind == markdown.LinkBlockRef:
-				id, ok := blockNote[l.Target]
-				if !ok {
-					err := tx.QueryRowContext(ctx, "SELECT note_id FROM blocks WHERE uuid=? LIMIT 1", l.Target).Scan(&id)
-					if err != nil && !errors.Is(err, sql.ErrNoRows) {
-						return err
-					}
-					blockNote[l.Target] = id
-				}
-				if id != 0 {
-					dst = id
-				}
-			case isAttachment(l):
-			case strings.TrimSpace(l.Target) == "":
-				dst = nl.id // [[#Heading]] points into the same note
-			default:
-				if id := r.Resolve(nl.path, l.Kind, l.Target); id != 0 {
-					dst = id
-				}
-			}
-			att := 0
-			if isAttachment(l) {
-				att = 1
-			}
-			if id, ok := dst.(int64); ok {
-				w.dirty(id)
-			}
-			if err := w.add("link", nl.id, l.Kind, l.Target, nullStr(l.Heading), nullStr(l.BlockID), nullStr(l.Display), nullStr(l.Key), l.Line, att, dst, nullStr(l.Context)); err != nil {
+			if err := res.update(page); err != nil {
 				return err
 			}
 		}
 	}
-	w.links = nil
+	w.linkSrcs = nil
 	return nil
 }
 
-// reresolve recomputes dst_id for every stored link, writing only changes
-// (and reporting the notes that gain or lose a link to dirty).
-func reresolve(ctx context.Context, tx *sql.Tx, r *Resolver, dirty func(int64)) error {
-	type row struct {
-		rowid, src int64
-		kind, tgt  string
-		dst        sql.NullInt64
-	}
-	var rows []row
-	rs, err := tx.QueryContext(ctx, "SELECT rowid, src_id, kind, target, dst_id FROM links WHERE attachment=0 AND kind<>'blockref'")
+// readLinks reads the rows of a links query (rowid, src_id, kind, target,
+// dst_id) and closes it.
+func readLinks(rs *sql.Rows, err error) ([]linkRow, error) {
 	if err != nil {
-		return err
+		return nil, err
 	}
+	defer rs.Close()
+	var out []linkRow
 	for rs.Next() {
-		var x row
+		var x linkRow
 		if err := rs.Scan(&x.rowid, &x.src, &x.kind, &x.tgt, &x.dst); err != nil {
-			rs.Close()
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, rs.Err()
+}
+
+// linkResolver computes and writes dst_id for stored links.
+type linkResolver struct {
+	ctx        context.Context
+	tx         *sql.Tx
+	r          *Resolver
+	dirty      func(int64)
+	upd, block *sql.Stmt
+}
+
+func newLinkResolver(ctx context.Context, tx *sql.Tx, r *Resolver, dirty func(int64)) (*linkResolver, error) {
+	lr := &linkResolver{ctx: ctx, tx: tx, r: r, dirty: dirty}
+	var err error
+	if lr.upd, err = tx.PrepareContext(ctx, "UPDATE links SET dst_id=? WHERE rowid=?"); err != nil {
+		return nil, err
+	}
+	// Block references resolve to the note holding the block uuid.
+	if lr.block, err = tx.PrepareContext(ctx, "SELECT note_id FROM blocks WHERE uuid=? LIMIT 1"); err != nil {
+		lr.upd.Close()
+		return nil, err
+	}
+	return lr, nil
+}
+
+func (lr *linkResolver) close() {
+	lr.upd.Close()
+	lr.block.Close()
+}
+
+// all re-resolves every stored link that is not an attachment, a page of
+// rows at a time in rowid order.
+func (lr *linkResolver) all() error {
+	var after int64
+	for {
+		page, err := readLinks(lr.tx.QueryContext(lr.ctx, "SELECT rowid, src_id, kind, target, dst_id FROM links WHERE rowid>? AND attachment=0 ORDER BY rowid LIMIT ?", after, resolvePage))
+		if err != nil {
 			return err
 		}
-		rows = append(rows, x)
+		if len(page) == 0 {
+			return nil
+		}
+		if err := lr.update(page); err != nil {
+			return err
+		}
+		crashPoint("mid-links")
+		after = page[len(page)-1].rowid
 	}
-	rs.Close()
-	if err := rs.Err(); err != nil {
-		return err
-	}
-	upd, err := tx.PrepareContext(ctx, "UPDATE links SET dst_id=? WHERE rowid=?")
-	if err != nil {
-		return err
-	}
-	defer upd.Close()
-	for _, x := range rows {
+}
+
+// update resolves each row and writes the ones whose dst_id changes,
+// reporting the notes that gain or lose a link to dirty.
+func (lr *linkResolver) update(page []linkRow) error {
+	for _, x := range page {
 		var dst int64
-		if strings.TrimSpace(x.tgt) == "" {
+		switch {
+		case x.kind == markdown.LinkBlockRef:
+			err := lr.block.QueryRowContext(lr.ctx, x.tgt).Scan(&dst)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		case strings.TrimSpace(x.tgt) == "":
 			dst = x.src
-		} else {
-			dst = r.Resolve(r.paths[x.src], x.kind, x.tgt)
+		default:
+			dst = lr.r.Resolve(lr.r.Path(x.src), x.kind, x.tgt)
 		}
 		if (dst == 0 && !x.dst.Valid) || (x.dst.Valid && x.dst.Int64 == dst) {
 			continue
@@ -289,16 +369,14 @@ func reresolve(ctx context.Context, tx *sql.Tx, r *Resolver, dirty func(int64)) 
 		var v any
 		if dst != 0 {
 			v = dst
-			dirty(dst)
+			lr.dirty(dst)
 		}
 		if x.dst.Valid {
-			dirty(x.dst.Int64)
+			lr.dirty(x.dst.Int64)
 		}
-		if _, err := upd.ExecContext(ctx, v, x.rowid); err != nil {
+		if _, err := lr.upd.ExecContext(lr.ctx, v, x.rowid); err != nil {
 			return err
 		}
 	}
-	// Block references resolve to the note holding the block uuid.
-	_, err = tx.ExecContext(ctx, `UPDATE links SET dst_id=(SELECT b.note_id FROM blocks b WHERE b.uuid=links.target LIMIT 1) WHERE kind='blockref'`)
-	return err
+	return nil
 }
