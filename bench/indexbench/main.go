@@ -23,7 +23,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/loci-dev/loci/bench/internal/benchstat"
@@ -167,10 +166,7 @@ func childRSS(root, dir string) int64 {
 	if err := cmd.Run(); err != nil {
 		fail(err)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		return ru.Maxrss // KiB on Linux
-	}
-	return 0
+	return benchstat.PeakRSSKB(cmd.ProcessState)
 }
 
 func ftsRows(ctx context.Context, v *vault.Vault) [][4]string {

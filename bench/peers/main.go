@@ -26,7 +26,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/loci-dev/loci/bench/internal/benchstat"
@@ -178,10 +177,7 @@ func runMeasured(env []string, bin string, args ...string) measure {
 	if err != nil {
 		fail(fmt.Errorf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errb.String()))
 	}
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss // kilobytes on Linux
-	}
+	rss := benchstat.PeakRSSKB(cmd.ProcessState)
 	return measure{wall: d, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), rssKB: rss}
 }
 

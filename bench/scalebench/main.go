@@ -41,7 +41,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/loci-dev/loci/bench/internal/benchstat"
@@ -158,10 +157,7 @@ func measure(ctx context.Context, root, dir string, withEmbed bool, nq int) {
 	var ns int64
 	fmt.Sscan(string(outb), &notes, &ns)
 	full := time.Duration(ns)
-	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss // KiB on Linux
-	}
+	rss := benchstat.PeakRSSKB(cmd.ProcessState)
 	// CPU time (user+sys) of the child: on a shared machine it moves much
 	// less than the wall time, so notes per CPU-second compare runs.
 	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()

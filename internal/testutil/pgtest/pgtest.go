@@ -187,12 +187,7 @@ func runAs() (*account, error) {
 	return nil, fmt.Errorf("pgtest: running as root and no unprivileged account (%s) to run PostgreSQL as; set LOCI_PG_USER", strings.Join(names, ", "))
 }
 
-func (a *account) apply(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGQUIT}
-	if a != nil {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: a.uid, Gid: a.gid, NoSetGroups: true}
-	}
-}
+func (a *account) apply(cmd *exec.Cmd) { applyProcAttr(cmd, a) }
 
 // own makes dir belong to the account (mode 0700, as postgres demands for
 // its data directory) and the directories from dir's parent up to (not
