@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io/fs"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -29,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loci-dev/loci/bench/internal/benchstat"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/catalog"
@@ -57,7 +57,7 @@ func main() {
 	check(err)
 	defer os.RemoveAll(tmp)
 	root := filepath.Join(tmp, "vault")
-	copyTree(src, root)
+	check(benchstat.CopyVault(src, root, true))
 	vh, err := ops.OpenVault(ctx, root, filepath.Join(tmp, "index"), nil, false)
 	check(err)
 	vh.Index.AllowStaleMatrix() // as loci serve and loci mcp do
@@ -182,29 +182,6 @@ func main() {
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func jsonPath(rel string) string { b, _ := json.Marshal(rel); return string(b) }
-
-func copyTree(src, dst string) {
-	check(filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			if strings.HasPrefix(d.Name(), ".") && rel != "." {
-				return fs.SkipDir
-			}
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	}))
-}
 
 func check(err error) {
 	if err != nil {

@@ -83,7 +83,7 @@ func main() {
 	loci := filepath.Join(tmp, "loci")
 	build(loci, "./cmd/loci")
 	vault := filepath.Join(tmp, "vault")
-	copyTree(*vaultDir, vault)
+	check(benchstat.CopyVault(*vaultDir, vault, false))
 	notes := countMarkdown(vault)
 	fmt.Printf("machine: %d CPUs, %s; vault %s (%d Markdown files), qmd %s, node %s\n",
 		runtime.NumCPU(), runtime.Version(), *vaultDir, notes, qmdVersion, strings.TrimSpace(output(node, "--version")))
@@ -274,32 +274,6 @@ func countMarkdown(dir string) int {
 		return nil
 	})
 	return n
-}
-
-// copyTree copies the regular files and folders of src into dst, skipping
-// a .loci folder (an index that may sit in the source vault).
-func copyTree(src, dst string) {
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir() && d.Name() == ".loci":
-			return filepath.SkipDir
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case d.Type().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(target, b, 0o644)
-		}
-		return nil
-	})
-	check(err)
 }
 
 func check(err error) {

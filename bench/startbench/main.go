@@ -114,7 +114,7 @@ func main() {
 	// binary into its own folder with the built-in embeddings, and one
 	// hybrid search each to write the vector cache.
 	vault := filepath.Join(tmp, "vault")
-	copyTree(*vaultDir, vault)
+	check(benchstat.CopyVault(*vaultDir, vault, false))
 	for i := range bins {
 		bins[i].index = filepath.Join(tmp, "index-"+bins[i].name)
 		t0 := time.Now()
@@ -251,32 +251,6 @@ func archive(ref, dir string) {
 	if err := cmd.Run(); err != nil {
 		fail(fmt.Errorf("git archive %s: %v", ref, err))
 	}
-}
-
-// copyTree copies the regular files and folders of src into dst, skipping
-// a .loci folder (an index that may sit in the source vault).
-func copyTree(src, dst string) {
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir() && d.Name() == ".loci":
-			return filepath.SkipDir
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case d.Type().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(target, b, 0o644)
-		}
-		return nil
-	})
-	check(err)
 }
 
 func check(err error) {
