@@ -66,7 +66,27 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 			With("principal", p.Name).With("missing_vault", vault))
 		return
 	}
+	ka := h.opt.KeepAlive
+	if ka <= 0 {
+		ka = DefaultKeepAlive
+	}
+	StreamEvents(w, r, h.env, ka, 1024, "loci events (kinds: "+strings.Join(filter, ",")+")", func(ev ops.Event) bool {
+		if (vault != "" && ev.Vault != vault && ev.Vault != "") || !filter.Match(ev.Kind) || (ev.Vault != "" && !p.MayUse(ev.Vault)) {
+			return false
+		}
+		return h.env.EventVisible(p, ev) // false: about a note the principal's read fence hides
+	})
+}
+
+// StreamEvents writes the events that match as Server-Sent Events until
+// the request ends (GET /v1/events and the web UI's /ui/events): the
+// stream opens with a retry hint and the banner as a comment, a comment
+// every keepAlive keeps proxies from closing it, and events that a slow
+// reader misses (more than buf queued) are counted in a stream.dropped
+// event rather than blocking the event bus.
+func StreamEvents(w http.ResponseWriter, r *http.Request, env *ops.Env, keepAlive time.Duration, buf int, banner string, match func(ops.Event) bool) {
 	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a long-lived response
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
 	hd.Set("Cache-Control", "no-store")
@@ -76,14 +96,11 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		return
 	}
-	ch := make(chan ops.Event, 1024)
+	ch := make(chan ops.Event, buf)
 	var dropped atomic.Int64
-	unsub := h.env.SubscribeEvents(func(ev ops.Event) {
-		if (vault != "" && ev.Vault != vault && ev.Vault != "") || !filter.Match(ev.Kind) || (ev.Vault != "" && !p.MayUse(ev.Vault)) {
+	unsub := env.SubscribeEvents(func(ev ops.Event) {
+		if !match(ev) {
 			return
-		}
-		if !h.env.EventVisible(p, ev) {
-			return // about a note the principal's read fence hides
 		}
 		select {
 		case ch <- ev:
@@ -92,15 +109,11 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	defer unsub()
-	fmt.Fprintf(w, "retry: 2000\n: loci events (kinds: %s)\n\n", strings.Join(filter, ","))
+	fmt.Fprintf(w, "retry: 2000\n: %s\n\n", banner)
 	if err := rc.Flush(); err != nil {
 		return
 	}
-	ka := h.opt.KeepAlive
-	if ka <= 0 {
-		ka = DefaultKeepAlive
-	}
-	tick := time.NewTicker(ka)
+	tick := time.NewTicker(keepAlive)
 	defer tick.Stop()
 	for {
 		select {

@@ -11,13 +11,10 @@ package web
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
-	"strings"
-	"sync/atomic"
 	"time"
 
+	"github.com/loci-dev/loci/internal/api"
 	"github.com/loci-dev/loci/internal/auth"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/read"
@@ -27,82 +24,16 @@ import (
 // and the browser from closing an idle connection.
 var keepAlive = 15 * time.Second
 
-// kindsMatch reports whether kind is in the comma-separated families of
-// ?kinds= ("index", "write.applied"); empty matches every kind.
-func kindsMatch(filter []string, kind string) bool {
-	if len(filter) == 0 {
-		return true
-	}
-	for _, k := range filter {
-		if kind == k || strings.HasPrefix(kind, k+".") {
-			return true
-		}
-	}
-	return false
-}
-
 func (h *Handler) events(ctx context.Context, w http.ResponseWriter, r *http.Request, s *session) {
 	p := s.principal
 	if !p.IsOwner() && !p.Has(auth.ScopeRead) {
 		writeJSON(w, http.StatusForbidden, map[string]any{"error": "the event stream needs the read scope"})
 		return
 	}
-	var filter []string
-	for _, k := range strings.Split(r.URL.Query().Get("kinds"), ",") {
-		if k = strings.TrimSuffix(strings.TrimSpace(k), ".*"); k != "" && k != "*" {
-			filter = append(filter, k)
-		}
-	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{})
-	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream; charset=utf-8")
-	hd.Set("Cache-Control", "no-store")
-	hd.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodHead {
-		return
-	}
-	ch := make(chan ops.Event, 256)
-	var dropped atomic.Int64
-	unsub := h.env.SubscribeEvents(func(ev ops.Event) {
-		if !kindsMatch(filter, ev.Kind) || (ev.Vault != "" && !p.MayUse(ev.Vault)) || !h.env.EventVisible(p, ev) {
-			return
-		}
-		select {
-		case ch <- ev:
-		default:
-			dropped.Add(1)
-		}
+	filter := api.ParseKinds(r.URL.Query().Get("kinds"))
+	api.StreamEvents(w, r, h.env, keepAlive, 256, "loci events", func(ev ops.Event) bool {
+		return filter.Match(ev.Kind) && (ev.Vault == "" || p.MayUse(ev.Vault)) && h.env.EventVisible(p, ev)
 	})
-	defer unsub()
-	fmt.Fprint(w, "retry: 2000\n: loci events\n\n")
-	if rc.Flush() != nil {
-		return
-	}
-	tick := time.NewTicker(keepAlive)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
-				return
-			}
-		case ev := <-ch:
-			if n := dropped.Swap(0); n > 0 {
-				fmt.Fprintf(w, "event: stream.dropped\ndata: {\"dropped\":%d}\n\n", n)
-			}
-			b, _ := json.Marshal(ev)
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Kind, b); err != nil {
-				return
-			}
-		}
-		if rc.Flush() != nil {
-			return
-		}
-	}
 }
 
 // liveStatus is what the status page refreshes: the index counts, the
