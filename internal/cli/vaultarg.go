@@ -102,19 +102,20 @@ func (g *globals) flagLookup(name string) *pflag.Flag {
 
 // queryArgs checks the positional arguments of an operation's command
 // (cobra's argument check, with the vault rule's hint): too many
-// arguments, or a multi-word query whose last word is a folder (the
-// old `loci search foo ~/Notes`), are refused with the --vault hint
-// instead of being read as part of the query. A query that really ends
-// with a folder's name is quoted: `loci search "foo Notes"`.
+// arguments, or a multi-word query whose last word is a folder meant as
+// the vault (the old `loci search foo ~/Notes`; see folderMeant), are
+// refused with the --vault hint instead of being read as part of the
+// query. A query that really ends with such a folder's name is quoted:
+// `loci search "foo Notes"`.
 func queryArgs(base cobra.PositionalArgs, slots []string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		n := len(slots)
 		if len(args) > n {
 			last := args[len(args)-1]
-			if st, err := os.Stat(last); err == nil && st.IsDir() {
-				msg := "%q is a folder, and would be read as an argument: the vault is given with --vault (loci %s … --vault %s)"
+			if st, err := os.Stat(last); err == nil && st.IsDir() && folderMeant(cmd, last) {
+				msg := "%q is a folder, and would be read as an argument: the vault is given with --vault (%s … --vault %s)"
 				if n > 0 && slots[n-1] == "query" {
-					msg = "%q is a folder, and would be read as part of the query: the vault is given with --vault (loci %s … --vault %s); quote the query if the folder's name is meant as a word"
+					msg = "%q is a folder, and would be read as part of the query: the vault is given with --vault (%s … --vault %s); quote the query if the folder's name is meant as a word"
 				}
 				return errs.New(errs.CodeInvalidInput, msg, last, cmd.CommandPath(), shellQuote(last)).
 					With("argument", last).With("hint", "--vault "+shellQuote(last))
@@ -125,4 +126,21 @@ func queryArgs(base cobra.PositionalArgs, slots []string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// folderMeant reports whether a last argument that names a folder was
+// most likely meant as the vault: the folder is a vault itself, it is
+// written as a path (a separator, or absolute), or no vault is given
+// otherwise (no --vault, no LOCI_VAULT, and the working directory is not
+// a vault), so the command could not run on the words anyway. Inside a
+// vault, `loci search spaced Ideas` with a folder Ideas/ there is a query.
+func folderMeant(cmd *cobra.Command, arg string) bool {
+	if isVaultDir(arg) || filepath.IsAbs(arg) || strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator) {
+		return true
+	}
+	if f := cmd.Flags().Lookup("vault"); f != nil && f.Changed || os.Getenv("LOCI_VAULT") != "" {
+		return false
+	}
+	wd, err := os.Getwd()
+	return err != nil || !isVaultDir(wd)
 }

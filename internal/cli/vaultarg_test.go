@@ -189,6 +189,25 @@ func TestVaultRuleFolderAfterTheQuery(t *testing.T) {
 		!strings.Contains(errOut, "--vault vault") {
 		t.Fatalf("code %d: %s", code, errOut)
 	}
+	if strings.Contains(errOut, "loci loci") {
+		t.Fatalf("the hint names the command twice: %s", errOut)
+	}
+	// Inside a vault, a last word that names one of its plain folders is
+	// a word of the query; a folder that is a vault, or a path, is not.
+	os.MkdirAll(filepath.Join(v, "heron"), 0o755)
+	os.MkdirAll(filepath.Join(v, "other", ".obsidian"), 0o755)
+	t.Chdir(v)
+	out, errOut, code := run(t, "search", "the", "heron")
+	if code != 0 || !strings.Contains(out, "a.md") {
+		t.Fatalf("search the heron inside the vault (heron/ is a folder there): code %d\n%s%s", code, out, errOut)
+	}
+	for _, last := range []string{"other", "./heron"} {
+		_, errOut, code = run(t, "search", "the", last)
+		if code != 2 || !strings.Contains(errOut, "would be read as part of the query") {
+			t.Fatalf("search the %s: code %d: %s", last, code, errOut)
+		}
+	}
+	t.Chdir(parent)
 	// Ops with no positional argument, or too many: the same hint.
 	_, errOut, code = run(t, "tags", "vault")
 	if code != 2 || !strings.Contains(errOut, `"vault" is a folder`) {
@@ -204,12 +223,13 @@ func TestVaultRuleFolderAfterTheQuery(t *testing.T) {
 	// Inside the vault, a quoted query may end with a folder's name.
 	t.Chdir(v)
 	os.Mkdir(filepath.Join(v, "vault"), 0o755)
-	out, errOut, code := run(t, "search", "heron vault")
+	out, errOut, code = run(t, "search", "heron vault")
 	if code != 0 || !strings.Contains(out, "a.md") {
 		t.Fatalf("quoted query: code %d\n%s\n%s", code, out, errOut)
 	}
-	if _, _, code := run(t, "search", "heron", "vault"); code != 2 {
-		t.Fatalf("unquoted query ending in a folder: code %d, want 2", code)
+	// Unquoted too: vault/ here is a plain folder of this vault, not a vault.
+	if _, _, code := run(t, "search", "heron", "vault"); code != 0 {
+		t.Fatalf("unquoted query ending in a plain folder of the vault: code %d, want 0", code)
 	}
 }
 
