@@ -8,7 +8,7 @@
 //   - cold start: from spawning `loci mcp` to the first search_notes result
 //     over stdio, on an already-indexed vault (median and p90 of K runs).
 //
-// Usage: go run ./bench/mcpload [-vault DIR] [-sessions 32] [-calls 5000] [-cold 20]
+// Usage: go run ./bench/mcpload [-vault DIR] [-sessions 32] [-calls 5000] [-queries 200] [-cold 20]
 //
 //	[-mode lexical|hybrid] [-bin PATH] [-index DIR] [-serveprof FILE]
 //
@@ -50,6 +50,7 @@ func main() {
 	vaultDir := flag.String("vault", filepath.Join("..", "shared", "corpora", "obsidian-hub"), "vault to serve")
 	sessions := flag.Int("sessions", 32, "concurrent MCP sessions")
 	calls := flag.Int("calls", 5000, "search_notes calls in total")
+	nQueries := flag.Int("queries", 200, "distinct queries, drawn from note titles and cycled through; at least -calls makes every call new to the server's result cache (512 entries)")
 	cold := flag.Int("cold", 20, "cold-start runs over stdio")
 	cliRuns := flag.Int("cli", 20, "CLI invocations for the CLI baseline")
 	mode := flag.String("mode", "", "search_notes mode (lexical, semantic, hybrid); empty: the operation's default (hybrid when vectors exist)")
@@ -93,7 +94,7 @@ func main() {
 	ix := openIndex(ctx, *vaultDir, idx)
 	_, err = ix.Sync(ctx, index.SyncOptions{})
 	check(err)
-	queries := makeQueries(ctx, ix, 200)
+	queries := makeQueries(ctx, ix, max(1, *nQueries))
 
 	ix.Close()
 	// In-process baseline: the same operation through the registry's
@@ -105,7 +106,7 @@ func main() {
 	var inproc []time.Duration
 	for round := 0; round < 2; round++ {
 		inproc = inproc[:0]
-		for _, q := range queries {
+		for _, q := range queries[:min(200, len(queries))] {
 			raw, _ := json.Marshal(args(q))
 			t := time.Now()
 			res := reg.Call(ctx, env, ops.Caller{Surface: "bench"}, "search_notes", raw)
@@ -117,7 +118,7 @@ func main() {
 	}
 	env.Close()
 
-	fmt.Printf("vault %s, %d queries drawn from note titles\n", *vaultDir, len(queries))
+	fmt.Printf("vault %s, %d distinct queries drawn from note titles (in-process: the first %d, second round, so result-cache hits)\n", *vaultDir, len(queries), min(200, len(queries)))
 	fmt.Printf("  in-process search_notes   p50 %6.2f ms  p99 %6.2f ms\n", msd(benchstat.Pct(inproc, 50)), msd(benchstat.Pct(inproc, 99)))
 
 	// CLI baseline: a process per query, index already built.
@@ -313,12 +314,20 @@ func makeQueries(ctx context.Context, ix *index.Index, n int) []string {
 	}
 	rows.Close()
 	rng := rand.New(rand.NewSource(2))
-	out := make([]string, n)
-	for i := range out {
-		out[i] = words[rng.Intn(len(words))]
-		if i%2 == 1 {
-			out[i] += " " + words[rng.Intn(len(words))]
+	out := make([]string, 0, n)
+	seen := map[string]bool{}
+	for i := 0; len(out) < n && i < 100*n; i++ {
+		q := words[rng.Intn(len(words))]
+		if len(out)%2 == 1 {
+			q += " " + words[rng.Intn(len(words))]
 		}
+		if !seen[q] {
+			seen[q] = true
+			out = append(out, q)
+		}
+	}
+	if len(out) < n {
+		check(fmt.Errorf("only %d distinct queries in the titles, %d asked", len(out), n))
 	}
 	return out
 }
