@@ -48,6 +48,7 @@ type Index struct {
 	resKey string
 
 	afterWalk func() // test hook: runs between the walk and parsing
+	atLinks   func() // test hook: runs as the links start to be resolved
 
 	emb *embedState // embedding provider and in-memory vectors (vectors.go)
 	bg  *embedJob   // the background embedder, when BackgroundEmbed was called (embedjob.go)

@@ -17,6 +17,11 @@ import (
 // several notes share it, the one in the linking note's folder, else the
 // shortest path), then aliases. In a Logseq graph page names (with
 // namespaces, title:: overrides and aliases) come first.
+//
+// A Resolver holds every note's names in memory (LoadResolver: for the
+// server and the ops, which resolve many targets over time), or looks them
+// up in the index a name at a time (newSQLResolver: for a build, whose
+// memory must not grow with the vault).
 type Resolver struct {
 	logseq  bool
 	paths   []string // id → path ("" for no note): notes' ids are dense
@@ -24,6 +29,7 @@ type Resolver struct {
 	byStem  map[string][]int64
 	byAlias map[string][]int64
 	byTitle map[string][]int64
+	db      *sqlNames // set: the names are looked up in the index instead
 }
 
 // Candidate is one possible resolution with the reason it matched.
@@ -104,18 +110,9 @@ func LoadResolver(ctx context.Context, q interface {
 		r.byAlias[a] = append(r.byAlias[a], id)
 	}
 	rows.Close()
-	byLen := func(ids []int64) {
-		sort.Slice(ids, func(i, j int) bool {
-			a, b := r.Path(ids[i]), r.Path(ids[j])
-			if len(a) != len(b) {
-				return len(a) < len(b)
-			}
-			return a < b
-		})
-	}
 	for _, m := range []map[string][]int64{r.byStem, r.byAlias, r.byTitle} {
 		for _, ids := range m {
-			byLen(ids)
+			sortByPath(ids, r.Path)
 		}
 	}
 	return r, rows.Err()
@@ -157,31 +154,31 @@ func (r *Resolver) Candidates(srcPath, kind, target string) []Candidate {
 	}
 	dir := path.Dir(srcPath)
 	if kind == "markdown" && dir != "." {
-		if id, ok := r.byPath[strings.ToLower(path.Clean(path.Join(dir, key)))]; ok {
+		if id, ok := r.pathID(strings.ToLower(path.Clean(path.Join(dir, key)))); ok {
 			add(id, "path")
 		}
 	}
 	if r.logseq {
-		for _, id := range r.byTitle[key] {
+		for _, id := range r.titleIDs(key) {
 			add(id, "title")
 		}
-		for _, id := range r.byAlias[key] {
+		for _, id := range r.aliasIDs(key) {
 			add(id, "alias")
 		}
 	}
-	if id, ok := r.byPath[key]; ok {
+	if id, ok := r.pathID(key); ok {
 		add(id, "path")
 	}
 	if strings.Contains(key, "/") {
 		// A partial path: "folder/note" matches ".../folder/note".
 		base := path.Base(key)
-		for _, id := range r.byStem[base] {
+		for _, id := range r.stemIDs(base) {
 			if strings.HasSuffix(strings.ToLower(strings.TrimSuffix(r.Path(id), path.Ext(r.Path(id)))), "/"+key) {
 				add(id, "path")
 			}
 		}
 	} else {
-		ids := r.byStem[key]
+		ids := r.stemIDs(key)
 		// Prefer a note in the linking note's own folder.
 		for _, id := range ids {
 			if path.Dir(r.Path(id)) == dir {
@@ -192,11 +189,11 @@ func (r *Resolver) Candidates(srcPath, kind, target string) []Candidate {
 			add(id, "filename")
 		}
 	}
-	for _, id := range r.byAlias[key] {
+	for _, id := range r.aliasIDs(key) {
 		add(id, "alias")
 	}
 	if !r.logseq {
-		for _, id := range r.byTitle[key] {
+		for _, id := range r.titleIDs(key) {
 			add(id, "title")
 		}
 	}
@@ -205,10 +202,306 @@ func (r *Resolver) Candidates(srcPath, kind, target string) []Candidate {
 
 // Path returns the path of a note id known to the resolver, or "".
 func (r *Resolver) Path(id int64) string {
+	if r.db != nil {
+		if id <= 0 {
+			return ""
+		}
+		return r.db.pathOf(id)
+	}
 	if id <= 0 || id >= int64(len(r.paths)) {
 		return ""
 	}
 	return r.paths[id]
+}
+
+// pathID returns the note whose path key (lower-case path without the
+// extension) is k; of several, the one with the highest id.
+func (r *Resolver) pathID(k string) (int64, bool) {
+	if r.db == nil {
+		id, ok := r.byPath[k]
+		return id, ok
+	}
+	// A path key ends with its note's stem key: the notes of that stem
+	// hold it (the index on stem_key serves both).
+	var best int64
+	for _, h := range r.db.lookup(k[strings.LastIndexByte(k, '/')+1:]).stem {
+		if h.pathKey == k && h.id > best {
+			best = h.id
+		}
+	}
+	return best, best != 0
+}
+
+// stemIDs returns the notes whose file name (lower case, no extension) is
+// k, shortest path first.
+func (r *Resolver) stemIDs(k string) []int64 {
+	if r.db == nil {
+		return r.byStem[k]
+	}
+	return r.db.lookup(k).stemIDs
+}
+
+// aliasIDs returns the notes with the alias k, shortest path first.
+func (r *Resolver) aliasIDs(k string) []int64 {
+	if r.db == nil {
+		return r.byAlias[k]
+	}
+	return r.db.lookup(k).alias
+}
+
+// titleIDs returns the pages and journals titled k, shortest path first.
+func (r *Resolver) titleIDs(k string) []int64 {
+	if r.db == nil {
+		return r.byTitle[k]
+	}
+	return r.db.lookup(k).title
+}
+
+// sqlNames looks a resolver's names up in the index (the indexes on
+// notes.stem_key, notes.title_key and aliases.alias_key) and keeps the
+// answers of about namesCache keys and the paths they name: a build's
+// memory for names is bounded, whatever the number of notes (holding every
+// note's keys cost ~190 bytes a note). A build looks up the keys of a page
+// of links at once (prefetch: one query per namesBatch keys), since a
+// query per key cost ~20 µs a link (40,000 notes: 6 s of CPU more).
+type sqlNames struct {
+	ctx              context.Context
+	one, many, paths *sql.Stmt
+	keys             map[string]*nameHits
+	path             map[int64]string
+	record           map[string]bool // set: Candidates only notes the keys it looks up
+	err              error           // the first query error (Candidates has no error result)
+}
+
+// namesCache is the number of keys (and of paths) sqlNames keeps between
+// pages; namesBatch the number of keys or ids looked up by one query.
+var namesCache, namesBatch = 8192, 256
+
+type nameHit struct {
+	id      int64
+	pathKey string
+}
+
+// nameHits is what one key names: the notes with that stem key (with
+// their path keys, for path lookups), alias or page title.
+type nameHits struct {
+	stem                  []nameHit
+	stemIDs, alias, title []int64
+}
+
+const namesSQL = `SELECT k.v, 0, n.id, n.path, n.path_key FROM k CROSS JOIN notes n ON n.stem_key=k.v
+UNION ALL SELECT k.v, 1, n.id, n.path, '' FROM k CROSS JOIN aliases a ON a.alias_key=k.v JOIN notes n ON n.id=a.note_id
+UNION ALL SELECT k.v, 2, n.id, n.path, '' FROM k CROSS JOIN notes n ON n.title_key=k.v AND n.kind<>'note'`
+
+// newSQLResolver returns a resolver that looks names up through q (the
+// build's transaction); close it when done, and check err after use.
+func newSQLResolver(ctx context.Context, q interface {
+	PrepareContext(context.Context, string) (*sql.Stmt, error)
+}, kind vault.Kind) (*Resolver, error) {
+	n := &sqlNames{ctx: ctx, keys: map[string]*nameHits{}, path: map[int64]string{}}
+	marks := strings.TrimSuffix(strings.Repeat("(?),", namesBatch), ",")
+	ids := strings.TrimSuffix(strings.Repeat("?,", namesBatch), ",")
+	for _, x := range []struct {
+		st  **sql.Stmt
+		sql string
+	}{
+		{&n.one, "WITH k(v) AS (VALUES(?)) " + namesSQL},
+		{&n.many, "WITH k(v) AS (VALUES" + marks + ") " + namesSQL},
+		{&n.paths, "SELECT id, path FROM notes WHERE id IN (" + ids + ")"},
+	} {
+		var err error
+		if *x.st, err = q.PrepareContext(ctx, x.sql); err != nil {
+			n.close()
+			return nil, err
+		}
+	}
+	return &Resolver{logseq: kind == vault.KindLogseq, db: n}, nil
+}
+
+func (n *sqlNames) close() {
+	for _, st := range []*sql.Stmt{n.one, n.many, n.paths} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+func (n *sqlNames) fail(err error) {
+	if n.err == nil {
+		n.err = err
+	}
+}
+
+// trim forgets what is kept once it passes namesCache entries.
+func (n *sqlNames) trim() {
+	if len(n.keys) > namesCache || len(n.path) > namesCache {
+		clear(n.keys)
+		clear(n.path)
+	}
+}
+
+func (n *sqlNames) pathOf(id int64) string {
+	if p, ok := n.path[id]; ok {
+		return p
+	}
+	n.fetchPaths([]int64{id})
+	return n.path[id]
+}
+
+// fetchPaths looks up the paths of the ids not kept yet.
+func (n *sqlNames) fetchPaths(ids []int64) {
+	args := make([]any, 0, namesBatch)
+	flush := func() {
+		if len(args) == 0 {
+			return
+		}
+		for len(args) < namesBatch {
+			args = append(args, nil)
+		}
+		rows, err := n.paths.QueryContext(n.ctx, args...)
+		args = args[:0]
+		if err != nil {
+			n.fail(err)
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var p string
+			if err := rows.Scan(&id, &p); err != nil {
+				n.fail(err)
+				return
+			}
+			n.path[id] = p
+		}
+		if err := rows.Err(); err != nil {
+			n.fail(err)
+		}
+	}
+	seen := map[int64]bool{}
+	for _, id := range ids {
+		if _, ok := n.path[id]; ok || seen[id] {
+			continue
+		}
+		seen[id] = true
+		if args = append(args, id); len(args) == namesBatch {
+			flush()
+		}
+	}
+	flush()
+}
+
+// lookup returns what key k names, from the cache or the index (nothing
+// while recording).
+func (n *sqlNames) lookup(k string) *nameHits {
+	if h, ok := n.keys[k]; ok {
+		return h
+	}
+	if n.record != nil {
+		n.record[k] = true
+		return &nameHits{}
+	}
+	n.trim()
+	n.fetch(n.one, []any{k})
+	if h, ok := n.keys[k]; ok {
+		return h
+	}
+	return &nameHits{} // a query failed: n.err says why
+}
+
+// fetch runs a names query for the keys args and keeps what each names.
+func (n *sqlNames) fetch(st *sql.Stmt, args []any) {
+	rows, err := st.QueryContext(n.ctx, args...)
+	if err != nil {
+		n.fail(err)
+		return
+	}
+	got := map[string]*nameHits{}
+	for _, a := range args {
+		if k, ok := a.(string); ok {
+			got[k] = &nameHits{}
+		}
+	}
+	for rows.Next() {
+		var k, p string
+		var which int
+		var x nameHit
+		if err := rows.Scan(&k, &which, &x.id, &p, &x.pathKey); err != nil {
+			n.fail(err)
+			rows.Close()
+			return
+		}
+		h := got[k]
+		if h == nil {
+			continue // not possible: k is one of the keys
+		}
+		n.path[x.id] = p
+		switch which {
+		case 0:
+			h.stem = append(h.stem, x)
+			h.stemIDs = append(h.stemIDs, x.id)
+		case 1:
+			h.alias = append(h.alias, x.id)
+		default:
+			h.title = append(h.title, x.id)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		n.fail(err)
+	}
+	rows.Close()
+	if n.err != nil {
+		return
+	}
+	for k, h := range got {
+		for _, ids := range [][]int64{h.stemIDs, h.alias, h.title} {
+			sortByPath(ids, func(id int64) string { return n.path[id] })
+		}
+		n.keys[k] = h
+	}
+}
+
+// nameProbe is one target to resolve, written in the note at src.
+type nameProbe struct{ src, kind, target string }
+
+// prefetch looks up, namesBatch keys a query, every key the probes will
+// look up that is not kept yet, so that resolving them queries nothing.
+func (r *Resolver) prefetch(probes []nameProbe) {
+	n := r.db
+	n.record = map[string]bool{}
+	for _, p := range probes {
+		r.Candidates(p.src, p.kind, p.target)
+	}
+	want := n.record
+	n.record = nil
+	args := make([]any, 0, namesBatch)
+	flush := func() {
+		if len(args) == 0 {
+			return
+		}
+		for len(args) < namesBatch {
+			args = append(args, nil)
+		}
+		n.fetch(n.many, args)
+		args = args[:0]
+	}
+	for k := range want {
+		if args = append(args, k); len(args) == namesBatch {
+			flush()
+		}
+	}
+	flush()
+}
+
+// sortByPath orders note ids by the length of their path, then the path.
+func sortByPath(ids []int64, pathOf func(int64) string) {
+	sort.Slice(ids, func(i, j int) bool {
+		a, b := pathOf(ids[i]), pathOf(ids[j])
+		if len(a) != len(b) {
+			return len(a) < len(b)
+		}
+		return a < b
+	})
 }
 
 // resolvePage is the number of links read at a time when resolving: the
@@ -228,8 +521,10 @@ type linkRow struct {
 // retitled or re-aliased) every stored link is re-resolved, a page at a
 // time, updating only the rows whose target changed; otherwise only the
 // links of the notes written. Memory stays bounded by a page, whatever the
-// number of links. bulk: a build from empty, whose secondary indexes are
-// not there yet (the one on block ids is created now, for block refs).
+// number of links, and by namesCache names, whatever the number of notes
+// (sqlNames). bulk: a build from empty, whose secondary indexes are
+// not there yet (the ones the names are looked up with, and the one on
+// block ids for block refs, are created now).
 func (w *writer) resolveLinks(kind vault.Kind, namesChanged, bulk bool) error {
 	ctx, tx := w.ctx, w.tx
 	if err := w.flushAll(); err != nil {
@@ -237,17 +532,20 @@ func (w *writer) resolveLinks(kind vault.Kind, namesChanged, bulk bool) error {
 	}
 	if bulk {
 		for _, ddl := range secondaryIndexes {
-			if strings.Contains(ddl, " blocks_uuid ") {
-				if _, err := tx.ExecContext(ctx, ddl); err != nil {
-					return err
+			for _, name := range []string{" blocks_uuid ", " notes_stem ", " notes_title ", " aliases_key "} {
+				if strings.Contains(ddl, name) {
+					if _, err := tx.ExecContext(ctx, ddl); err != nil {
+						return err
+					}
 				}
 			}
 		}
 	}
-	r, err := LoadResolver(ctx, tx, kind)
+	r, err := newSQLResolver(ctx, tx, kind)
 	if err != nil {
 		return err
 	}
+	defer r.db.close()
 	res, err := newLinkResolver(ctx, tx, r, w.dirty)
 	if err != nil {
 		return err
@@ -350,6 +648,24 @@ func (lr *linkResolver) all() error {
 // update resolves each row and writes the ones whose dst_id changes,
 // reporting the notes that gain or lose a link to dirty.
 func (lr *linkResolver) update(page []linkRow) error {
+	if db := lr.r.db; db != nil {
+		db.trim()
+		ids := make([]int64, len(page))
+		for i, x := range page {
+			ids[i] = x.src
+		}
+		db.fetchPaths(ids)
+		probes := make([]nameProbe, 0, len(page))
+		for _, x := range page {
+			if x.kind != markdown.LinkBlockRef && strings.TrimSpace(x.tgt) != "" {
+				probes = append(probes, nameProbe{db.path[x.src], x.kind, x.tgt})
+			}
+		}
+		lr.r.prefetch(probes)
+		if db.err != nil {
+			return db.err
+		}
+	}
 	for _, x := range page {
 		var dst int64
 		switch {
@@ -362,6 +678,9 @@ func (lr *linkResolver) update(page []linkRow) error {
 			dst = x.src
 		default:
 			dst = lr.r.Resolve(lr.r.Path(x.src), x.kind, x.tgt)
+			if db := lr.r.db; db != nil && db.err != nil {
+				return db.err
+			}
 		}
 		if (dst == 0 && !x.dst.Valid) || (x.dst.Valid && x.dst.Int64 == dst) {
 			continue

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"path"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +22,40 @@ import (
 	"github.com/loci-dev/loci/internal/textseg"
 	"github.com/loci-dev/loci/internal/vault"
 )
+
+// bulkGCPercent is the Go GC's target (GOGC) at the end of a bulk build
+// (from the link resolution to the commit): the heap grows to live + 50%
+// between collections instead of live + 100%.
+var bulkGCPercent = 50
+
+var bulkGCState struct {
+	sync.Mutex
+	n, old int // builds under way; the GC percent before the first
+}
+
+// bulkGC lowers the GC percent for a bulk build (process-wide: the first
+// of concurrent builds sets it, the last restores it) and returns the
+// function that restores it. A lower percent, or GOGC=off (a process
+// run with a memory limit instead), is left as it is.
+func bulkGC() func() {
+	st := &bulkGCState
+	st.Lock()
+	defer st.Unlock()
+	if st.n == 0 {
+		st.old = debug.SetGCPercent(bulkGCPercent)
+		if st.old < bulkGCPercent {
+			debug.SetGCPercent(st.old)
+		}
+	}
+	st.n++
+	return func() {
+		st.Lock()
+		defer st.Unlock()
+		if st.n--; st.n == 0 {
+			debug.SetGCPercent(st.old)
+		}
+	}
+}
 
 // SyncOptions control one sync run.
 type SyncOptions struct {
@@ -406,6 +441,18 @@ func (ix *Index) sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 		}
 	}
 	crashPoint("before-links")
+	if bulk {
+		// The parse is over: its garbage goes, and the pages the Go heap
+		// held at its peak go back to the system before the end of the
+		// build (link resolution, anchor text, index creation), where
+		// SQLite's file-backed pages make the process's peak; until the
+		// build ends, the heap grows less between collections.
+		defer bulkGC()()
+		debug.FreeOSMemory()
+	}
+	if ix.atLinks != nil {
+		ix.atLinks()
+	}
 	if res.Indexed > 0 || res.Removed > 0 || heal {
 		if err := w.resolveLinks(ix.Vault.Kind, namesChanged, bulk); err != nil {
 			return nil, errs.Wrap(err, errs.CodeInternal, "cannot resolve links")
