@@ -47,8 +47,9 @@ type Index struct {
 	res    *Resolver
 	resKey string
 
-	afterWalk func() // test hook: runs between the walk and parsing
-	atLinks   func() // test hook: runs as the links start to be resolved
+	afterWalk func()          // test hook: runs between the walk and parsing
+	atLinks   func()          // test hook: runs as the links start to be resolved
+	atEmbed   func(*sql.Conn) // test hook: runs as a sync's own embedding pass starts, on its connection
 
 	emb *embedState // embedding provider and in-memory vectors (vectors.go)
 	bg  *embedJob   // the background embedder, when BackgroundEmbed was called (embedjob.go)

@@ -501,6 +501,13 @@ func (ix *Index) sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 		return nil, err
 	}
 	crashPoint("before-embed")
+	if bulk {
+		// The bulk build ends with that commit. The embedding pass below
+		// writes on the same connection: with automatic checkpoints still
+		// off its WAL grew without bound (2.4 GB at 80,000 notes, a 200k
+		// build filled the disk), so they are back on before it.
+		conn.ExecContext(ctx, "PRAGMA wal_autocheckpoint=1000")
+	}
 	changed := res.Indexed > 0 || res.Removed > 0 || opt.Reset
 	embedDown = embedDown && !opt.NoEmbed
 	if bg := ix.bg; bg != nil && (embedOn || embedDown) {
@@ -526,6 +533,9 @@ func (ix *Index) sync(ctx context.Context, opt SyncOptions) (*SyncResult, error)
 		// left every section embedded (embed_complete, cleared by any
 		// sync that writes notes).
 		if changed || ix.Meta(ctx, "embed_complete") != "1" {
+			if ix.atEmbed != nil {
+				ix.atEmbed(conn)
+			}
 			if res.Embed, err = ix.embedPass(ctx, conn, changed, len(paths) == 0, passOptions{progress: opt.EmbedProgress}); err != nil {
 				// The lexical index is committed: the result says what it
 				// holds, the error why the vectors are not complete.

@@ -2,6 +2,8 @@ package index
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,5 +48,43 @@ func TestWALPersists(t *testing.T) {
 	defer ix.Close()
 	if n := count(t, ix, "SELECT COUNT(*) FROM notes"); n != 3 {
 		t.Fatalf("reopened: %d notes, want 3", n)
+	}
+}
+
+// TestBulkBuildEmbedsWithCheckpoints: a bulk build turns automatic
+// checkpoints off for its own writes; the embedding pass that follows on
+// the same connection must have them back, or its WAL grows without
+// bound (2.4 GB at 80,000 notes; a 200,000-note build filled the disk).
+func TestBulkBuildEmbedsWithCheckpoints(t *testing.T) {
+	root := t.TempDir()
+	for i := 0; i < 1000; i++ { // a bulk build needs 1,000 notes to write
+		os.WriteFile(filepath.Join(root, fmt.Sprintf("n%04d.md", i)), []byte(fmt.Sprintf("# Note %d\n\nheron marsh reed %d\n", i, i)), 0o644)
+	}
+	v, err := vault.Open(root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(context.Background(), v, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	var during []int
+	ix.atEmbed = func(conn *sql.Conn) {
+		var n int
+		if err := conn.QueryRowContext(context.Background(), "PRAGMA wal_autocheckpoint").Scan(&n); err != nil {
+			t.Error(err)
+		}
+		during = append(during, n)
+	}
+	res, err := ix.Sync(context.Background(), SyncOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Indexed != 1000 || res.Embed == nil {
+		t.Fatalf("indexed %d, embed %+v: want a bulk build of 1,000 notes with its embedding pass", res.Indexed, res.Embed)
+	}
+	if len(during) != 1 || during[0] != 1000 {
+		t.Fatalf("wal_autocheckpoint during the embedding pass: %v, want [1000]", during)
 	}
 }
