@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: vet, unit + integration tests (corpus tests skip
-# cleanly without ../shared), and a short run of every fuzz target.
+# cleanly without ../shared), the MCP interop suite and the real-browser
+# test of the web UI (each skips itself, saying why, when Node, npm or
+# chromium cannot be had), and a short run of every fuzz target.
 #
 # Fuzz exploration is random (Go's fuzzer takes no seed), so CI (CI=true)
 # does not explore: `go test ./...` above already replays every target's
@@ -14,6 +16,18 @@ export CGO_ENABLED=0
 go vet ./...
 go build ./...
 go test -count=1 ./...
+# MCP interop: the official conformance suite and the MCP Inspector against
+# loci (scripts/interop.sh). Needs Node 22 from the npm registry on the first
+# run (cached in ~/.cache/loci-interop); skipped with a message when npm is
+# absent or unreachable. 95-270 s on 2 shared cores, depending on load.
+bash scripts/interop.sh --if-online
+
+# The web UI in a real browser (docs/web.md, "Browser test"): Debian's
+# chromium (installed when root), Node 22 and playwright-core from npm, on a
+# copy of obsidian-help/en; about 1-2 minutes. It skips itself, with the
+# reason, when the corpus, chromium or npm is not available.
+bash scripts/browser-test.sh
+
 fuzz="${LOCI_FUZZ:-}"
 if [ -z "$fuzz" ]; then
   if [ "${CI:-}" = "true" ]; then fuzz=0; else fuzz=1; fi
