@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -321,18 +320,7 @@ func TestCorpusNotePages(t *testing.T) {
 	src := filepath.Join(testutil.Corpus(t, "obsidian-help"), "en")
 	root := filepath.Join(t.TempDir(), "vault")
 	testutil.CopyTree(t, src, root)
-	ctx := context.Background()
-	vh, err := ops.OpenVault(ctx, root, t.TempDir(), nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
-	t.Cleanup(env.Close)
-	if _, err := env.Sync(ctx, vh, index.SyncOptions{NoEmbed: true}); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(New(catalog.All(), env, Options{Token: token}))
-	t.Cleanup(srv.Close)
+	srv := serveEnv(t, openEnv(t, root, ops.ReadRules{}))
 	c := login(t, srv)
 	var notes, embeds, callouts int
 	var took []time.Duration
@@ -378,13 +366,8 @@ func FuzzMediaFile(f *testing.F) {
 		f.Skip("no symbolic links")
 	}
 	ctx := context.Background()
-	vh, err := ops.OpenVault(ctx, root, f.TempDir(), nil, false)
-	if err != nil {
-		f.Fatal(err)
-	}
-	vh.Read = ops.ReadRules{DenyReadPaths: []string{"Private/**"}}
-	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
-	f.Cleanup(env.Close)
+	env := openEnv(f, root, ops.ReadRules{DenyReadPaths: []string{"Private/**"}})
+	vh := env.Vaults[0]
 	h := New(catalog.All(), env, Options{Token: token})
 	for _, s := range []string{"img/p.png", "../o.png", "img/evil.png", "ln/p.png", "Private/s.png", ".obsidian/h.png", "a.md", "d.pdf", "/img/p.png", "img//p.png", "img/./p.png", "IMG/P.PNG", "img\\p.png", "img/p.png\x00"} {
 		f.Add(s)

@@ -18,7 +18,6 @@ import (
 
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
-	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/ops/read"
 	"github.com/loci-dev/loci/internal/testutil"
 )
@@ -42,20 +41,8 @@ func viewsFixture(t testing.TB) (*httptest.Server, *ops.Env) {
 	}
 	root := filepath.Join(t.TempDir(), "vault")
 	testutil.WriteFiles(t, root, files)
-	ctx := context.Background()
-	vh, err := ops.OpenVault(ctx, root, t.TempDir(), nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vh.Read = ops.ReadRules{DenyReadPaths: []string{"HR/**"}}
-	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
-	t.Cleanup(env.Close)
-	if _, err := env.Sync(ctx, vh, index.SyncOptions{NoEmbed: true}); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(New(catalog.All(), env, Options{Token: token}))
-	t.Cleanup(srv.Close)
-	return srv, env
+	env := openEnv(t, root, ops.ReadRules{DenyReadPaths: []string{"HR/**"}})
+	return serveEnv(t, env), env
 }
 
 func getJSON[T any](t *testing.T, c *http.Client, u string, wantCode int) *T {

@@ -25,19 +25,35 @@ func fixture(t *testing.T) (*httptest.Server, *ops.Env) {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "vault")
 	testutil.CopyTree(t, testutil.DemoVault(), root)
-	ctx := context.Background()
-	vh, err := ops.OpenVault(ctx, root, t.TempDir(), nil, false)
+	env := openEnv(t, root, ops.ReadRules{})
+	env.Writes = ops.WriteSettings{Enabled: true}
+	return serveEnv(t, env), env
+}
+
+// openEnv opens root as the only vault of an Env (index in a temp dir,
+// closed at cleanup) under the read rules given; it does not index.
+func openEnv(t testing.TB, root string, rules ops.ReadRules) *ops.Env {
+	t.Helper()
+	vh, err := ops.OpenVault(context.Background(), root, t.TempDir(), nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}, Writes: ops.WriteSettings{Enabled: true}}
+	vh.Read = rules
+	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
 	t.Cleanup(env.Close)
-	if _, err := env.Sync(ctx, vh, index.SyncOptions{NoEmbed: true}); err != nil {
+	return env
+}
+
+// serveEnv indexes env's vault (no embeddings) and serves the UI for it,
+// with the test token, on a test server closed at cleanup.
+func serveEnv(t testing.TB, env *ops.Env) *httptest.Server {
+	t.Helper()
+	if _, err := env.Sync(context.Background(), env.Vaults[0], index.SyncOptions{NoEmbed: true}); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(New(catalog.All(), env, Options{Token: token}))
 	t.Cleanup(srv.Close)
-	return srv, env
+	return srv
 }
 
 func client(t *testing.T) *http.Client {
