@@ -1,6 +1,7 @@
 // Real-browser test of loci's web UI (scripts/browser-test.sh runs it):
 // Chromium driven by playwright-core against a real `loci serve` on a copy
-// of a vault (obsidian-help/en). It logs in with the token URL, searches,
+// of a vault (obsidian-help/en). It logs in with the token URL, searches
+// with the keyboard, opens a result with j + Enter, follows a backlink,
 // filters, opens a note with a callout, an image embed and math, looks at
 // the graph, tags and files views, and watches the status page's progress
 // bar advance while it rewrites many notes (the watcher syncs them). Every
@@ -97,13 +98,28 @@ try {
     await page.waitForTimeout(100);
   }
 
-  // 2. Search, then filter by folder.
-  await page.fill("#q", "callout");
-  await page.press("#q", "Enter");
+  // 2. Search with the keyboard ("/", words, Enter), open the first result
+  // with j + Enter, follow a backlink, then filter by folder.
+  await page.keyboard.press("/");
+  await page.keyboard.type("callout");
+  await page.keyboard.press("Enter");
   await page.waitForSelector("#results li.result");
   const hits = await page.locator("#results li.result").count();
-  check(hits > 0, "search 'callout' finds notes", hits);
+  check(hits > 0, "search 'callout' with / and Enter finds notes", hits);
   await shot("01-search");
+  // The note page names its note first: ".note p.path" is "path · N lines · etag …".
+  const shown = async () => ((await page.locator(".note p.path").first().textContent()) || "").split(" · ")[0];
+  const first = (await page.locator("#results li.result .path").first().textContent()) || "";
+  await page.keyboard.press("j");
+  await Promise.all([page.waitForURL(/\/ui\/note\?/), page.keyboard.press("Enter")]);
+  const opened = await shown();
+  check(opened !== "" && (first === opened || first.startsWith(opened + " › ")), "j + Enter opens the first result", { first, opened });
+  const back = page.locator("#backlinks a").first();
+  if (await back.count()) {
+    const from = (await back.textContent()) || "";
+    await Promise.all([page.waitForURL((u) => u.searchParams.get("path") === from), back.click()]);
+    check((await shown()) === from, "a backlink opens the linking note", { from, url: page.url() });
+  } else check(false, "the first result has a backlink", page.url());
   await page.goto(`${base}/?q=link&folder=${encodeURIComponent("Linking notes and files")}`);
   const paths = await page.locator("#results li.result .path").allTextContents();
   check(paths.length > 0 && paths.every((p) => p.startsWith("Linking notes and files/")), "search filtered by folder stays in it", paths.slice(0, 3));
@@ -148,6 +164,8 @@ try {
 
   // 6. Live progress: rewrite every note while the status page watches.
   await page.goto(`${base}/ui/status`);
+  const watcher = await page.locator("#watcher-state").innerText();
+  check(/^watching/.test(watcher), "status page shows the watcher watching", watcher);
   await page.waitForFunction(() => (document.getElementById("live-state") || {}).textContent.startsWith("Live"), null, { timeout: 10000 });
   await page.evaluate(() => {
     window.__seen = [];
