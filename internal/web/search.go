@@ -52,7 +52,7 @@ func (h *Handler) searchView(ctx context.Context, w http.ResponseWriter, r *http
 			in["tags"] = []string{tag}
 		}
 		if dir != "" {
-			in["path_glob"] = dir + "/**"
+			in["path_glob"] = globQuote.Replace(dir) + "/**"
 		}
 		if q == "" {
 			in["sort"] = "title"
@@ -75,3 +75,7 @@ func (h *Handler) searchView(ctx context.Context, w http.ResponseWriter, r *http
 	p.Data = d
 	h.render(w, "search", p)
 }
+
+// globQuote escapes doublestar's special characters, so that a folder
+// named "Notes [old]" or "Star*" filters to itself.
+var globQuote = strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`, "{", `\{`, "}", `\}`)

@@ -228,6 +228,29 @@ func TestSearchFiltersAndPages(t *testing.T) {
 	}
 }
 
+// TestSearchFolderNamedLikeAGlob: a folder whose name holds glob
+// characters filters to itself, not to what the glob would match.
+func TestSearchFolderNamedLikeAGlob(t *testing.T) {
+	srv, env := viewsFixture(t)
+	vh := env.Vaults[0]
+	testutil.WriteFiles(t, vh.Vault.Root, map[string]string{
+		"Odd [x]/E.md": "# E\n\noddword\n", "Odd x/F.md": "# F\n\noddword\n", "Star*/G.md": "# G\n\noddword\n",
+		"Starry/H.md": "# H\n\noddword\n",
+	})
+	if _, err := env.Sync(context.Background(), vh, index.SyncOptions{NoEmbed: true}); err != nil {
+		t.Fatal(err)
+	}
+	c := login(t, srv)
+	for folder, want := range map[string][]string{"Odd [x]": {"E"}, "Star*": {"G"}, "Odd x": {"F"}} {
+		for _, q := range []string{"", "oddword"} {
+			_, body := get(t, c, srv.URL+"/?mode=lexical&folder="+url.QueryEscape(folder)+"&q="+q)
+			if got := titlesIn(body); !slices.Equal(got, want) {
+				t.Errorf("folder %q, q %q = %v, want %v", folder, q, got, want)
+			}
+		}
+	}
+}
+
 // readEvents reads SSE records from r until one of kind until arrives,
 // returning the "event: data" pairs seen.
 func readEvents(t *testing.T, sc *bufio.Scanner, until string) []string {
