@@ -47,7 +47,7 @@ type liveStatus struct {
 func (h *Handler) statusJSON(ctx context.Context, w http.ResponseWriter) {
 	out, err := call[read.IndexStatusOut](ctx, h, "index_status", map[string]any{})
 	if err != nil {
-		writeJSON(w, errStatus(err), map[string]any{"error": err})
+		writeJSON(w, api.HTTPStatus(err.Code), map[string]any{"error": err})
 		return
 	}
 	st := liveStatus{IndexStatusOut: out}

@@ -16,7 +16,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/loci-dev/loci/internal/errs"
+	"github.com/loci-dev/loci/internal/api"
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/read"
@@ -128,20 +128,10 @@ func (h *Handler) graphPage(ctx context.Context, w http.ResponseWriter, r *http.
 func (h *Handler) graphJSON(ctx context.Context, w http.ResponseWriter, r *http.Request) {
 	out, err := call[read.GetGraphOut](ctx, h, "get_graph", graphInput(r.URL.Query()))
 	if err != nil {
-		writeJSON(w, errStatus(err), map[string]any{"error": err})
+		writeJSON(w, api.HTTPStatus(err.Code), map[string]any{"error": err})
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-func errStatus(e *errs.Error) int {
-	switch e.Code {
-	case errs.CodeNotFound:
-		return http.StatusNotFound
-	case errs.CodeForbidden, errs.CodePathDenied:
-		return http.StatusForbidden
-	}
-	return http.StatusBadRequest
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
