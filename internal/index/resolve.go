@@ -65,7 +65,7 @@ func LoadResolver(ctx context.Context, q interface {
 	}
 	rows.Close()
 	r.paths = make([]string, last+1)
-	rows, err = q.QueryContext(ctx, "SELECT id, path, path_key, stem_key, CASE WHEN kind='note' THEN NULL ELSE title_key END FROM notes")
+	rows, err = q.QueryContext(ctx, "SELECT id, path, path_key, stem_key, CASE WHEN kind='note' THEN NULL ELSE title_key END FROM notes ORDER BY id")
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func LoadResolver(ctx context.Context, q interface {
 			sk = pk[i+1:]
 		}
 		r.paths[id] = p
-		r.byPath[pk] = id
+		r.byPath[pk] = id // rows in id order: of two notes, the highest id (as pathID)
 		r.byStem[sk] = append(r.byStem[sk], id)
 		if tk.Valid {
 			r.byTitle[tk.String] = append(r.byTitle[tk.String], id)
