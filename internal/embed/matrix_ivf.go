@@ -75,7 +75,9 @@ func (m *Matrix) buildIVF() {
 		}
 		slices.Sort(sample)
 	}
-	k1 := max(1, int(math.Sqrt(float64(nlist))))
+	// No more clusters than rows (a low search.approx_min_chunks on a tiny
+	// vault): k-means seeds each centroid with a distinct row.
+	k1 := max(1, min(len(sample), int(math.Sqrt(float64(nlist)))))
 	coarse := m.kmeans(sample, k1, rng)
 	// Split each coarse cluster into its share of the lists.
 	members := make([][]int32, k1)

@@ -281,3 +281,29 @@ func TestCacheRefusesShortCommon(t *testing.T) {
 		t.Fatal("short common component accepted")
 	}
 }
+
+// TestApproximateFewRows: a threshold set below the number of lists
+// (search.approx_min_chunks: 1) on a tiny vault builds an index of at most
+// one list a row, and, every list probed, ranks as the exact scan does.
+func TestApproximateFewRows(t *testing.T) {
+	all, queries := clustered(40, 3, 5)
+	for _, n := range []int{1, 2, 3, 5, 17, 40} {
+		rows := all[:n]
+		approx := buildRows(rows, false, 1)
+		exact := buildRows(rows, true, 0) // approximate matrices are int8
+		if !approx.Approximate() || approx.ann.nlist() > n {
+			t.Fatalf("%d rows: approximate %v", n, approx.Approximate())
+		}
+		for _, q := range queries {
+			got, want := approx.TopNotes(q, 5, nil), exact.TopNotes(q, 5, nil)
+			if len(got) != len(want) || len(got) == 0 {
+				t.Fatalf("%d rows: %d hits, exact %d", n, len(got), len(want))
+			}
+			for i := range got {
+				if got[i].Note != want[i].Note {
+					t.Fatalf("%d rows: ranking %v, exact %v", n, got, want)
+				}
+			}
+		}
+	}
+}

@@ -65,7 +65,7 @@ func LoadResolver(ctx context.Context, q interface {
 	}
 	rows.Close()
 	r.paths = make([]string, last+1)
-	rows, err = q.QueryContext(ctx, "SELECT id, path, path_key, stem_key, CASE WHEN kind='note' THEN NULL ELSE title_key END FROM notes")
+	rows, err = q.QueryContext(ctx, "SELECT id, path, path_key, stem_key, CASE WHEN kind='note' THEN NULL ELSE title_key END FROM notes ORDER BY id")
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func LoadResolver(ctx context.Context, q interface {
 			sk = pk[i+1:]
 		}
 		r.paths[id] = p
-		r.byPath[pk] = id
+		r.byPath[pk] = id // rows in id order: of two notes, the highest id (as pathID)
 		r.byStem[sk] = append(r.byStem[sk], id)
 		if tk.Valid {
 			r.byTitle[tk.String] = append(r.byTitle[tk.String], id)
@@ -350,16 +350,16 @@ func (n *sqlNames) pathOf(id int64) string {
 
 // fetchPaths looks up the paths of the ids not kept yet.
 func (n *sqlNames) fetchPaths(ids []int64) {
-	args := make([]any, 0, namesBatch)
-	flush := func() {
-		if len(args) == 0 {
-			return
+	var want []int64
+	seen := map[int64]bool{}
+	for _, id := range ids {
+		if _, ok := n.path[id]; !ok && !seen[id] {
+			seen[id] = true
+			want = append(want, id)
 		}
-		for len(args) < namesBatch {
-			args = append(args, nil)
-		}
+	}
+	inBatches(want, func(args []any) {
 		rows, err := n.paths.QueryContext(n.ctx, args...)
-		args = args[:0]
 		if err != nil {
 			n.fail(err)
 			return
@@ -377,18 +377,23 @@ func (n *sqlNames) fetchPaths(ids []int64) {
 		if err := rows.Err(); err != nil {
 			n.fail(err)
 		}
-	}
-	seen := map[int64]bool{}
-	for _, id := range ids {
-		if _, ok := n.path[id]; ok || seen[id] {
-			continue
+	})
+}
+
+// inBatches calls query with xs namesBatch at a time, the last batch
+// padded with NULLs (the statements take exactly namesBatch parameters).
+func inBatches[T any](xs []T, query func(args []any)) {
+	args := make([]any, 0, namesBatch)
+	for i, x := range xs {
+		args = append(args, x)
+		if len(args) == namesBatch || i == len(xs)-1 {
+			for len(args) < namesBatch {
+				args = append(args, nil)
+			}
+			query(args)
+			args = args[:0]
 		}
-		seen[id] = true
-		if args = append(args, id); len(args) == namesBatch {
-			flush()
-		}
 	}
-	flush()
 }
 
 // lookup returns what key k names, from the cache or the index (nothing
@@ -472,25 +477,12 @@ func (r *Resolver) prefetch(probes []nameProbe) {
 	for _, p := range probes {
 		r.Candidates(p.src, p.kind, p.target)
 	}
-	want := n.record
+	want := make([]string, 0, len(n.record))
+	for k := range n.record {
+		want = append(want, k)
+	}
 	n.record = nil
-	args := make([]any, 0, namesBatch)
-	flush := func() {
-		if len(args) == 0 {
-			return
-		}
-		for len(args) < namesBatch {
-			args = append(args, nil)
-		}
-		n.fetch(n.many, args)
-		args = args[:0]
-	}
-	for k := range want {
-		if args = append(args, k); len(args) == namesBatch {
-			flush()
-		}
-	}
-	flush()
+	inBatches(want, func(args []any) { n.fetch(n.many, args) })
 }
 
 // sortByPath orders note ids by the length of their path, then the path.

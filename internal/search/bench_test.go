@@ -58,20 +58,8 @@ func hostileQueries() []struct{ name, q string } {
 //
 //	go test ./internal/search -run '^$' -bench HostileQuery -benchtime 10x
 func BenchmarkHostileQuery(b *testing.B) {
-	hub := testutil.Corpus(b, "obsidian-hub")
-	v, err := vault.Open(hub, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
-	ix, err := index.Open(ctx, v, index.Options{Dir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ix.Close()
-	if _, err := ix.Sync(ctx, index.SyncOptions{}); err != nil {
-		b.Fatal(err)
-	}
+	ix := hubIndex(b, false)
 	s := &search.Searcher{DB: ix.DB, Vectors: ix}
 	for _, mode := range []string{search.ModeLexical, search.ModeHybrid} {
 		for _, h := range hostileQueries() {
@@ -102,6 +90,31 @@ func BenchmarkHostileQuery(b *testing.B) {
 			})
 		}
 	}
+}
+
+// hubIndex opens and syncs an index of obsidian-hub (skipped when the
+// corpus is absent), closed when the benchmark ends. LOCI_BENCH_INDEX names
+// a directory that keeps the index between runs (so two binaries can
+// alternate on one index); else it is built in a temporary folder.
+func hubIndex(b *testing.B, noEmbed bool) *index.Index {
+	b.Helper()
+	v, err := vault.Open(testutil.Corpus(b, "obsidian-hub"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := os.Getenv("LOCI_BENCH_INDEX")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	ix, err := index.Open(context.Background(), v, index.Options{Dir: dir, NoEmbed: noEmbed})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ix.Close() })
+	if _, err := ix.Sync(context.Background(), index.SyncOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	return ix
 }
 
 // goldenQueries returns every query of the obsidian-help golden sets
@@ -153,24 +166,8 @@ func pctMS(ds []time.Duration, p float64) float64 {
 //
 //	go test ./internal/search -run '^$' -bench SearchDistinct -benchtime 3x
 func BenchmarkSearchDistinct(b *testing.B) {
-	hub := testutil.Corpus(b, "obsidian-hub")
-	v, err := vault.Open(hub, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
-	dir := os.Getenv("LOCI_BENCH_INDEX")
-	if dir == "" {
-		dir = b.TempDir()
-	}
-	ix, err := index.Open(ctx, v, index.Options{Dir: dir})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ix.Close()
-	if _, err := ix.Sync(ctx, index.SyncOptions{}); err != nil {
-		b.Fatal(err)
-	}
+	ix := hubIndex(b, false)
 	queries := goldenQueries(b)
 	if f := os.Getenv("LOCI_BENCH_CPUPROFILE"); f != "" {
 		out, err := os.Create(f)
@@ -252,26 +249,11 @@ func meanMS(ds []time.Duration) float64 {
 //
 //	go test ./internal/search -run '^$' -bench FTSLimitParam -benchtime 2000x
 func BenchmarkFTSLimitParam(b *testing.B) {
-	hub := testutil.Corpus(b, "obsidian-hub")
-	v, err := vault.Open(hub, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
-	dir := os.Getenv("LOCI_BENCH_INDEX")
-	if dir == "" {
-		dir = b.TempDir()
-	}
-	ix, err := index.Open(ctx, v, index.Options{Dir: dir, NoEmbed: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ix.Close()
-	if _, err := ix.Sync(ctx, index.SyncOptions{}); err != nil {
-		b.Fatal(err)
-	}
+	ix := hubIndex(b, true)
 	words := []string{`"zettelkasten"`, `"Zettelkasten"`, `"ZETTELKASTEN"`} // one term, three texts
 	var stmts [2]*sql.Stmt
+	var err error
 	for i, lim := range []string{"?", "?+0"} {
 		if stmts[i], err = ix.DB.PrepareContext(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT "+lim+")"); err != nil {
 			b.Fatal(err)

@@ -12,27 +12,14 @@ import (
 	"time"
 
 	"github.com/loci-dev/loci/internal/index"
+	"github.com/loci-dev/loci/internal/index/indextest"
 	"github.com/loci-dev/loci/internal/testutil"
-	"github.com/loci-dev/loci/internal/vault"
 )
 
 func TestMain(m *testing.M) { os.Exit(testutil.RunMain(m)) }
 
-// indexOf indexes the vault at root (no vectors) into a temporary folder.
-func indexOf(tb testing.TB, root string) *index.Index {
-	tb.Helper()
-	v, err := vault.Open(root, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ix, err := index.Open(context.Background(), v, index.Options{Dir: tb.TempDir(), NoEmbed: true})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { ix.Close() })
-	sync1(tb, ix)
-	return ix
-}
+// indexOf indexes the vault at root (indextest.Open).
+func indexOf(tb testing.TB, root string) *index.Index { return indextest.Open(tb, root) }
 
 func sync1(tb testing.TB, ix *index.Index) {
 	tb.Helper()
