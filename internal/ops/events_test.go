@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -17,21 +18,13 @@ import (
 func TestEventsFromSyncAndWrites(t *testing.T) {
 	env := opstest.FixtureEnv(t, map[string]string{"a.md": "# A\n"})
 	env.Writes = ops.WriteSettings{Enabled: true}
-	var mu sync.Mutex
-	var evs []ops.Event
-	unsub := env.SubscribeEvents(func(ev ops.Event) {
-		mu.Lock()
-		evs = append(evs, ev)
-		mu.Unlock()
-	})
-	defer unsub()
+	events := recordEvents(t, env)
 	res := opstest.Reg.Call(context.Background(), env, ops.Caller{Surface: "test"}, "capture_note",
 		json.RawMessage(`{"title":"Milk","content":"remember the milk","apply":true}`))
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	evs := events()
 	var kinds []string
 	for i, ev := range evs {
 		kinds = append(kinds, ev.Kind)
@@ -70,19 +63,11 @@ func TestSyncProgressEvents(t *testing.T) {
 		files[fmt.Sprintf("n%02d.md", i)] = fmt.Sprintf("# N%d\n\nbody %d\n", i, i)
 	}
 	env := opstest.FixtureEnv(t, files) // indexed once with no subscriber
-	var mu sync.Mutex
-	var evs []ops.Event
-	unsub := env.SubscribeEvents(func(ev ops.Event) {
-		mu.Lock()
-		evs = append(evs, ev)
-		mu.Unlock()
-	})
-	defer unsub()
+	events := recordEvents(t, env)
 	if _, err := env.Sync(context.Background(), env.Vaults[0], index.SyncOptions{Reset: true}); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	evs := events()
 	if len(evs) < 4 || evs[0].Kind != ops.EventSyncStarted || evs[len(evs)-1].Kind != ops.EventSyncFinished {
 		t.Fatalf("events: %+v", evs)
 	}
@@ -108,5 +93,23 @@ func TestSyncProgressEvents(t *testing.T) {
 	}
 	if _, ok := prog[len(prog)-1].Data["elapsed_ms"].(int64); !ok {
 		t.Errorf("no elapsed_ms: %+v", prog[len(prog)-1].Data)
+	}
+}
+
+// recordEvents subscribes to env's bus until the test ends; the function it
+// returns gives a copy of the events published so far, in order.
+func recordEvents(t *testing.T, env *ops.Env) func() []ops.Event {
+	t.Helper()
+	var mu sync.Mutex
+	var evs []ops.Event
+	t.Cleanup(env.SubscribeEvents(func(ev ops.Event) {
+		mu.Lock()
+		evs = append(evs, ev)
+		mu.Unlock()
+	}))
+	return func() []ops.Event {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(evs)
 	}
 }
