@@ -7,10 +7,12 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
+	"github.com/loci-dev/loci/internal/testutil"
 )
 
 // TestEventsFromSyncAndWrites: the bus carries typed events for syncs and
@@ -111,5 +113,71 @@ func recordEvents(t *testing.T, env *ops.Env) func() []ops.Event {
 		mu.Lock()
 		defer mu.Unlock()
 		return slices.Clone(evs)
+	}
+}
+
+// TestEmbedProgressEvents: a background embedder's run publishes
+// index.embed_progress with done rising to total (the last done == total)
+// before its index.embed_finished.
+func TestEmbedProgressEvents(t *testing.T) {
+	env := opstest.FixtureEnv(t, map[string]string{"a.md": "# A\n\nalpha\n"})
+	vh := env.Vaults[0]
+	env.BackgroundEmbed(vh)
+	finished := make(chan struct{}, 1)
+	var mu sync.Mutex
+	var evs []ops.Event
+	t.Cleanup(env.SubscribeEvents(func(ev ops.Event) {
+		mu.Lock()
+		evs = append(evs, ev)
+		mu.Unlock()
+		if ev.Kind == ops.EventEmbedFinished || ev.Kind == ops.EventEmbedFailed {
+			select {
+			case finished <- struct{}{}:
+			default:
+			}
+		}
+	}))
+	files := map[string]string{}
+	for i := range 20 {
+		files[fmt.Sprintf("n%02d.md", i)] = fmt.Sprintf("# N%d\n\n## Part\n\nbody %d\n", i, i)
+	}
+	testutil.WriteFiles(t, opstest.Root(env), files)
+	if _, err := env.Sync(context.Background(), vh, index.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard, not a timing check
+	defer cancel()
+	select {
+	case <-finished:
+	case <-ctx.Done():
+		t.Fatal("no index.embed_finished or index.embed_failed within a minute")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var progress []ops.Event
+	for _, ev := range evs {
+		switch ev.Kind {
+		case ops.EventEmbedFailed:
+			t.Fatalf("embed failed: %+v", ev.Data)
+		case ops.EventEmbedProgress:
+			progress = append(progress, ev)
+		case ops.EventEmbedFinished:
+			if len(progress) == 0 {
+				t.Fatalf("embed_finished with no embed_progress before it: %+v", evs)
+			}
+			last := progress[len(progress)-1].Data
+			if last["done"] != last["total"] || last["total"].(int) <= 0 {
+				t.Errorf("last progress %+v: want done == total > 0", last)
+			}
+			prev := -1
+			for _, p := range progress {
+				if d := p.Data["done"].(int); d < prev {
+					t.Errorf("done fell from %d to %d", prev, d)
+				} else {
+					prev = d
+				}
+			}
+			return
+		}
 	}
 }
