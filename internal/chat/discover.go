@@ -288,22 +288,12 @@ func StripJSONC(data []byte) []byte {
 	}
 	out := stripComments(data)
 	// Trailing commas, now that comments are blanks.
-	inString, escaped := false, false
+	var str jsonString
 	for i, c := range out {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
+		if str.inside(c) {
 			continue
 		}
 		switch c {
-		case '"':
-			inString = true
 		case ',':
 			j := i + 1
 			for j < len(out) && (out[j] == ' ' || out[j] == '\t' || out[j] == '\n' || out[j] == '\r') {
@@ -317,26 +307,36 @@ func StripJSONC(data []byte) []byte {
 	return out
 }
 
+// jsonString follows whether a scan of JSON text is inside a string.
+type jsonString struct{ in, escaped bool }
+
+// inside reports whether c is part of a string (its quotes included),
+// given the bytes before it were passed in order.
+func (s *jsonString) inside(c byte) bool {
+	switch {
+	case !s.in:
+		s.in = c == '"'
+		return s.in
+	case s.escaped:
+		s.escaped = false
+	case c == '\\':
+		s.escaped = true
+	case c == '"':
+		s.in = false
+	}
+	return true
+}
+
 // stripComments blanks // and /* */ comments outside strings (a copy).
 func stripComments(data []byte) []byte {
 	out := bytes.Clone(data)
-	inString, escaped := false, false
+	var str jsonString
 	for i := 0; i < len(out); i++ {
 		c := out[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
+		if str.inside(c) {
 			continue
 		}
 		switch {
-		case c == '"':
-			inString = true
 		case c == '/' && i+1 < len(out) && out[i+1] == '/':
 			for ; i < len(out) && out[i] != '\n'; i++ {
 				out[i] = ' '

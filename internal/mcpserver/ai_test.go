@@ -13,9 +13,7 @@ import (
 
 	"github.com/loci-dev/loci/internal/ai"
 	"github.com/loci-dev/loci/internal/ai/aitest"
-	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/mcpserver"
-	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/aiops"
 	"github.com/loci-dev/loci/internal/ops/catalog"
 	"github.com/loci-dev/loci/internal/testutil"
@@ -28,15 +26,8 @@ func TestAIToolsOverMCP(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "vault")
 	testutil.WriteFiles(t, root, map[string]string{"A.md": "# A\n\nThe answer is 42.\n"})
 	ctx := context.Background()
-	vh, err := ops.OpenVault(ctx, root, "", nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
+	env := indexedEnv(t, root)
 	t.Cleanup(env.Close)
-	if _, err := env.Sync(ctx, vh, index.SyncOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	fake := aitest.New()
 	t.Cleanup(fake.Close)
 	etag := regexp.MustCompile(`etag="([0-9a-f]+)"`)

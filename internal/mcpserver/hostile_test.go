@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/loci-dev/loci/internal/errs"
-	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/mcpserver"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/catalog"
@@ -29,15 +28,7 @@ func smallServer(t *testing.T, files map[string]string) (*ops.Env, string) {
 	t.Helper()
 	root := t.TempDir() + "/vault"
 	testutil.WriteFiles(t, root, files)
-	ctx := context.Background()
-	vh, err := ops.OpenVault(ctx, root, "", nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
-	if _, err := env.Sync(ctx, vh, index.SyncOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	env := indexedEnv(t, root)
 	srv := mcpserver.New(catalog.All(), env, mcpserver.Options{})
 	ts := httptest.NewServer(srv.HTTPHandler())
 	t.Cleanup(func() {

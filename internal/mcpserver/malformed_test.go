@@ -20,9 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/mcpserver"
-	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/catalog"
 )
 
@@ -486,15 +484,7 @@ func (h *httpPeer) ping() error {
 // checks each answer and that the session still answers a ping.
 func TestMalformedHTTP(t *testing.T) {
 	v := demoCopy(t, "vault")
-	ctx := context.Background()
-	vh, err := ops.OpenVault(ctx, v, "", nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
-	if _, err := env.Sync(ctx, vh, index.SyncOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	env := indexedEnv(t, v)
 	srv := mcpserver.New(catalog.All(), env, mcpserver.Options{MaxSessions: 200})
 	ts := httptest.NewServer(srv.HTTPHandler())
 	defer func() {

@@ -39,6 +39,23 @@ func demoCopy(t *testing.T, name string) string {
 	return dst
 }
 
+// indexedEnv opens root as the only vault of an Env (its index in
+// root/.loci) and indexes it; the caller closes it, after its servers.
+func indexedEnv(t *testing.T, root string) *ops.Env {
+	t.Helper()
+	ctx := context.Background()
+	vh, err := ops.OpenVault(ctx, root, "", nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
+	if _, err := env.Sync(ctx, vh, index.SyncOptions{}); err != nil {
+		env.Close()
+		t.Fatal(err)
+	}
+	return env
+}
+
 func TestMain(m *testing.M) { os.Exit(testutil.RunMain(m)) }
 
 // lociBinary is the real binary (built once per test run).

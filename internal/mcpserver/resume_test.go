@@ -74,15 +74,8 @@ type resumeServer struct {
 func newResumeServer(t *testing.T) *resumeServer {
 	t.Helper()
 	v := demoCopy(t, "vault")
-	ctx := context.Background()
-	vh, err := ops.OpenVault(ctx, v, "", nil, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
-	if _, err := env.Sync(ctx, vh, index.SyncOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	env := indexedEnv(t, v)
+	vh := env.Vaults[0]
 	srv := mcpserver.New(catalog.All(), env, mcpserver.Options{})
 	rs := &resumeServer{closed: make(chan net.Conn, 64), vault: v, env: env, vh: vh}
 	ts := httptest.NewUnstartedServer(srv.HTTPHandler())

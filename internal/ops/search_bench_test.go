@@ -64,15 +64,8 @@ func pct(ds []time.Duration, p float64) float64 {
 func BenchmarkSearchNotesInProcess(b *testing.B) {
 	hub := testutil.Corpus(b, "obsidian-hub")
 	ctx := context.Background()
-	vh, err := ops.OpenVault(ctx, hub, b.TempDir(), nil, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
-	b.Cleanup(env.Close)
-	if _, err := env.Sync(ctx, vh, index.SyncOptions{}); err != nil {
-		b.Fatal(err)
-	}
+	env := opstest.IndexedEnv(b, hub, index.SyncOptions{})
+	vh := env.Vaults[0]
 	queries := benchQueries(b, 50)
 	for _, mode := range []string{"lexical", "hybrid"} {
 		ins := make([]json.RawMessage, len(queries))

@@ -28,17 +28,34 @@ var Reg = catalog.All()
 // dir, and indexes it.
 func OpenEnv(t *testing.T, root string) *ops.Env {
 	t.Helper()
+	return IndexedEnv(t, root, index.SyncOptions{})
+}
+
+// IndexedEnv opens root as the only vault of an Env, with its index in a
+// temp dir, and syncs it with opts; benchmarks use it too.
+func IndexedEnv(tb testing.TB, root string, opts index.SyncOptions) *ops.Env {
+	tb.Helper()
 	ctx := context.Background()
-	vh, err := ops.OpenVault(ctx, root, t.TempDir(), nil, false)
+	vh, err := ops.OpenVault(ctx, root, tb.TempDir(), nil, false)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
-	t.Cleanup(env.Close)
-	if _, err := env.Sync(ctx, vh, index.SyncOptions{}); err != nil {
-		t.Fatal(err)
+	tb.Cleanup(env.Close)
+	if _, err := env.Sync(ctx, vh, opts); err != nil {
+		tb.Fatal(err)
 	}
 	return env
+}
+
+// CorpusEnv copies the corpus name (skipping when it is absent) to a temp
+// dir and indexes it without embeddings.
+func CorpusEnv(tb testing.TB, name string) *ops.Env {
+	tb.Helper()
+	src := testutil.Corpus(tb, name)
+	root := filepath.Join(tb.TempDir(), name)
+	testutil.CopyTree(tb, src, root)
+	return IndexedEnv(tb, root, index.SyncOptions{NoEmbed: true})
 }
 
 // DemoEnv is the demo vault, copied to a temp dir and indexed.

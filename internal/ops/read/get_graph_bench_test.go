@@ -3,15 +3,12 @@ package read_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/loci-dev/loci/internal/index"
 	"github.com/loci-dev/loci/internal/ops"
 	"github.com/loci-dev/loci/internal/ops/opstest"
-	"github.com/loci-dev/loci/internal/testutil"
 )
 
 // BenchmarkGetGraph measures get_graph through the dispatch pipeline on a
@@ -22,17 +19,8 @@ import (
 //
 //	go test ./internal/ops/read -run XXX -bench GetGraph -benchtime 100x
 func BenchmarkGetGraph(b *testing.B) {
-	root := filepath.Join(b.TempDir(), "hub")
-	testutil.CopyTree(b, testutil.Corpus(b, "obsidian-hub"), root)
-	vh, err := ops.OpenVault(context.Background(), root, b.TempDir(), nil, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
-	b.Cleanup(env.Close)
-	if _, err := env.Sync(context.Background(), vh, index.SyncOptions{NoEmbed: true}); err != nil {
-		b.Fatal(err)
-	}
+	env := opstest.CorpusEnv(b, "obsidian-hub")
+	vh := env.Vaults[0]
 	call := func(b *testing.B, name, js string) time.Duration {
 		t0 := time.Now()
 		res := opstest.Reg.Call(context.Background(), env, ops.Caller{Surface: "bench"}, name, json.RawMessage(js))

@@ -26,16 +26,7 @@ import (
 //	go test ./internal/ops/read -run XXX -bench ListTasks -benchtime 200x
 func BenchmarkListTasks(b *testing.B) {
 	open := func(b *testing.B, root string) *ops.Env {
-		vh, err := ops.OpenVault(context.Background(), root, b.TempDir(), nil, false)
-		if err != nil {
-			b.Fatal(err)
-		}
-		env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
-		b.Cleanup(env.Close)
-		if _, err := env.Sync(context.Background(), vh, index.SyncOptions{NoEmbed: true}); err != nil {
-			b.Fatal(err)
-		}
-		return env
+		return opstest.IndexedEnv(b, root, index.SyncOptions{NoEmbed: true})
 	}
 	// Each iteration runs the call twice, alternately: through the
 	// operation (filters in SQL, one page read) and the way list_tasks

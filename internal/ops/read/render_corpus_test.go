@@ -39,15 +39,7 @@ func TestRenderQueriesCorpora(t *testing.T) {
 			}
 			root := filepath.Join(t.TempDir(), name)
 			testutil.CopyTree(t, src, root)
-			vh, err := ops.OpenVault(context.Background(), root, t.TempDir(), nil, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
-			t.Cleanup(env.Close)
-			if _, err := env.Sync(context.Background(), vh, index.SyncOptions{NoEmbed: true}); err != nil {
-				t.Fatal(err)
-			}
+			env := opstest.IndexedEnv(t, root, index.SyncOptions{NoEmbed: true})
 			var notes []string
 			filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 				if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") && !strings.Contains(p, "/.") {
@@ -94,18 +86,7 @@ func BenchmarkRenderQueries(b *testing.B) {
 		{"obsidian-hub", "04 - Guides, Workflows, & Courses/Guides/An Introduction to Dataview.md"},
 	} {
 		b.Run(c.corpus, func(b *testing.B) {
-			src := testutil.Corpus(b, c.corpus)
-			root := filepath.Join(b.TempDir(), c.corpus)
-			testutil.CopyTree(b, src, root)
-			vh, err := ops.OpenVault(context.Background(), root, b.TempDir(), nil, false)
-			if err != nil {
-				b.Fatal(err)
-			}
-			env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
-			b.Cleanup(env.Close)
-			if _, err := env.Sync(context.Background(), vh, index.SyncOptions{NoEmbed: true}); err != nil {
-				b.Fatal(err)
-			}
+			env := opstest.CorpusEnv(b, c.corpus)
 			for _, render := range []bool{false, true} {
 				in := opstest.JS(map[string]any{"path": c.note, "render_queries": render})
 				b.Run(map[bool]string{false: "plain", true: "render"}[render], func(b *testing.B) {
