@@ -65,7 +65,7 @@ func main() {
 	}
 	ctx := context.Background()
 	tmp, err := os.MkdirTemp("", "loci-mcpload-")
-	check(err)
+	benchstat.Check(err)
 	defer os.RemoveAll(tmp)
 
 	bin := *binFlag
@@ -78,7 +78,7 @@ func main() {
 		build := exec.Command("go", append(args, "./cmd/loci")...)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		build.Stderr = os.Stderr
-		check(build.Run())
+		benchstat.Check(build.Run())
 	}
 	idx := filepath.Join(tmp, "idx")
 	if *idxFlag != "" {
@@ -93,14 +93,14 @@ func main() {
 	}
 	ix := openIndex(ctx, *vaultDir, idx)
 	_, err = ix.Sync(ctx, index.SyncOptions{})
-	check(err)
+	benchstat.Check(err)
 	queries := makeQueries(ctx, ix, max(1, *nQueries))
 
 	ix.Close()
 	// In-process baseline: the same operation through the registry's
 	// dispatch (default mode: hybrid when vectors exist), no transport.
 	vh, err := ops.OpenVault(ctx, *vaultDir, idx, nil, true)
-	check(err)
+	benchstat.Check(err)
 	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
 	reg := catalog.All()
 	var inproc []time.Duration
@@ -111,7 +111,7 @@ func main() {
 			t := time.Now()
 			res := reg.Call(ctx, env, ops.Caller{Surface: "bench"}, "search_notes", raw)
 			if res.Err != nil {
-				check(res.Err)
+				benchstat.Check(res.Err)
 			}
 			inproc = append(inproc, time.Since(t))
 		}
@@ -131,10 +131,10 @@ func main() {
 			cargs = append(cargs, "--mode", *mode)
 		}
 		out, err := exec.Command(bin, cargs...).Output()
-		check(err)
+		benchstat.Check(err)
 		cli = append(cli, time.Since(t))
 		if !json.Valid(out) {
-			check(fmt.Errorf("cli output is not JSON"))
+			benchstat.Check(fmt.Errorf("cli output is not JSON"))
 		}
 	}
 	fmt.Printf("  CLI (process per query)   p50 %6.2f ms  p99 %6.2f ms\n", msd(benchstat.Pct(cli, 50)), msd(benchstat.Pct(cli, 99)))
@@ -150,11 +150,11 @@ func main() {
 	srv.Stdout, srv.Stderr = nil, nil
 	if *serveLog != "" {
 		f, err := os.OpenFile(*serveLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		check(err)
+		benchstat.Check(err)
 		defer f.Close()
 		srv.Stderr = f
 	}
-	check(srv.Start())
+	benchstat.Check(srv.Start())
 	defer func() { srv.Process.Signal(os.Interrupt); srv.Wait() }()
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	waitHealthy(base)
@@ -223,12 +223,12 @@ func main() {
 		client := mcp.NewClient(&mcp.Implementation{Name: "mcpload", Version: "1"}, nil)
 		cmd := exec.Command(bin, "mcp", *vaultDir, "--index-dir", idx)
 		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-		check(err)
+		benchstat.Check(err)
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_notes", Arguments: map[string]any{"query": queries[i%len(queries)]}})
 		d := time.Since(t)
-		check(err)
+		benchstat.Check(err)
 		if res.IsError {
-			check(fmt.Errorf("cold start call failed"))
+			benchstat.Check(fmt.Errorf("cold start call failed"))
 		}
 		cs.Close()
 		colds = append(colds, d)
@@ -281,27 +281,27 @@ func waitHealthy(base string) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling a process we spawned; not a test
 	}
-	check(fmt.Errorf("server did not become healthy"))
+	benchstat.Check(fmt.Errorf("server did not become healthy"))
 }
 
 func freePort() int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	check(err)
+	benchstat.Check(err)
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
 
 func openIndex(ctx context.Context, root, dir string) *index.Index {
 	v, err := vault.Open(root, nil)
-	check(err)
+	benchstat.Check(err)
 	ix, err := index.Open(ctx, v, index.Options{Dir: dir})
-	check(err)
+	benchstat.Check(err)
 	return ix
 }
 
 func makeQueries(ctx context.Context, ix *index.Index, n int) []string {
 	rows, err := ix.DB.QueryContext(ctx, "SELECT title FROM notes ORDER BY path")
-	check(err)
+	benchstat.Check(err)
 	var words []string
 	for rows.Next() {
 		var t string
@@ -327,16 +327,9 @@ func makeQueries(ctx context.Context, ix *index.Index, n int) []string {
 		}
 	}
 	if len(out) < n {
-		check(fmt.Errorf("only %d distinct queries in the titles, %d asked", len(out), n))
+		benchstat.Check(fmt.Errorf("only %d distinct queries in the titles, %d asked", len(out), n))
 	}
 	return out
 }
 
 func msd(d time.Duration) float64 { return float64(d) / 1e6 }
-
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcpload:", err)
-		os.Exit(1)
-	}
-}
