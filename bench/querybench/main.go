@@ -178,7 +178,7 @@ func build(ctx context.Context, src string) *index.Index {
 	}
 	tmpDirs = append(tmpDirs, tmp)
 	dir := filepath.Join(tmp, "vault")
-	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+	if err := benchstat.CopyVault(src, dir, false); err != nil {
 		benchstat.Fail(err)
 	}
 	v, err := vault.Open(dir, nil)
