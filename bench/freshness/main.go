@@ -159,8 +159,7 @@ func main() {
 		if len(ds) == 0 {
 			return
 		}
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		fmt.Printf("  step %-34s p50 %6.1f ms  p99 %6.1f ms\n", name, ms(ds[len(ds)/2]), ms(ds[min(len(ds)-1, len(ds)*99/100)]))
+		fmt.Printf("  step %-34s p50 %6.1f ms  p99 %6.1f ms\n", name, benchstat.MS(benchstat.Pct(ds, 50)), benchstat.MS(benchstat.Pct(ds, 99)))
 	}
 	step("write → watcher's last event", toEvent)
 	step("last event → sync starts", toSync)
@@ -178,7 +177,5 @@ func main() {
 	fmt.Printf("%d edits, debounce %s, %s probe: edit→searchable p50 %s  p90 %s  p99 %s  max %s  (over 1 s: %d)\n",
 		len(lat), *debounce, *mode, q(0.50), q(0.90), q(0.99), lat[len(lat)-1].Round(time.Millisecond), over)
 }
-
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 func jsonPath(rel string) string { b, _ := json.Marshal(rel); return string(b) }

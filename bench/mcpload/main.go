@@ -119,7 +119,7 @@ func main() {
 	env.Close()
 
 	fmt.Printf("vault %s, %d distinct queries drawn from note titles (in-process: the first %d, second round, so result-cache hits)\n", *vaultDir, len(queries), min(200, len(queries)))
-	fmt.Printf("  in-process search_notes   p50 %6.2f ms  p99 %6.2f ms\n", msd(benchstat.Pct(inproc, 50)), msd(benchstat.Pct(inproc, 99)))
+	fmt.Printf("  in-process search_notes   p50 %6.2f ms  p99 %6.2f ms\n", benchstat.MS(benchstat.Pct(inproc, 50)), benchstat.MS(benchstat.Pct(inproc, 99)))
 
 	// CLI baseline: a process per query, index already built.
 	var cli []time.Duration
@@ -137,7 +137,7 @@ func main() {
 			benchstat.Check(fmt.Errorf("cli output is not JSON"))
 		}
 	}
-	fmt.Printf("  CLI (process per query)   p50 %6.2f ms  p99 %6.2f ms\n", msd(benchstat.Pct(cli, 50)), msd(benchstat.Pct(cli, 99)))
+	fmt.Printf("  CLI (process per query)   p50 %6.2f ms  p99 %6.2f ms\n", benchstat.MS(benchstat.Pct(cli, 50)), benchstat.MS(benchstat.Pct(cli, 99)))
 
 	// Load over Streamable HTTP against a real `loci serve`.
 	port := freePort()
@@ -211,10 +211,10 @@ func main() {
 	elapsed := time.Since(start)
 	srvCPU, selfCPUd := procCPU(srv.Process.Pid)-srvCPU0, selfCPU()-selfCPU0
 	fmt.Printf("  MCP HTTP, %d sessions, mode %q      p50 %6.2f ms  p99 %6.2f ms  %.0f calls/s  %d calls, %d errors  (p50 %.1fx in-process)\n",
-		*sessions, *mode, msd(benchstat.Pct(lat, 50)), msd(benchstat.Pct(lat, 99)), float64(len(lat))/elapsed.Seconds(), len(lat), errCount.Load(),
+		*sessions, *mode, benchstat.MS(benchstat.Pct(lat, 50)), benchstat.MS(benchstat.Pct(lat, 99)), float64(len(lat))/elapsed.Seconds(), len(lat), errCount.Load(),
 		float64(benchstat.Pct(lat, 50))/float64(max(benchstat.Pct(inproc, 50), 1)))
 	fmt.Printf("  CPU over the load phase: loci serve %.2f s (%.2f ms a call), load generator %.2f s, wall %.2f s\n",
-		srvCPU.Seconds(), msd(srvCPU)/float64(max(len(lat), 1)), selfCPUd.Seconds(), elapsed.Seconds())
+		srvCPU.Seconds(), benchstat.MS(srvCPU)/float64(max(len(lat), 1)), selfCPUd.Seconds(), elapsed.Seconds())
 
 	// Cold start over stdio.
 	var colds []time.Duration
@@ -234,7 +234,7 @@ func main() {
 		colds = append(colds, d)
 	}
 	fmt.Printf("  cold start (stdio)        median %6.1f ms  p90 %6.1f ms over %d runs (process start → first search_notes result)\n",
-		msd(benchstat.Pct(colds, 50)), msd(benchstat.Pct(colds, 90)), len(colds))
+		benchstat.MS(benchstat.Pct(colds, 50)), benchstat.MS(benchstat.Pct(colds, 90)), len(colds))
 }
 
 // procCPU is a process's user+system CPU time from /proc (0 where there is none).
@@ -331,5 +331,3 @@ func makeQueries(ctx context.Context, ix *index.Index, n int) []string {
 	}
 	return out
 }
-
-func msd(d time.Duration) float64 { return float64(d) / 1e6 }
