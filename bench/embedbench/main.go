@@ -48,12 +48,12 @@ func main() {
 	fmt.Printf("machine: %d CPUs, GOMAXPROCS %d, %s\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version())
 	tmp, err := os.MkdirTemp("", "loci-embedbench-")
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	defer os.RemoveAll(tmp)
 	v, err := vault.Open(*vaultDir, nil)
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 
 	// The built-in model's one-off load (decompress + parse the embedded data).
@@ -70,12 +70,12 @@ func main() {
 			dir := filepath.Join(tmp, fmt.Sprintf("idx-%d-%v", r, withEmbed))
 			ix, err := index.Open(ctx, v, index.Options{Dir: dir, NoEmbed: !withEmbed})
 			if err != nil {
-				fail(err)
+				benchstat.Fail(err)
 			}
 			t := time.Now()
 			res, err := ix.Sync(ctx, index.SyncOptions{})
 			if err != nil {
-				fail(err)
+				benchstat.Fail(err)
 			}
 			d := time.Since(t)
 			notes = res.Indexed
@@ -98,15 +98,15 @@ func main() {
 	// Throughput of the embedder alone on the vault's chunk texts.
 	ix, err := index.Open(ctx, v, index.Options{Dir: filepath.Join(tmp, "idx")})
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	defer ix.Close()
 	if _, err := ix.Sync(ctx, index.SyncOptions{}); err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	rows, err := ix.DB.QueryContext(ctx, "SELECT heading_path, text FROM chunks")
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	var texts []string
 	var bytes int
@@ -121,7 +121,7 @@ func main() {
 	for r := 0; r < 3; r++ {
 		t := time.Now()
 		if _, err := embed.Builtin().Embed(ctx, texts); err != nil {
-			fail(err)
+			benchstat.Fail(err)
 		}
 		best = min(best, time.Since(t))
 	}
@@ -136,7 +136,7 @@ func main() {
 	// Memory of the vectors in memory.
 	m, err := ix.VectorMatrix(ctx)
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	per10k := func(b int64) float64 { return float64(b) / float64(m.Rows) * 10000 / (1 << 20) }
 	fmt.Printf("  vectors in memory             %7.2f MB for %d chunks = %.2f MB per 10,000 chunks (float32, %d dims)\n", float64(m.Bytes())/(1<<20), m.Rows, per10k(m.Bytes()), m.Dims)
@@ -158,7 +158,7 @@ func main() {
 			for _, q := range qs {
 				t := time.Now()
 				if _, err := srch.Search(ctx, search.Query{Text: q, Limit: 10, Mode: mode}); err != nil {
-					fail(fmt.Errorf("%s %q: %w", mode, q, err))
+					benchstat.Fail(fmt.Errorf("%s %q: %w", mode, q, err))
 				}
 				ds = append(ds, time.Since(t))
 			}
@@ -176,7 +176,7 @@ func main() {
 func makeQueries(ctx context.Context, ix *index.Index, n int) []string {
 	rows, err := ix.DB.QueryContext(ctx, "SELECT title FROM notes ORDER BY path")
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	var words []string
 	for rows.Next() {
@@ -209,9 +209,4 @@ func median(ds []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), ds...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2]
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "embedbench:", err)
-	os.Exit(1)
 }

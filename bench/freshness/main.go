@@ -54,12 +54,12 @@ func main() {
 		}
 	}
 	tmp, err := os.MkdirTemp("", "loci-freshness-")
-	check(err)
+	benchstat.Check(err)
 	defer os.RemoveAll(tmp)
 	root := filepath.Join(tmp, "vault")
-	check(benchstat.CopyVault(src, root, true))
+	benchstat.Check(benchstat.CopyVault(src, root, true))
 	vh, err := ops.OpenVault(ctx, root, filepath.Join(tmp, "index"), nil, false)
-	check(err)
+	benchstat.Check(err)
 	vh.Index.AllowStaleMatrix() // as loci serve and loci mcp do
 	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
 	defer env.Close()
@@ -69,9 +69,9 @@ func main() {
 	// vault's backlog: the "sync" figures were mostly that.)
 	res, err := env.Sync(ctx, vh, index.SyncOptions{})
 	env.BackgroundEmbed(vh) // as loci serve does
-	check(err)
+	benchstat.Check(err)
 	var notes []string
-	check(vh.Vault.Walk(ctx, func(f vault.File) error { notes = append(notes, f.Rel); return nil }))
+	benchstat.Check(vh.Vault.Walk(ctx, func(f vault.File) error { notes = append(notes, f.Rel); return nil }))
 	fmt.Printf("vault %s: %d notes indexed (%s)\n", src, res.Indexed+res.Unchanged, res.Duration.Round(time.Millisecond))
 
 	var (
@@ -97,14 +97,14 @@ func main() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		check(watch.Run(wctx, env, vh, watch.Options{Debounce: *debounce, NoInitialSync: true, Reconcile: -1, Ready: ready}))
+		benchstat.Check(watch.Run(wctx, env, vh, watch.Options{Debounce: *debounce, NoInitialSync: true, Reconcile: -1, Ready: ready}))
 	}()
 	<-ready
 	reg := catalog.All()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
-		check(err)
-		check(pprof.StartCPUProfile(f))
+		benchstat.Check(err)
+		benchstat.Check(pprof.StartCPUProfile(f))
 		defer pprof.StopCPUProfile()
 	}
 	rng := rand.New(rand.NewSource(1))
@@ -115,12 +115,12 @@ func main() {
 		word := fmt.Sprintf("zqfresh%dx%d", i, rng.Intn(1e6))
 		p := filepath.Join(root, filepath.FromSlash(rel))
 		b, err := os.ReadFile(p)
-		check(err)
+		benchstat.Check(err)
 		mu.Lock()
 		started, event = time.Time{}, time.Time{}
 		mu.Unlock()
 		start := time.Now()
-		check(os.WriteFile(p, append(b, []byte("\n\n"+word+"\n")...), 0o644))
+		benchstat.Check(os.WriteFile(p, append(b, []byte("\n\n"+word+"\n")...), 0o644))
 		in, _ := json.Marshal(map[string]any{"query": word, "limit": 1, "mode": *mode})
 		deadline := start.Add(30 * time.Second)
 		for {
@@ -132,7 +132,7 @@ func main() {
 				}
 			}
 			if time.Now().After(deadline) {
-				check(fmt.Errorf("edit %d of %s not searchable after 30 s", i, rel))
+				benchstat.Check(fmt.Errorf("edit %d of %s not searchable after 30 s", i, rel))
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
@@ -159,8 +159,7 @@ func main() {
 		if len(ds) == 0 {
 			return
 		}
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		fmt.Printf("  step %-34s p50 %6.1f ms  p99 %6.1f ms\n", name, ms(ds[len(ds)/2]), ms(ds[min(len(ds)-1, len(ds)*99/100)]))
+		fmt.Printf("  step %-34s p50 %6.1f ms  p99 %6.1f ms\n", name, benchstat.MS(benchstat.Pct(ds, 50)), benchstat.MS(benchstat.Pct(ds, 99)))
 	}
 	step("write → watcher's last event", toEvent)
 	step("last event → sync starts", toSync)
@@ -179,13 +178,4 @@ func main() {
 		len(lat), *debounce, *mode, q(0.50), q(0.90), q(0.99), lat[len(lat)-1].Round(time.Millisecond), over)
 }
 
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }
-
 func jsonPath(rel string) string { b, _ := json.Marshal(rel); return string(b) }
-
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "freshness:", err)
-		os.Exit(1)
-	}
-}

@@ -46,7 +46,7 @@ func main() {
 	if *child != "" {
 		ix := open(ctx, *child, *childDir)
 		if _, err := ix.Sync(ctx, index.SyncOptions{}); err != nil {
-			fail(err)
+			benchstat.Fail(err)
 		}
 		return
 	}
@@ -63,7 +63,7 @@ func main() {
 	if *synthetic > 0 {
 		tmp, err := os.MkdirTemp("", "loci-synth-")
 		if err != nil {
-			fail(err)
+			benchstat.Fail(err)
 		}
 		defer os.RemoveAll(tmp)
 		n := buildSynthetic(filepath.Join(shared, "corpora"), tmp, *synthetic)
@@ -77,25 +77,20 @@ var withEmbed *bool
 func open(ctx context.Context, root, dir string) *index.Index {
 	v, err := vault.Open(root, nil)
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	// Lexical indexing only: bench/embedbench measures the embedding pass.
 	ix, err := index.Open(ctx, v, index.Options{Dir: dir, NoEmbed: !*withEmbed})
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	return ix
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "indexbench:", err)
-	os.Exit(1)
 }
 
 func measure(ctx context.Context, root string, nq int) {
 	tmp, err := os.MkdirTemp("", "loci-bench-")
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	defer os.RemoveAll(tmp)
 
@@ -108,7 +103,7 @@ func measure(ctx context.Context, root string, nq int) {
 	t0 := time.Now()
 	res, err := ix.Sync(ctx, index.SyncOptions{})
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	full := time.Since(t0)
 	var chunks int
@@ -117,7 +112,7 @@ func measure(ctx context.Context, root string, nq int) {
 	// Nothing changed.
 	t0 = time.Now()
 	if _, err := ix.Sync(ctx, index.SyncOptions{}); err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	noop := time.Since(t0)
 
@@ -142,7 +137,7 @@ func measure(ctx context.Context, root string, nq int) {
 		for _, q := range qs {
 			t := time.Now()
 			if _, err := s.Search(ctx, search.Query{Text: q, Limit: 10}); err != nil {
-				fail(fmt.Errorf("query %q: %w", q, err))
+				benchstat.Fail(fmt.Errorf("query %q: %w", q, err))
 			}
 			ours = append(ours, time.Since(t))
 			t = time.Now()
@@ -164,7 +159,7 @@ func childRSS(root, dir string) int64 {
 	cmd := exec.Command(exe, "-child-index", root, "-child-dir", dir, fmt.Sprintf("-embed=%v", *withEmbed))
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	return benchstat.PeakRSSKB(cmd.ProcessState)
 }
@@ -187,29 +182,29 @@ func ftsRows(ctx context.Context, v *vault.Vault) [][4]string {
 func bareInsert(path string, rows [][4]string) time.Duration {
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)")
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	defer db.Close()
 	if _, err := db.Exec("CREATE VIRTUAL TABLE chunks_fts USING " + index.FTSTableArgs); err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	t0 := time.Now()
 	tx, err := db.Begin()
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	st, err := tx.Prepare("INSERT INTO chunks_fts(rowid,title,headings,body,tags) VALUES(?,?,?,?,?)")
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	for i, r := range rows {
 		if _, err := st.Exec(i+1, r[0], r[1], r[2], r[3]); err != nil {
-			fail(err)
+			benchstat.Fail(err)
 		}
 	}
 	st.Close()
 	if err := tx.Commit(); err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	return time.Since(t0)
 }
@@ -219,7 +214,7 @@ func bareInsert(path string, rows [][4]string) time.Duration {
 func makeQueries(ctx context.Context, db *sql.DB, n int) []string {
 	rows, err := db.QueryContext(ctx, "SELECT title FROM notes ORDER BY path")
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	var words []string
 	for rows.Next() {
@@ -263,7 +258,7 @@ func rawQuery(ctx context.Context, db *sql.DB, q string) {
 	}
 	rows, err := db.QueryContext(ctx, "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT 10", expr)
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	for rows.Next() {
 	}
@@ -288,7 +283,7 @@ func buildSynthetic(corpora, dst string, n int) int {
 		})
 	}
 	if len(files) == 0 {
-		fail(fmt.Errorf("no corpus files under %s", corpora))
+		benchstat.Fail(fmt.Errorf("no corpus files under %s", corpora))
 	}
 	count := 0
 	for copyN := 0; count < n; copyN++ {
@@ -303,7 +298,7 @@ func buildSynthetic(corpora, dst string, n int) int {
 			p := filepath.Join(dst, fmt.Sprintf("copy%02d", copyN), fmt.Sprintf("d%03d", i/500), fmt.Sprintf("n%05d %s", i, filepath.Base(src)))
 			os.MkdirAll(filepath.Dir(p), 0o755)
 			if err := os.WriteFile(p, b, 0o644); err != nil {
-				fail(err)
+				benchstat.Fail(err)
 			}
 			count++
 		}

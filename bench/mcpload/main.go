@@ -65,7 +65,7 @@ func main() {
 	}
 	ctx := context.Background()
 	tmp, err := os.MkdirTemp("", "loci-mcpload-")
-	check(err)
+	benchstat.Check(err)
 	defer os.RemoveAll(tmp)
 
 	bin := *binFlag
@@ -78,7 +78,7 @@ func main() {
 		build := exec.Command("go", append(args, "./cmd/loci")...)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		build.Stderr = os.Stderr
-		check(build.Run())
+		benchstat.Check(build.Run())
 	}
 	idx := filepath.Join(tmp, "idx")
 	if *idxFlag != "" {
@@ -93,14 +93,14 @@ func main() {
 	}
 	ix := openIndex(ctx, *vaultDir, idx)
 	_, err = ix.Sync(ctx, index.SyncOptions{})
-	check(err)
+	benchstat.Check(err)
 	queries := makeQueries(ctx, ix, max(1, *nQueries))
 
 	ix.Close()
 	// In-process baseline: the same operation through the registry's
 	// dispatch (default mode: hybrid when vectors exist), no transport.
 	vh, err := ops.OpenVault(ctx, *vaultDir, idx, nil, true)
-	check(err)
+	benchstat.Check(err)
 	env := &ops.Env{Vaults: []*ops.VaultHandle{vh}}
 	reg := catalog.All()
 	var inproc []time.Duration
@@ -111,7 +111,7 @@ func main() {
 			t := time.Now()
 			res := reg.Call(ctx, env, ops.Caller{Surface: "bench"}, "search_notes", raw)
 			if res.Err != nil {
-				check(res.Err)
+				benchstat.Check(res.Err)
 			}
 			inproc = append(inproc, time.Since(t))
 		}
@@ -119,7 +119,7 @@ func main() {
 	env.Close()
 
 	fmt.Printf("vault %s, %d distinct queries drawn from note titles (in-process: the first %d, second round, so result-cache hits)\n", *vaultDir, len(queries), min(200, len(queries)))
-	fmt.Printf("  in-process search_notes   p50 %6.2f ms  p99 %6.2f ms\n", msd(benchstat.Pct(inproc, 50)), msd(benchstat.Pct(inproc, 99)))
+	fmt.Printf("  in-process search_notes   p50 %6.2f ms  p99 %6.2f ms\n", benchstat.MS(benchstat.Pct(inproc, 50)), benchstat.MS(benchstat.Pct(inproc, 99)))
 
 	// CLI baseline: a process per query, index already built.
 	var cli []time.Duration
@@ -131,13 +131,13 @@ func main() {
 			cargs = append(cargs, "--mode", *mode)
 		}
 		out, err := exec.Command(bin, cargs...).Output()
-		check(err)
+		benchstat.Check(err)
 		cli = append(cli, time.Since(t))
 		if !json.Valid(out) {
-			check(fmt.Errorf("cli output is not JSON"))
+			benchstat.Check(fmt.Errorf("cli output is not JSON"))
 		}
 	}
-	fmt.Printf("  CLI (process per query)   p50 %6.2f ms  p99 %6.2f ms\n", msd(benchstat.Pct(cli, 50)), msd(benchstat.Pct(cli, 99)))
+	fmt.Printf("  CLI (process per query)   p50 %6.2f ms  p99 %6.2f ms\n", benchstat.MS(benchstat.Pct(cli, 50)), benchstat.MS(benchstat.Pct(cli, 99)))
 
 	// Load over Streamable HTTP against a real `loci serve`.
 	port := freePort()
@@ -150,11 +150,11 @@ func main() {
 	srv.Stdout, srv.Stderr = nil, nil
 	if *serveLog != "" {
 		f, err := os.OpenFile(*serveLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		check(err)
+		benchstat.Check(err)
 		defer f.Close()
 		srv.Stderr = f
 	}
-	check(srv.Start())
+	benchstat.Check(srv.Start())
 	defer func() { srv.Process.Signal(os.Interrupt); srv.Wait() }()
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	waitHealthy(base)
@@ -211,10 +211,10 @@ func main() {
 	elapsed := time.Since(start)
 	srvCPU, selfCPUd := procCPU(srv.Process.Pid)-srvCPU0, selfCPU()-selfCPU0
 	fmt.Printf("  MCP HTTP, %d sessions, mode %q      p50 %6.2f ms  p99 %6.2f ms  %.0f calls/s  %d calls, %d errors  (p50 %.1fx in-process)\n",
-		*sessions, *mode, msd(benchstat.Pct(lat, 50)), msd(benchstat.Pct(lat, 99)), float64(len(lat))/elapsed.Seconds(), len(lat), errCount.Load(),
+		*sessions, *mode, benchstat.MS(benchstat.Pct(lat, 50)), benchstat.MS(benchstat.Pct(lat, 99)), float64(len(lat))/elapsed.Seconds(), len(lat), errCount.Load(),
 		float64(benchstat.Pct(lat, 50))/float64(max(benchstat.Pct(inproc, 50), 1)))
 	fmt.Printf("  CPU over the load phase: loci serve %.2f s (%.2f ms a call), load generator %.2f s, wall %.2f s\n",
-		srvCPU.Seconds(), msd(srvCPU)/float64(max(len(lat), 1)), selfCPUd.Seconds(), elapsed.Seconds())
+		srvCPU.Seconds(), benchstat.MS(srvCPU)/float64(max(len(lat), 1)), selfCPUd.Seconds(), elapsed.Seconds())
 
 	// Cold start over stdio.
 	var colds []time.Duration
@@ -223,18 +223,18 @@ func main() {
 		client := mcp.NewClient(&mcp.Implementation{Name: "mcpload", Version: "1"}, nil)
 		cmd := exec.Command(bin, "mcp", *vaultDir, "--index-dir", idx)
 		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-		check(err)
+		benchstat.Check(err)
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_notes", Arguments: map[string]any{"query": queries[i%len(queries)]}})
 		d := time.Since(t)
-		check(err)
+		benchstat.Check(err)
 		if res.IsError {
-			check(fmt.Errorf("cold start call failed"))
+			benchstat.Check(fmt.Errorf("cold start call failed"))
 		}
 		cs.Close()
 		colds = append(colds, d)
 	}
 	fmt.Printf("  cold start (stdio)        median %6.1f ms  p90 %6.1f ms over %d runs (process start → first search_notes result)\n",
-		msd(benchstat.Pct(colds, 50)), msd(benchstat.Pct(colds, 90)), len(colds))
+		benchstat.MS(benchstat.Pct(colds, 50)), benchstat.MS(benchstat.Pct(colds, 90)), len(colds))
 }
 
 // procCPU is a process's user+system CPU time from /proc (0 where there is none).
@@ -281,27 +281,27 @@ func waitHealthy(base string) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling a process we spawned; not a test
 	}
-	check(fmt.Errorf("server did not become healthy"))
+	benchstat.Check(fmt.Errorf("server did not become healthy"))
 }
 
 func freePort() int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	check(err)
+	benchstat.Check(err)
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
 
 func openIndex(ctx context.Context, root, dir string) *index.Index {
 	v, err := vault.Open(root, nil)
-	check(err)
+	benchstat.Check(err)
 	ix, err := index.Open(ctx, v, index.Options{Dir: dir})
-	check(err)
+	benchstat.Check(err)
 	return ix
 }
 
 func makeQueries(ctx context.Context, ix *index.Index, n int) []string {
 	rows, err := ix.DB.QueryContext(ctx, "SELECT title FROM notes ORDER BY path")
-	check(err)
+	benchstat.Check(err)
 	var words []string
 	for rows.Next() {
 		var t string
@@ -327,16 +327,7 @@ func makeQueries(ctx context.Context, ix *index.Index, n int) []string {
 		}
 	}
 	if len(out) < n {
-		check(fmt.Errorf("only %d distinct queries in the titles, %d asked", len(out), n))
+		benchstat.Check(fmt.Errorf("only %d distinct queries in the titles, %d asked", len(out), n))
 	}
 	return out
-}
-
-func msd(d time.Duration) float64 { return float64(d) / 1e6 }
-
-func check(err error) {
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mcpload:", err)
-		os.Exit(1)
-	}
 }

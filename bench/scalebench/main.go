@@ -69,25 +69,25 @@ func main() {
 	switch {
 	case *doGen:
 		if *out == "" {
-			fail(fmt.Errorf("-gen needs -out"))
+			benchstat.Fail(fmt.Errorf("-gen needs -out"))
 		}
 		if _, err := os.Stat(*out); err == nil {
-			fail(fmt.Errorf("%s exists", *out))
+			benchstat.Fail(fmt.Errorf("%s exists", *out))
 		}
 		t := time.Now()
 		bytes, err := generate(*out, *n, *seed)
 		if err != nil {
-			fail(err)
+			benchstat.Fail(err)
 		}
 		fmt.Printf("generated %d notes (%.0f MB of Markdown) in %s in %.1f s\n", *n, float64(bytes)/1e6, *out, time.Since(t).Seconds())
 	case *progress != "":
 		db, err := sql.Open("sqlite", "file:"+filepath.Join(*progress, "index.db")+"?mode=ro")
 		if err != nil {
-			fail(err)
+			benchstat.Fail(err)
 		}
 		var c int
 		if err := db.QueryRow("SELECT COUNT(*) FROM notes").Scan(&c); err != nil {
-			fail(err)
+			benchstat.Fail(err)
 		}
 		fmt.Println(c)
 	case *child:
@@ -100,7 +100,7 @@ func main() {
 		res, err := ix.Sync(ctx, index.SyncOptions{})
 		stop()
 		if err != nil {
-			fail(err)
+			benchstat.Fail(err)
 		}
 		d := time.Since(t)
 		ix.Close()
@@ -118,18 +118,13 @@ func main() {
 func open(ctx context.Context, root, dir string, withEmbed bool) *index.Index {
 	v, err := vault.Open(root, nil)
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	ix, err := index.Open(ctx, v, index.Options{Dir: dir, NoEmbed: !withEmbed})
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	return ix
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "scalebench:", err)
-	os.Exit(1)
 }
 
 func measure(ctx context.Context, root, dir string, withEmbed bool, nq int) {
@@ -137,7 +132,7 @@ func measure(ctx context.Context, root, dir string, withEmbed bool, nq int) {
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "loci-scale-")
 		if err != nil {
-			fail(err)
+			benchstat.Fail(err)
 		}
 		defer os.RemoveAll(tmp)
 		dir = filepath.Join(tmp, "idx")
@@ -145,13 +140,13 @@ func measure(ctx context.Context, root, dir string, withEmbed bool, nq int) {
 	// Full index in a child process: its peak RSS is the child's alone.
 	exe, err := os.Executable()
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	cmd := exec.Command(exe, "-child-index", "-measure", root, "-index-dir", dir, fmt.Sprintf("-embed=%v", withEmbed))
 	cmd.Stderr = os.Stderr
 	outb, err := cmd.Output()
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	var notes int
 	var ns int64
@@ -170,7 +165,7 @@ func measure(ctx context.Context, root, dir string, withEmbed bool, nq int) {
 	t := time.Now()
 	res, err := ix.Sync(ctx, index.SyncOptions{})
 	if err != nil {
-		fail(err)
+		benchstat.Fail(err)
 	}
 	noop := time.Since(t)
 	fmt.Printf("  no-op re-index    %9.2f s   %5.1f%% of the full index (indexed %d)\n", noop.Seconds(), 100*float64(noop)/float64(full), res.Indexed)
@@ -186,7 +181,7 @@ func measure(ctx context.Context, root, dir string, withEmbed bool, nq int) {
 		srch.Vectors = ix
 		t := time.Now()
 		if _, err := ix.VectorMatrix(ctx); err != nil {
-			fail(err)
+			benchstat.Fail(err)
 		}
 		fmt.Printf("  vector matrix load %8.2f s\n", time.Since(t).Seconds())
 		modes = append(modes, search.ModeHybrid)
@@ -198,7 +193,7 @@ func measure(ctx context.Context, root, dir string, withEmbed bool, nq int) {
 			for _, q := range qs {
 				t := time.Now()
 				if _, err := srch.Search(ctx, search.Query{Text: q, Limit: 10, Mode: mode}); err != nil {
-					fail(fmt.Errorf("%s %q: %w", mode, q, err))
+					benchstat.Fail(fmt.Errorf("%s %q: %w", mode, q, err))
 				}
 				ds = append(ds, time.Since(t))
 			}
@@ -321,7 +316,7 @@ func scanBench(spec string) {
 	for _, f := range strings.Split(spec, ",") {
 		rows, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || rows <= 0 {
-			fail(fmt.Errorf("bad -scan count %q", f))
+			benchstat.Fail(fmt.Errorf("bad -scan count %q", f))
 		}
 		for _, q8 := range []bool{false, true} {
 			b := embed.NewMatrixBuilder(dims, q8, rows)

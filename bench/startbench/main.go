@@ -41,20 +41,6 @@ import (
 	"github.com/loci-dev/loci/internal/cli"
 )
 
-// queries are cycled through, round by round, the same for every binary.
-var queries = []string{
-	"plugin theme",
-	"daily notes template",
-	"dataview query",
-	"how to sync my vault",
-	"graph view",
-	"keyboard shortcuts",
-	"canvas",
-	"publish website",
-	"spaced repetition flashcards",
-	"backlinks",
-}
-
 const hello = `package main
 
 import "os"
@@ -78,7 +64,7 @@ func main() {
 		return
 	}
 	tmp, err := os.MkdirTemp("", "loci-startbench-")
-	check(err)
+	benchstat.Check(err)
 	if *keep {
 		fmt.Println("temporary folder:", tmp)
 	} else {
@@ -88,25 +74,25 @@ func main() {
 
 	// Binaries.
 	base := filepath.Join(tmp, "hello")
-	check(os.WriteFile(filepath.Join(tmp, "hello.go"), []byte(hello), 0o644))
-	build(tmp, base, "hello.go")
+	benchstat.Check(os.WriteFile(filepath.Join(tmp, "hello.go"), []byte(hello), 0o644))
+	benchstat.Check(benchstat.GoBuild(tmp, base, "hello.go"))
 	floor := filepath.Join(tmp, "initfloor")
-	build(".", floor, "./bench/startbench/initfloor")
+	benchstat.Check(benchstat.GoBuild(".", floor, "./bench/startbench/initfloor"))
 	bins := []binary{{name: "loci", path: filepath.Join(tmp, "loci")}}
 	if *at != "" {
 		src := filepath.Join(tmp, "at-src")
-		check(os.MkdirAll(src, 0o755))
+		benchstat.Check(os.MkdirAll(src, 0o755))
 		archive(*at, src)
-		build(src, bins[0].path, "./cmd/loci")
+		benchstat.Check(benchstat.GoBuild(src, bins[0].path, "./cmd/loci"))
 	} else {
-		build(".", bins[0].path, "./cmd/loci")
+		benchstat.Check(benchstat.GoBuild(".", bins[0].path, "./cmd/loci"))
 	}
 	if *before != "" {
 		src := filepath.Join(tmp, "before-src")
-		check(os.MkdirAll(src, 0o755))
+		benchstat.Check(os.MkdirAll(src, 0o755))
 		archive(*before, src)
 		b := binary{name: "before", path: filepath.Join(tmp, "loci-before")}
-		build(src, b.path, "./cmd/loci")
+		benchstat.Check(benchstat.GoBuild(src, b.path, "./cmd/loci"))
 		bins = append([]binary{b}, bins...)
 	}
 
@@ -114,7 +100,7 @@ func main() {
 	// binary into its own folder with the built-in embeddings, and one
 	// hybrid search each to write the vector cache.
 	vault := filepath.Join(tmp, "vault")
-	check(benchstat.CopyVault(*vaultDir, vault, false))
+	benchstat.Check(benchstat.CopyVault(*vaultDir, vault, false))
 	for i := range bins {
 		bins[i].index = filepath.Join(tmp, "index-"+bins[i].name)
 		t0 := time.Now()
@@ -137,7 +123,7 @@ func main() {
 		b := b
 		search := func(mode string) func(int) []string {
 			return func(round int) []string {
-				return []string{"search", queries[round%len(queries)], "--vault", vault, "--index-dir", b.index, "--mode", mode}
+				return []string{"search", benchstat.Queries[round%len(benchstat.Queries)], "--vault", vault, "--index-dir", b.index, "--mode", mode}
 			}
 		}
 		cmds = append(cmds,
@@ -164,10 +150,10 @@ func main() {
 	var inproc [2][]time.Duration
 	for round := -*warm; round < *n; round++ {
 		for k, mode := range []string{"lexical", "hybrid"} {
-			args := []string{"search", queries[(round+*warm)%len(queries)], "--vault", vault, "--index-dir", bins[len(bins)-1].index, "--mode", mode}
+			args := []string{"search", benchstat.Queries[(round+*warm)%len(benchstat.Queries)], "--vault", vault, "--index-dir", bins[len(bins)-1].index, "--mode", mode}
 			t0 := time.Now()
 			if code := cli.Main(context.Background(), args, io.Discard, io.Discard); code != 0 {
-				fail(fmt.Errorf("in-process %s: exit code %d", strings.Join(args, " "), code))
+				benchstat.Fail(fmt.Errorf("in-process %s: exit code %d", strings.Join(args, " "), code))
 			}
 			if round >= 0 {
 				inproc[k] = append(inproc[k], time.Since(t0))
@@ -220,7 +206,7 @@ func timed(bin string, args []string) (time.Duration, time.Duration) {
 	err := cmd.Run()
 	d := time.Since(t0)
 	if err != nil {
-		fail(fmt.Errorf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errb.String()))
+		benchstat.Fail(fmt.Errorf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, errb.String()))
 	}
 	return d, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
@@ -230,17 +216,7 @@ func run(bin string, args ...string) {
 	cmd.Stderr = os.Stderr
 	cmd.Stdout = io.Discard
 	if err := cmd.Run(); err != nil {
-		fail(fmt.Errorf("%s %s: %v", bin, strings.Join(args, " "), err))
-	}
-}
-
-func build(dir, out, pkg string) {
-	cmd := exec.Command("go", "build", "-o", out, pkg)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		fail(fmt.Errorf("go build %s in %s: %v", pkg, dir, err))
+		benchstat.Fail(fmt.Errorf("%s %s: %v", bin, strings.Join(args, " "), err))
 	}
 }
 
@@ -249,17 +225,6 @@ func archive(ref, dir string) {
 	cmd := exec.Command("sh", "-c", `git archive --format=tar "$1" | tar -x -C "$2"`, "sh", ref, dir)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
-		fail(fmt.Errorf("git archive %s: %v", ref, err))
+		benchstat.Fail(fmt.Errorf("git archive %s: %v", ref, err))
 	}
-}
-
-func check(err error) {
-	if err != nil {
-		fail(err)
-	}
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "startbench:", err)
-	os.Exit(1)
 }
