@@ -44,7 +44,15 @@ cp -r demo/vault "$tmp/vault"
 rm -rf "$tmp/vault/.loci"
 "$tmp/loci" index "$tmp/vault" -q >/dev/null
 
-port=${LOCI_INTEROP_PORT:-18765}
+# A port nothing listens on (two runs at once, or another server, must not
+# answer each other's requests): the first free one from 18765 up.
+port=${LOCI_INTEROP_PORT:-}
+if [ -z "$port" ]; then
+  for p in $(seq 18765 18864); do
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
+  done
+  [ -n "$port" ] || { echo "interop: no free port in 18765-18864"; exit 1; }
+fi
 token="interop-token-$(date +%s)-abcdef"
 # The conformance suite sends no credentials, so this run uses --no-auth,
 # which loci allows on loopback only. The Inspector runs below use the token.
@@ -54,6 +62,7 @@ for _ in $(seq 1 100); do
   curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
   sleep 0.1
 done
+kill -0 "$server_pid" 2>/dev/null || { echo "interop: loci serve exited (port $port taken?):"; cat "$tmp/serve.log"; exit 1; }
 url="http://127.0.0.1:$port/mcp"
 
 status=0
